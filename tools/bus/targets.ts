@@ -1,0 +1,51 @@
+// `--to` resolution (spec §4: display names resolve back to ids at every input boundary).
+// A target is an origin path, a session id, a display name or a human username, and must
+// name someone live.
+
+import { isAbsolute, resolve } from 'node:path';
+import { normalizeOrigin } from '../identity/resolve.js';
+import { printable } from '../wire/names.js';
+import { notFoundError, usageError } from './errors.js';
+import type { Peer } from './roster.js';
+
+function looksLikePath(t: string): boolean {
+  return isAbsolute(t) || t.startsWith('./') || t.startsWith('../') || t === '.' || t === '..' || t.startsWith('~/');
+}
+
+export function describeLive(peers: Peer[]): string {
+  if (peers.length === 0) return 'nobody is live on this bus';
+  return `live: ${peers.map((p) => (p.kind === 'human' ? `${p.name} (human)` : `${p.name} (${p.id.slice(0, 8)}…, ${p.origin})`)).join(', ')}`;
+}
+
+/** Resolve one target to the live peers it names. Throws AttendError when it names none. */
+export function resolveTarget(target: string, peers: Peer[], opts: { cwd: string; home: string; self?: string }): Peer[] {
+  const t = target.trim();
+  if (t.length === 0) throw usageError('--to needs a target (a path, a session id, a name or a username)');
+  if (/[\u0000-\u001f\u007f]/.test(t)) throw usageError(`--to '${printable(t)}' contains control characters`);
+  if (looksLikePath(t)) {
+    const abs = normalizeOrigin(t.startsWith('~/') ? resolve(opts.home, t.slice(2)) : resolve(opts.cwd, t));
+    const found = peers.filter((p) => p.origin === abs);
+    if (found.length === 0) throw notFoundError(`nobody live at ${printable(abs, 200)}`, describeLive(peers));
+    return found;
+  }
+  const byId = peers.filter((p) => p.id === t);
+  if (byId.length > 0) return byId;
+  const lower = t.toLowerCase();
+  const byName = peers.filter((p) => p.name.toLowerCase() === lower);
+  if (byName.length === 1) return byName;
+  if (byName.length > 1) {
+    throw usageError(`'${printable(t)}' is ambiguous: ${byName.map((p) => `${p.name} (${p.id})`).join(', ')}`, 'use a session id');
+  }
+  // A session id prefix of 8 or more characters, as `attend peers` shows them.
+  if (t.length >= 8) {
+    const byPrefix = peers.filter((p) => p.kind === 'agent' && p.id.startsWith(t));
+    if (byPrefix.length === 1) return byPrefix;
+  }
+  throw notFoundError(`no live recipient '${printable(t)}'`, describeLive(peers));
+}
+
+export function resolveTargets(targets: string[], peers: Peer[], opts: { cwd: string; home: string }): Peer[] {
+  const out = new Map<string, Peer>();
+  for (const t of targets) for (const p of resolveTarget(t, peers, opts)) out.set(p.id, p);
+  return [...out.values()];
+}

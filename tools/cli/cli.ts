@@ -1,0 +1,212 @@
+// The composition root: parse with commander, run a command, format its result, map errors
+// to exit codes. Only this module catches.
+
+import { Command, CommanderError, Option } from 'commander';
+import { AttendError, EXIT } from '../bus/errors.js';
+import { type Ctx, type CtxOptions, createContext } from './context.js';
+import { formatBlock, formatTable, messageJson, namesFrom } from './format.js';
+import { VERSION } from './version.js';
+
+export interface CliResult {
+  exitCode: number;
+}
+
+type Registrar = (program: Command, ctx: Ctx, io: Io) => void;
+
+export interface Io {
+  /** Set the exit code for a command that completes but did not succeed (e.g. a check). */
+  setExitCode(code: number): void;
+  out(text: string): void;
+  err(text: string): void;
+  json(value: unknown): void;
+}
+
+function collect(value: string, prev: string[] = []): string[] {
+  return [...prev, value];
+}
+
+function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+}
+
+async function readStdin(ctx: Ctx): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
+}
+
+async function messageFrom(ctx: Ctx, words: string[]): Promise<string> {
+  if (words.length === 1 && words[0] === '-') return readStdin(ctx);
+  return words.join(' ');
+}
+
+const registerCore: Registrar = (program, ctx, io) => {
+  program
+    .command('whoami')
+    .description('show who attend resolves this process as')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend whoami', 'attend whoami --json']))
+    .action(async (opts: { json?: boolean }) => {
+      const { runWhoami } = await import('./commands/whoami.js');
+      const r = runWhoami(ctx);
+      if (opts.json) return io.json(r);
+      io.out(
+        [
+          `${r.displayName} (${r.kind})`,
+          `id:       ${r.id}`,
+          `from:     ${r.from}`,
+          `origin:   ${r.origin}`,
+          `resolved: ${r.resolved ? 'yes' : 'no'} (${r.reason})`,
+          ...(r.status ? [`status:   ${r.status}`] : []),
+          ...(r.followedClear ? ['note:     followed a /clear to the new session id'] : []),
+          `bus:      ${r.busRoot}`,
+        ].join('\n'),
+      );
+    });
+
+  const routing = (cmd: Command) =>
+    cmd
+      .addOption(new Option('--to <target>', 'a path, session id, display name or username (repeatable)').argParser(collect))
+      .option('--channel <name>', 'send to a channel (#name or name)')
+      .option('--on-behalf-of <id>', 'the principal whose request this carries (a claim)')
+      .option('--json', 'print JSON');
+
+  routing(
+    program
+      .command('send')
+      .description('send a message (default: to #open)')
+      .argument('<message...>', "the message; '-' reads it from stdin")
+      .option('--re <id>', 'thread under this message id'),
+  )
+    .addHelpText(
+      'after',
+      examples([
+        'attend send "build is green"',
+        'attend send --to Nick-alpha "can you take the parser?"',
+        'attend send --to /home/dev/api --to aaron "schema changed"',
+        'attend send --channel ops "deploying"',
+        'attend send -- --this starts with dashes',
+        'git log -1 | attend send -',
+      ]),
+    )
+    .action(async (words: string[], opts: { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; json?: boolean }) => {
+      const { runSend } = await import('./commands/send.js');
+      const message = await messageFrom(ctx, words);
+      const r = runSend(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf });
+      printSent(io, r, opts.json);
+    });
+
+  routing(
+    program
+      .command('reply')
+      .description('reply to the newest message shown to you (or --re <id>)')
+      .argument('<message...>', "the reply; '-' reads it from stdin")
+      .option('--re <id>', 'the message to reply to'),
+  )
+    .addHelpText('after', examples(['attend reply "on it"', 'attend reply --re 0mhx1y2z3000-1a2b3c4d "done"']))
+    .action(async (words: string[], opts: { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; json?: boolean }) => {
+      const { runReply } = await import('./commands/send.js');
+      const message = await messageFrom(ctx, words);
+      const r = runReply(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf });
+      printSent(io, r, opts.json);
+    });
+
+  program
+    .command('inbox')
+    .description('list the messages this session receives, newest first; reading never marks')
+    .argument('[id]', 'show one message in full')
+    .option('--thread <id>', 'show the thread a message belongs to')
+    .option('--limit <n>', 'messages per page', '20')
+    .option('--page <n>', 'page number, 1 is newest', '1')
+    .option('--before <id>', 'only messages older than this id')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body']))
+    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean }) => {
+      const inbox = await import('./commands/inbox.js');
+      const names = namesFrom(ctx.live(), ctx.identity().id);
+      const now = ctx.now();
+      if (id !== undefined || opts.thread !== undefined) {
+        const msgs = id !== undefined ? [inbox.runShow(ctx, id)] : inbox.runThread(ctx, opts.thread as string);
+        if (opts.json) return io.json(id !== undefined ? messageJson(msgs[0]!) : { messages: msgs.map(messageJson) });
+        return io.out(msgs.map((m) => formatBlock(m, names, now)).join('\n\n'));
+      }
+      const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before });
+      if (opts.json) return io.json({ ...page, messages: page.messages.map(messageJson) });
+      if (page.messages.length === 0) return io.out(page.total === 0 ? 'No messages.' : `No messages on page ${page.page} (${page.pages} pages).`);
+      const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${page.total} messages); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
+      if (ctx.stdout.isTTY) return io.out(formatTable(page.messages, names, now, ctx.stdout.columns ?? 120) + footer);
+      io.out(page.messages.map((m) => formatBlock(m, names, now)).join('\n\n') + footer);
+    });
+
+  program
+    .command('demo')
+    .description('a self-contained walkthrough on a temporary bus')
+    .option('--keep', 'keep the temporary bus and print where it is')
+    .addHelpText('after', examples(['attend demo']))
+    .action(async (opts: { keep?: boolean }) => {
+      const { runDemo } = await import('./commands/demo.js');
+      await runDemo(ctx, io, { keep: opts.keep ?? false });
+    });
+};
+
+function parseIntArg(value: string, flag: string): number {
+  if (!/^\d+$/.test(value)) throw new AttendError(`${flag} takes a whole number, not '${value.slice(0, 20)}'`, EXIT.usage);
+  return Number(value);
+}
+
+function printSent(io: Io, r: { id: string; to: string; scopes: string[]; notes: string[]; recipients: { name: string }[] }, json?: boolean): void {
+  for (const note of r.notes) io.err(`attend: ${note}`);
+  if (json) return io.json(r);
+  io.out(r.id);
+}
+
+/** Extra command groups register here (channels, delivery, chat, integration). */
+const registrars: Registrar[] = [registerCore];
+
+export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
+  const ctx = createContext(opts);
+  let exitCode: number = EXIT.ok;
+  const io: Io = {
+    setExitCode: (c) => {
+      exitCode = c;
+    },
+    out: (t) => ctx.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
+    err: (t) => ctx.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+    json: (v) => ctx.stdout.write(`${JSON.stringify(v, null, 2)}\n`),
+  };
+  const program = new Command('attend');
+  program
+    .description('a filesystem message bus for Claude Code sessions, other agents and their humans')
+    .version(VERSION, '-V, --version')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+    })
+    .addHelpText('after', `\nExit codes: 0 ok, 1 not found / nobody live, 2 usage, 3 bus unusable, 4 refused, 5 environment.\nDocs: docs/reference.md\n`);
+  for (const register of registrars) register(program, ctx, io);
+  for (const cmd of program.commands) cmd.exitOverride().showSuggestionAfterError(true);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return { exitCode };
+  } catch (err) {
+    return { exitCode: handleError(err, io) };
+  }
+}
+
+function handleError(err: unknown, io: Io): number {
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+    // commander already printed its one-line error.
+    return EXIT.usage;
+  }
+  if (err instanceof AttendError) {
+    io.err(`attend: ${err.message}`);
+    if (err.hint) io.err(`hint: ${err.hint}`);
+    return err.exitCode;
+  }
+  const e = err as NodeJS.ErrnoException;
+  io.err(`attend: ${e?.message ?? String(err)}`);
+  return EXIT.bus;
+}

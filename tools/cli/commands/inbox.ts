@@ -1,0 +1,93 @@
+// `attend inbox`: read the receive set, newest page first. Reading never marks or deletes.
+
+import type { Ctx } from '../context.js';
+import { notFoundError, usageError } from '../../bus/errors.js';
+import { isForMe, receiveScopes } from '../../bus/receive.js';
+import { type Message, readScopes } from '../../bus/signals.js';
+import { noteSurfaced } from '../../bus/surfaced.js';
+import { isMessageId } from '../../wire/ids.js';
+import { printable } from '../../wire/names.js';
+import { lookupMessage } from './send.js';
+
+export interface InboxInput {
+  limit: number;
+  page: number;
+  before?: string | undefined;
+}
+
+export interface InboxPage {
+  messages: Message[];
+  total: number;
+  page: number;
+  pages: number;
+  limit: number;
+}
+
+export function readInbox(ctx: Ctx): Message[] {
+  const root = ctx.root();
+  const who = ctx.identity();
+  const seen = new Set<string>();
+  const out: Message[] = [];
+  for (const m of readScopes(root, receiveScopes(root, who), ctx.reporter)) {
+    // A fan-out writes the same id into several directories; show it once.
+    if (seen.has(m.id) || !isForMe(m, who)) continue;
+    seen.add(m.id);
+    out.push(m);
+  }
+  return out;
+}
+
+export function runInbox(ctx: Ctx, input: InboxInput): InboxPage {
+  if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > 10_000) throw usageError('--limit takes a whole number from 1 to 10000');
+  if (!Number.isInteger(input.page) || input.page < 1) throw usageError('--page takes a whole number from 1');
+  if (input.before !== undefined && !isMessageId(input.before)) throw usageError(`--before '${printable(input.before)}' is not a message id`);
+  let all = readInbox(ctx);
+  if (input.before !== undefined) {
+    const idx = all.findIndex((m) => m.id === input.before);
+    if (idx < 0) throw notFoundError(`message ${input.before} is not in this inbox`);
+    all = all.slice(0, idx);
+  }
+  const newestFirst = all.reverse();
+  const pages = Math.max(1, Math.ceil(newestFirst.length / input.limit));
+  const messages = newestFirst.slice((input.page - 1) * input.limit, input.page * input.limit);
+  markShown(ctx, messages);
+  return { messages, total: newestFirst.length, page: input.page, pages, limit: input.limit };
+}
+
+/** Remember the newest message from someone else that was shown, for `attend reply`. */
+export function markShown(ctx: Ctx, messages: Message[]): void {
+  const who = ctx.identity();
+  let newest: Message | undefined;
+  for (const m of messages) if (m.fromId !== who.id && (!newest || m.time > newest.time)) newest = m;
+  if (newest) noteSurfaced(ctx.root(), who.id, { id: newest.id, time: newest.time });
+}
+
+export function runShow(ctx: Ctx, id: string): Message {
+  if (!isMessageId(id)) throw usageError(`'${printable(id)}' is not a message id`);
+  const m = lookupMessage(ctx, id);
+  if (!m) throw notFoundError(`message ${id} was not found`, 'attend inbox lists message ids');
+  markShown(ctx, [m]);
+  return m;
+}
+
+/** The whole thread a message belongs to: its root and every reply below it, oldest first. */
+export function runThread(ctx: Ctx, id: string): Message[] {
+  const start = runShow(ctx, id);
+  const byId = new Map<string, Message>();
+  for (const m of readInbox(ctx)) byId.set(m.id, m);
+  byId.set(start.id, start);
+  let rootMsg = start;
+  const guard = new Set<string>([start.id]);
+  while (rootMsg.re !== undefined) {
+    const parent = byId.get(rootMsg.re) ?? lookupMessage(ctx, rootMsg.re);
+    if (!parent || guard.has(parent.id)) break;
+    guard.add(parent.id);
+    byId.set(parent.id, parent);
+    rootMsg = parent;
+  }
+  const inThread = new Set<string>([rootMsg.id]);
+  const sorted = [...byId.values()].sort((a, b) => a.time - b.time || a.id.localeCompare(b.id));
+  // Replies come after their parents in time, so one pass in time order finds them all.
+  for (const m of sorted) if (m.re !== undefined && inThread.has(m.re)) inThread.add(m.id);
+  return sorted.filter((m) => inThread.has(m.id));
+}

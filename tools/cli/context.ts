@@ -1,0 +1,87 @@
+// ctx carries everything from outside: paths, identity, clock, env, streams. No module state.
+
+import type { Identity, ProcInfo } from '../identity/resolve.js';
+import { resolveIdentity } from '../identity/resolve.js';
+import { procInfoFromProc, systemReaders } from '../identity/system.js';
+import { type Peer, listLive } from '../bus/roster.js';
+import { ensureRoot } from '../bus/root.js';
+import { type Reporter, createReporter } from '../bus/signals.js';
+import { createIdFactory } from '../wire/ids.js';
+import { type Paths, resolvePaths } from './env.js';
+
+export interface Output {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface Ctx {
+  env: Readonly<Record<string, string | undefined>>;
+  paths: Paths;
+  cwd: string;
+  pid: number;
+  now(): number;
+  newId(): string;
+  stdout: Output;
+  stderr: Output;
+  stdin: NodeJS.ReadableStream;
+  reporter: Reporter;
+  procInfo(pid: number): ProcInfo | null;
+  /** Resolved once per invocation. */
+  identity(): Identity;
+  /** The live roster, read once per invocation. */
+  live(): Peer[];
+  /** The bus root, created and checked on first use. */
+  root(): string;
+}
+
+export interface CtxOptions {
+  env?: Readonly<Record<string, string | undefined>>;
+  cwd?: string;
+  pid?: number;
+  stdout?: Output;
+  stderr?: Output;
+  stdin?: NodeJS.ReadableStream;
+  now?: () => number;
+}
+
+export function createContext(opts: CtxOptions = {}): Ctx {
+  const env = opts.env ?? process.env;
+  const paths = resolvePaths(env);
+  const cwd = opts.cwd ?? process.cwd();
+  const pid = opts.pid ?? process.pid;
+  const now = opts.now ?? Date.now;
+  const stderr = opts.stderr ?? process.stderr;
+  let identity: Identity | undefined;
+  let live: Peer[] | undefined;
+  let rootChecked = false;
+  const ctx: Ctx = {
+    env,
+    paths,
+    cwd,
+    pid,
+    now,
+    newId: createIdFactory({ now, pid, random: Math.random }),
+    stdout: opts.stdout ?? process.stdout,
+    stderr,
+    stdin: opts.stdin ?? process.stdin,
+    reporter: createReporter((line) => stderr.write(`${line}\n`)),
+    procInfo: procInfoFromProc,
+    identity() {
+      identity ??= resolveIdentity(systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid }));
+      return identity;
+    },
+    live() {
+      live ??= listLive({ root: paths.root, sessionsDir: paths.sessionsDir, now: now(), procInfo: procInfoFromProc });
+      return live;
+    },
+    root() {
+      if (!rootChecked) {
+        ensureRoot(paths.root);
+        rootChecked = true;
+      }
+      return paths.root;
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,29 @@
+// The one module that reads environment variables and home directories (style: "One module
+// reads environment variables"). Everything else receives these values through ctx.
+
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import envPaths from 'env-paths';
+
+export interface Paths {
+  /** The bus root: $ATTEND_HOME, else the user cache dir (spec §2). */
+  root: string;
+  /** Claude Code's config dir: $CLAUDE_CONFIG_DIR, else ~/.claude. */
+  claudeDir: string;
+  sessionsDir: string;
+  projectsDir: string;
+  home: string;
+}
+
+export function resolvePaths(env: Readonly<Record<string, string | undefined>>): Paths {
+  const home = env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
+  const root = env.ATTEND_HOME && env.ATTEND_HOME.length > 0 ? resolve(env.ATTEND_HOME) : envPaths('attend', { suffix: '' }).cache;
+  const claudeDir = env.CLAUDE_CONFIG_DIR && env.CLAUDE_CONFIG_DIR.length > 0 ? resolve(env.CLAUDE_CONFIG_DIR) : join(home, '.claude');
+  return {
+    root,
+    claudeDir,
+    sessionsDir: join(claudeDir, 'sessions'),
+    projectsDir: join(claudeDir, 'projects'),
+    home,
+  };
+}

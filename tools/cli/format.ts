@@ -1,0 +1,99 @@
+// Text rendering for the CLI: tables on a terminal, plain blocks when piped, JSON on request.
+// Every body and name from the bus goes through `neutralize` first.
+
+import type { Message } from '../bus/signals.js';
+import type { Peer } from '../bus/roster.js';
+import { scopeLabel } from '../bus/layout.js';
+import { addressees } from '../wire/envelope.js';
+import { formatAge, neutralize } from '../wire/render.js';
+
+export function messageJson(m: Message) {
+  return {
+    id: m.id,
+    scope: scopeLabel(m.scope),
+    time: new Date(m.time).toISOString(),
+    from: m.from,
+    fromKind: m.fromKind,
+    fromId: m.fromId,
+    onBehalfOf: m.onBehalfOf ?? null,
+    to: m.to,
+    re: m.re ?? null,
+    project: m.project,
+    cwd: m.cwd,
+    body: m.body,
+    legacy: m.legacy,
+  };
+}
+
+export interface Names {
+  name(id: string): string;
+  me: string;
+}
+
+export function namesFrom(peers: Peer[], me: string): Names {
+  const map = new Map(peers.map((p) => [p.id, p.name]));
+  return {
+    me,
+    name: (id) => map.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id),
+  };
+}
+
+export function toLabel(m: Message, names: Names): string {
+  if (m.to === '*') return '#open';
+  if (m.to === 'tray') return 'this tray';
+  if (m.to.startsWith('#')) return m.to;
+  return addressees(m.to)
+    .map((id) => (id === names.me ? 'you' : names.name(id)))
+    .join(', ');
+}
+
+export function fromLabel(m: Message, names: Names): string {
+  const who = m.fromId === names.me ? 'you' : names.name(m.fromId);
+  return neutralize(who);
+}
+
+function pad(text: string, width: number): string {
+  const cps = Array.from(text);
+  if (cps.length > width) return `${cps.slice(0, Math.max(0, width - 1)).join('')}…`;
+  return text + ' '.repeat(width - cps.length);
+}
+
+function when(m: Message, now: number): string {
+  const d = new Date(m.time);
+  if (now - m.time < 24 * 3600_000) return d.toTimeString().slice(0, 8);
+  return d.toISOString().slice(0, 10);
+}
+
+export function formatTable(msgs: Message[], names: Names, now: number, columns: number): string {
+  const widths = { when: 10, scope: 12, from: 14, to: 14, id: 20, re: 8 };
+  const rest = Math.max(20, columns - Object.values(widths).reduce((a, b) => a + b, 0) - 7);
+  const header = [pad('When', widths.when), pad('Scope', widths.scope), pad('From', widths.from), pad('To', widths.to), pad('Id', widths.id), pad('Re', widths.re), 'Message'].join(' ');
+  const rows = msgs.map((m) =>
+    [
+      pad(when(m, now), widths.when),
+      pad(neutralize(scopeLabel(m.scope)), widths.scope),
+      pad(fromLabel(m, names), widths.from),
+      pad(neutralize(toLabel(m, names)), widths.to),
+      pad(m.id, widths.id),
+      pad(m.re ? m.re.slice(-7) : '', widths.re),
+      pad(neutralize(m.body), rest),
+    ].join(' '),
+  );
+  return [header, ...rows].join('\n');
+}
+
+export function formatBlock(m: Message, names: Names, now: number): string {
+  const lines = [
+    `── ${m.id}  ${neutralize(scopeLabel(m.scope))}  ${new Date(m.time).toISOString()} (${formatAge(now - m.time)} ago)`,
+    `from: ${fromLabel(m, names)} (${m.fromKind}${m.fromId !== names.me ? `, ${neutralize(m.fromId)}` : ''})${m.onBehalfOf ? ` on behalf of ${neutralize(m.onBehalfOf)} (claimed)` : ''}`,
+    `to: ${neutralize(toLabel(m, names))}`,
+  ];
+  if (m.re) lines.push(`re: ${m.re}`);
+  // Body lines are indented so nothing inside a body can pass for a header line.
+  for (const line of neutralize(m.body, { multiline: true }).split('\n')) lines.push(`  ${line}`);
+  return lines.join('\n');
+}
+
+export function ageOf(time: number, now: number): string {
+  return formatAge(now - time);
+}

@@ -1,0 +1,94 @@
+// The real readers behind the identity resolver: /proc, session records, the terminal.
+
+import { readFileSync, readlinkSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import type { IdentityReaders, ProcInfo, SessionRecord } from './resolve.js';
+
+/** Parse /proc/<pid>/stat: ppid is field 4, the start time field 22 (after the `(comm)`). */
+export function parseProcStat(text: string): ProcInfo | null {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  const fields = text.slice(close + 2).split(' ');
+  const ppid = Number(fields[1]);
+  const start = fields[19];
+  if (!Number.isInteger(ppid) || start === undefined) return null;
+  return { ppid, start };
+}
+
+export function procInfoFromProc(pid: number): ProcInfo | null {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** Parse a session record loosely: unknown fields are kept out, wrong types make it null. */
+export function parseSessionRecord(text: string): SessionRecord | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof raw !== 'object' || raw === null) return null;
+  const o = raw as Record<string, unknown>;
+  if (typeof o.pid !== 'number' || typeof o.sessionId !== 'string' || o.sessionId.length === 0) return null;
+  if (!/^[A-Za-z0-9_.:-]+$/.test(o.sessionId)) return null;
+  const rec: SessionRecord = { pid: o.pid, sessionId: o.sessionId };
+  if (typeof o.cwd === 'string') rec.cwd = o.cwd;
+  if (typeof o.procStart === 'string' || typeof o.procStart === 'number') rec.procStart = String(o.procStart);
+  if (typeof o.name === 'string' && o.name.length > 0) rec.name = o.name;
+  if (typeof o.nameSource === 'string') rec.nameSource = o.nameSource;
+  if (typeof o.status === 'string') rec.status = o.status;
+  if (typeof o.kind === 'string') rec.kind = o.kind;
+  if (typeof o.updatedAt === 'number') rec.updatedAt = o.updatedAt;
+  if (typeof o.startedAt === 'number') rec.startedAt = o.startedAt;
+  return rec;
+}
+
+export function readSessionRecordFile(sessionsDir: string, pid: number): SessionRecord | null {
+  try {
+    return parseSessionRecord(readFileSync(join(sessionsDir, `${pid}.json`), 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** The controlling terminal of this process, as `pts-3`, from its standard streams. */
+export function detectTerminal(): string | null {
+  for (const fd of [0, 1, 2]) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      const m = /^\/dev\/(pts\/\d+|tty\w*)$/.exec(target);
+      if (m?.[1]) return m[1].replace(/\//g, '-');
+    } catch {
+      // not on Linux, or the stream is closed
+    }
+  }
+  return null;
+}
+
+export function systemReaders(opts: {
+  env: Readonly<Record<string, string | undefined>>;
+  sessionsDir: string;
+  cwd: string;
+  pid: number;
+}): IdentityReaders {
+  return {
+    env: opts.env,
+    selfPid: opts.pid,
+    cwd: opts.cwd,
+    readSessionRecord: (pid) => readSessionRecordFile(opts.sessionsDir, pid),
+    procInfo: procInfoFromProc,
+    terminal: detectTerminal,
+    username: () => {
+      try {
+        return userInfo().username;
+      } catch {
+        return 'user';
+      }
+    },
+  };
+}

@@ -1,0 +1,204 @@
+// The ADR-401 wire line: one module owns parsing and formatting (spec §3).
+//
+//   from|project|cwd|from_kind:agent|from_id:<sid>|to:*|message
+//   from|project|cwd|from_kind:human|from_id:aaron|to:<sid>|re:<id>|message
+//
+// Pure: no IO. Every reader and writer in attend goes through here.
+
+export type FromKind = 'agent' | 'human';
+
+/** What is on disk, exactly: tags are present only when the line carries them. */
+export interface Envelope {
+  from: string;
+  project: string;
+  cwd: string;
+  fromKind?: FromKind;
+  fromId?: string;
+  onBehalfOf?: string;
+  to?: string;
+  re?: string;
+  body: string;
+}
+
+/** Where a line sat, which the legacy derivation needs to fill `to`. */
+export type Scope =
+  | { kind: 'open' }
+  | { kind: 'channel'; name: string }
+  | { kind: 'tray'; key: string };
+
+/** An envelope with every field derived (spec §3, "Legacy lines"). */
+export interface ResolvedEnvelope {
+  from: string;
+  project: string;
+  cwd: string;
+  fromKind: FromKind | 'unknown';
+  fromId: string;
+  onBehalfOf?: string;
+  /** `*`, `#name`, a set of ids, or `tray` for a legacy line in a tray ("this tray"). */
+  to: string;
+  re?: string;
+  body: string;
+  legacy: boolean;
+}
+
+export const SIGNAL_ID_CLASS = /^[A-Za-z0-9_-]+$/;
+export const WIDE_CLASS = /^[A-Za-z0-9_@.,:/#*-]+$/;
+
+const TAG_ORDER = ['from_kind', 'from_id', 'on_behalf_of', 'to', 're'] as const;
+type Tag = (typeof TAG_ORDER)[number];
+const TAG_FIELD: Record<Tag, 'fromKind' | 'fromId' | 'onBehalfOf' | 'to' | 're'> = {
+  from_kind: 'fromKind',
+  from_id: 'fromId',
+  on_behalf_of: 'onBehalfOf',
+  to: 'to',
+  re: 're',
+};
+
+function isTag(key: string): key is Tag {
+  return (TAG_ORDER as readonly string[]).includes(key);
+}
+
+function tagValueValid(tag: Tag, value: string): boolean {
+  if (tag === 're') return SIGNAL_ID_CLASS.test(value);
+  if (tag === 'from_kind') return value === 'agent' || value === 'human';
+  return WIDE_CLASS.test(value);
+}
+
+export class WireError extends Error {
+  override name = 'WireError';
+}
+
+/**
+ * Parse one signal line. Never throws: anything that is not a line (fewer than three
+ * positional fields) is `null`. Tags are consumed while the key is known, the value fits
+ * its class and the key has not been seen yet; the first segment that fails begins the
+ * message. The "not seen yet" rule is ours (the note allows any order but never repeats a
+ * tag): it lets a body start with a tag-shaped prefix whenever the writer wrote that tag.
+ */
+export function parseSignal(line: string): Envelope | null {
+  if (typeof line !== 'string') return null;
+  const a = line.indexOf('|');
+  if (a < 0) return null;
+  const b = line.indexOf('|', a + 1);
+  if (b < 0) return null;
+  const c = line.indexOf('|', b + 1);
+  if (c < 0) return null;
+  const from = line.slice(0, a);
+  const project = line.slice(a + 1, b);
+  const cwd = line.slice(b + 1, c);
+  // Positional fields never hold a newline; a line whose head does is not a signal.
+  if (from.length === 0 || /[\n\r]/.test(from + project + cwd)) return null;
+  const env: Envelope = { from, project, cwd, body: '' };
+  const seen = new Set<Tag>();
+  let pos = c + 1;
+  for (;;) {
+    const bar = line.indexOf('|', pos);
+    if (bar < 0) break;
+    const seg = line.slice(pos, bar);
+    const colon = seg.indexOf(':');
+    if (colon < 0) break;
+    const key = seg.slice(0, colon);
+    const value = seg.slice(colon + 1);
+    if (!isTag(key) || seen.has(key) || !tagValueValid(key, value)) break;
+    seen.add(key);
+    if (key === 'from_kind') env.fromKind = value as FromKind;
+    else env[TAG_FIELD[key] as 'fromId' | 'onBehalfOf' | 'to' | 're'] = value;
+    pos = bar + 1;
+  }
+  env.body = line.slice(pos);
+  return env;
+}
+
+/** Would `parseSignal` read the start of `body` as the tag `tag`? */
+function bodyStartsWithTag(body: string): Tag | null {
+  const bar = body.indexOf('|');
+  if (bar < 0) return null;
+  const seg = body.slice(0, bar);
+  const colon = seg.indexOf(':');
+  if (colon < 0) return null;
+  const key = seg.slice(0, colon);
+  if (!isTag(key)) return null;
+  return tagValueValid(key, seg.slice(colon + 1)) ? key : null;
+}
+
+/** Problems that keep an envelope from being written; empty when it is valid. */
+export function envelopeProblems(env: Envelope): string[] {
+  const problems: string[] = [];
+  for (const [name, value] of [
+    ['from', env.from],
+    ['project', env.project],
+    ['cwd', env.cwd],
+  ] as const) {
+    if (/[|\n\r]/.test(value)) problems.push(`${name} contains '|' or a line break`);
+  }
+  if (env.from.length === 0) problems.push('from is empty');
+  for (const tag of TAG_ORDER) {
+    const value = env[TAG_FIELD[tag]];
+    if (value !== undefined && !tagValueValid(tag, value)) {
+      problems.push(`${tag} '${value}' is not a valid value`);
+    }
+  }
+  const clash = bodyStartsWithTag(env.body);
+  if (clash && env[TAG_FIELD[clash]] === undefined) {
+    problems.push(
+      `the message begins with '${clash}:…|', which readers take for a tag; put any text before it`,
+    );
+  }
+  return problems;
+}
+
+/** Format one line; throws WireError for an envelope that cannot round-trip. */
+export function formatSignal(env: Envelope): string {
+  const problems = envelopeProblems(env);
+  if (problems.length > 0) throw new WireError(problems.join('; '));
+  const parts = [env.from, env.project, env.cwd];
+  for (const tag of TAG_ORDER) {
+    const value = env[TAG_FIELD[tag]];
+    if (value !== undefined) parts.push(`${tag}:${value}`);
+  }
+  parts.push(env.body);
+  return parts.join('|');
+}
+
+/** Sanitize a string into the id-ish member class used for humans (ADR-170). */
+export function sanitizeMemberId(raw: string): string {
+  const cleaned = raw.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[._-]+/, '');
+  return cleaned.length > 0 ? cleaned.slice(0, 64) : 'user';
+}
+
+/** Fill every field, deriving what a legacy line leaves out (spec §3). */
+export function resolveEnvelope(env: Envelope, scope: Scope): ResolvedEnvelope {
+  let fromKind: FromKind | 'unknown';
+  let fromId: string;
+  if (env.from.startsWith('claude:')) {
+    fromKind = 'agent';
+    fromId = env.from.slice('claude:'.length);
+  } else if (env.from.startsWith('external:')) {
+    fromKind = 'human';
+    fromId = sanitizeMemberId(env.from.slice('external:'.length).split('@')[0] ?? '');
+  } else {
+    fromKind = 'unknown';
+    fromId = env.from;
+  }
+  const derivedTo =
+    scope.kind === 'open' ? '*' : scope.kind === 'channel' ? `#${scope.name}` : 'tray';
+  const out: ResolvedEnvelope = {
+    from: env.from,
+    project: env.project,
+    cwd: env.cwd,
+    fromKind: env.fromKind ?? fromKind,
+    fromId: env.fromId ?? fromId,
+    to: env.to ?? derivedTo,
+    body: env.body,
+    legacy: env.fromKind === undefined && env.fromId === undefined && env.to === undefined,
+  };
+  if (env.onBehalfOf !== undefined) out.onBehalfOf = env.onBehalfOf;
+  if (env.re !== undefined) out.re = env.re;
+  return out;
+}
+
+/** The ids a `to` value names, or [] for `*`, `#name` and `tray`. */
+export function addressees(to: string): string[] {
+  if (to === '*' || to === 'tray' || to.startsWith('#')) return [];
+  return to.split(',').filter((s) => s.length > 0);
+}

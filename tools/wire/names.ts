@@ -1,0 +1,86 @@
+// Names on the bus: tray keys, channel names, nicknames. Pure.
+
+/** Java-style 32-bit string hash over UTF-16 units: `h = (h*31 + unit) | 0`. */
+export function hashPath(path: string): number {
+  let h = 0;
+  for (let i = 0; i < path.length; i++) h = (h * 31 + path.charCodeAt(i)) | 0;
+  return h;
+}
+
+/**
+ * Claude Code's project slug of a path: every UTF-16 unit outside [A-Za-z0-9] becomes
+ * `-`; a slug over 200 characters is cut to 200 and followed by `-` and base36(|h|).
+ * This equals the folder name under ~/.claude/projects/ (spec §2).
+ */
+export function projectSlug(path: string): string {
+  const slug = path.replace(/[^A-Za-z0-9]/g, '-');
+  if (slug.length <= 200) return slug;
+  return `${slug.slice(0, 200)}-${Math.abs(hashPath(path)).toString(36)}`;
+}
+
+/** The attend key that names a project's tray: slug, `-`, base36(|h|). */
+export function attendKey(path: string): string {
+  return `${projectSlug(path)}-${Math.abs(hashPath(path)).toString(36)}`;
+}
+
+/** The slug part of an attend key (everything before the last `-`). */
+export function slugOfKey(key: string): string {
+  const i = key.lastIndexOf('-');
+  return i <= 0 ? key : key.slice(0, i);
+}
+
+export const CHANNEL_CLASS = /^[A-Za-z0-9_.-]+$/;
+const RESERVED_CHANNELS = new Set(['open', 'broadcast']);
+export const MAX_CHANNEL_NAME = 64;
+
+/**
+ * Check a channel name, with or without its leading `#`. Returns the bare name, or a
+ * reason it is refused. `open` is the commons and is not a channel directory.
+ */
+export function parseChannelName(raw: string): { ok: true; name: string } | { ok: false; reason: string } {
+  const name = raw.startsWith('#') ? raw.slice(1) : raw;
+  if (name.length === 0) return { ok: false, reason: 'channel name is empty' };
+  if (name.length > MAX_CHANNEL_NAME) {
+    return { ok: false, reason: `channel name is longer than ${MAX_CHANNEL_NAME} characters` };
+  }
+  if (!CHANNEL_CLASS.test(name)) {
+    return { ok: false, reason: `channel name '${printable(name)}' may only use A-Z a-z 0-9 _ . -` };
+  }
+  if (name === '.' || name === '..') return { ok: false, reason: `channel name '${name}' is not allowed` };
+  if (RESERVED_CHANNELS.has(name)) return { ok: false, reason: `'${name}' is reserved (#open is the commons)` };
+  return { ok: true, name };
+}
+
+/** A short, visible rendering of untrusted text for an error line. */
+export function printable(text: string, max = 60): string {
+  const shown = JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+  return shown.slice(1, -1);
+}
+
+// Stable nicknames for sessions with no Claude Code name (spec §4): a given-name-like word
+// chosen by the origin path's hash, so the same project always reads the same.
+const NICKS = [
+  'Ada', 'Bo', 'Cai', 'Dov', 'Eli', 'Fay', 'Gil', 'Hana', 'Ivo', 'Jun', 'Kai', 'Lev', 'Mia', 'Nick',
+  'Ola', 'Pia', 'Quin', 'Rui', 'Sol', 'Tam', 'Uma', 'Vic', 'Wen', 'Xia', 'Yuri', 'Zoe', 'Abe', 'Bea',
+  'Cy', 'Dee', 'Edo', 'Fen', 'Gus', 'Hal', 'Ira', 'Jo', 'Kit', 'Lux', 'Max', 'Ned', 'Oki', 'Pax',
+  'Rex', 'Sam', 'Teo', 'Val', 'Wim', 'Zed',
+];
+
+export function nicknameFor(origin: string): string {
+  return NICKS[Math.abs(hashPath(origin)) % NICKS.length] ?? 'Sam';
+}
+
+export const ORDINALS = [
+  'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda',
+  'mu', 'nu', 'xi', 'omicron', 'pi', 'rho', 'sigma', 'tau', 'upsilon', 'phi', 'chi', 'psi', 'omega',
+];
+
+export function ordinalName(index: number): string {
+  return ORDINALS[index] ?? `n${index + 1}`;
+}
+
+/** Last non-empty path segment, for the wire's display-only `project` field. */
+export function projectOf(origin: string): string {
+  const parts = origin.split(/[\\/]/).filter((p) => p.length > 0);
+  return parts[parts.length - 1] ?? '/';
+}

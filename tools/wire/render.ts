@@ -1,0 +1,70 @@
+// Rendering bodies and headers as data (spec §5: "Every body shown to a model or a terminal
+// is rendered as data"). Pure.
+
+import type { ResolvedEnvelope } from './envelope.js';
+
+// Bidi overrides and isolates, zero-width joiners used to hide text, the BOM, and the line
+// and paragraph separators that some terminals break on.
+const INVISIBLE = /[\u200B-\u200F\u202A-\u202E\u2028\u2029\u2060-\u2069\uFEFF]/g;
+
+function controlPicture(ch: string): string {
+  const code = ch.charCodeAt(0);
+  if (code < 0x20) return String.fromCharCode(0x2400 + code); // ␛ ␍ ␀ …
+  if (code === 0x7f) return '\u2421'; // ␡
+  return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/**
+ * Make untrusted text inert. Control characters (C0, DEL, C1) become visible control
+ * pictures, so an escape sequence shows as `␛[31m` and does nothing; bidi overrides and
+ * invisible characters become `<U+202E>`. `multiline` keeps `\n` (and turns `\t` into
+ * spaces); otherwise newlines become ` ⏎ ` so the text stays on one line.
+ */
+export function neutralize(text: string, opts: { multiline?: boolean } = {}): string {
+  let out = text.replace(/\r\n/g, '\n');
+  out = out.replace(/\t/g, '    ');
+  out = out.replace(/[\u0000-\u0009\u000B-\u001F\u007F\u0080-\u009F]/g, controlPicture);
+  out = out.replace(INVISIBLE, controlPicture);
+  if (!opts.multiline) out = out.replace(/\n/g, ' \u23CE ');
+  return out;
+}
+
+/** Only characters in the wide class can reach a header; anything else is dropped. */
+function headerValue(value: string): string {
+  return value.replace(/[^A-Za-z0-9_@.,:/#*-]/g, '?');
+}
+
+/**
+ * The machine-readable header both conduits carry (ADR-401 "Rendering on both conduits"):
+ * `[attend message from_kind=agent from=<id> to=* id=<id>]`.
+ */
+export function messageHeader(env: ResolvedEnvelope, id: string): string {
+  const parts = [`from_kind=${env.fromKind}`, `from=${headerValue(env.fromId)}`];
+  if (env.onBehalfOf !== undefined) parts.push(`on_behalf_of=${headerValue(env.onBehalfOf)}`);
+  parts.push(`to=${headerValue(env.to)}`);
+  if (env.re !== undefined) parts.push(`re=${headerValue(env.re)}`);
+  parts.push(`id=${headerValue(id)}`);
+  return `[attend message ${parts.join(' ')}]`;
+}
+
+/** Split one-line text into at most `max` chunks of `size` characters (code points kept whole). */
+export function chunkText(text: string, size = 260, max = 3): { chunks: string[]; truncated: boolean } {
+  const cps = Array.from(text);
+  const chunks: string[] = [];
+  for (let i = 0; i < cps.length && chunks.length < max; i += size) {
+    chunks.push(cps.slice(i, i + size).join(''));
+  }
+  if (chunks.length === 0) chunks.push('');
+  return { chunks, truncated: cps.length > size * max };
+}
+
+/** A compact age such as `4s`, `12m`, `3h`, `2d`. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.round(m / 60);
+  if (h < 48) return `${h}h`;
+  return `${Math.round(h / 24)}d`;
+}
