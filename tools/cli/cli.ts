@@ -11,7 +11,7 @@ export interface CliResult {
   exitCode: number;
 }
 
-type Registrar = (program: Command, ctx: Ctx, io: Io) => void;
+export type Registrar = (program: Command, ctx: Ctx, io: Io) => void;
 
 export interface Io {
   /** Set the exit code for a command that completes but did not succeed (e.g. a check). */
