@@ -1,0 +1,17 @@
+// `read`: one message in full, or its whole thread.
+
+import { z } from 'zod';
+import { runShow, runThread } from '../cli/commands/inbox.js';
+import { messageJson } from '../cli/format.js';
+import { defineTool } from './tool.js';
+
+export const readTool = defineTool({
+  name: 'read',
+  description: 'Read one message in full by id; with thread: true, the whole thread it belongs to, oldest first.',
+  readOnly: true,
+  input: z.strictObject({
+    id: z.string().regex(/^[A-Za-z0-9_-]+$/).describe('the message id'),
+    thread: z.boolean().optional().describe('return the whole thread'),
+  }),
+  run: (ctx, args) => (args.thread ? { messages: runThread(ctx, args.id).map(messageJson) } : messageJson(runShow(ctx, args.id))),
+});
