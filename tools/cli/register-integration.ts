@@ -122,7 +122,60 @@ function registerMcp(program: Command, ctx: Ctx): void {
     });
 }
 
+function printChanges(io: Io, r: { scope: string; dryRun: boolean; changes: { path: string; what: string; action: string; backup: string | null }[] }): void {
+  const verb: Record<string, string> = r.dryRun
+    ? { create: 'would create', update: 'would update', remove: 'would remove', unchanged: 'unchanged' }
+    : { create: 'created', update: 'updated', remove: 'removed', unchanged: 'unchanged' };
+  for (const c of r.changes) {
+    io.out(`${(verb[c.action] ?? c.action).padEnd(12)} ${c.what}: ${c.path}${c.backup ? ` (backup: ${c.backup})` : ''}`);
+  }
+  if (r.changes.every((c) => c.action === 'unchanged')) io.out('Nothing to change.');
+  else if (r.dryRun) io.out('Dry run: nothing was written.');
+}
+
+function registerInstall(program: Command, ctx: Ctx, io: Io): void {
+  const scopeOption = (cmd: Command) =>
+    cmd
+      .option('--scope <scope>', 'user (~/.claude) or project (./.claude and ./.mcp.json)', 'user')
+      .option('--dry-run', 'show what would change, write nothing')
+      .option('--json', 'print JSON');
+  scopeOption(program.command('install').description('wire attend into Claude Code: hooks, skill, MCP server (merged, backed up, idempotent)'))
+    .addHelpText('after', examples(['attend install', 'attend install --dry-run', 'attend install --scope project']) + '\nRe-running changes nothing. A settings file that does not parse stops the install; nothing is written.\n')
+    .action(async (opts: { scope: string; dryRun?: boolean; json?: boolean }) => {
+      const { runInstall } = await import('./commands/install.js');
+      const r = runInstall(ctx, { scope: opts.scope, dryRun: opts.dryRun });
+      if (opts.json) return io.json(r);
+      printChanges(io, r);
+    });
+  scopeOption(program.command('uninstall').description('remove what attend install added, and nothing else'))
+    .addHelpText('after', examples(['attend uninstall', 'attend uninstall --scope project --dry-run']))
+    .action(async (opts: { scope: string; dryRun?: boolean; json?: boolean }) => {
+      const { runUninstall } = await import('./commands/uninstall.js');
+      const r = runUninstall(ctx, { scope: opts.scope, dryRun: opts.dryRun });
+      if (opts.json) return io.json(r);
+      printChanges(io, r);
+    });
+  program
+    .command('doctor')
+    .description('check the Claude Code integration and say how to fix what is missing')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend doctor', 'attend doctor --json']) + '\nExits 5 when a check fails.\n')
+    .action(async (opts: { json?: boolean }) => {
+      const { runDoctor } = await import('./commands/doctor.js');
+      const { EXIT } = await import('../bus/errors.js');
+      const r = runDoctor(ctx);
+      if (!r.ok) io.setExitCode(EXIT.environment);
+      if (opts.json) return io.json(r);
+      const mark = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' } as const;
+      for (const c of r.checks) {
+        io.out(`${mark[c.status]}  ${c.name}: ${c.detail}`);
+        if (c.fix) io.out(`      fix: ${c.fix}`);
+      }
+    });
+}
+
 export const registerIntegration: Registrar = (program, ctx, io) => {
   registerHook(program, ctx, io);
   registerMcp(program, ctx);
+  registerInstall(program, ctx, io);
 };

@@ -1,0 +1,122 @@
+// `attend doctor`: check each piece of the Claude Code integration and say how to fix what is
+// missing (issue #6 §2). Checks report; they never change anything.
+
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { Ctx } from '../context.js';
+import { AttendError } from '../../bus/errors.js';
+import { isFresh, readPresence } from '../../bus/presence.js';
+import { checkRoot } from '../../bus/root.js';
+import { hasAttendHooks, isAttendMcp, readJsonObject, targetsFor } from './install.js';
+
+export type Status = 'ok' | 'warn' | 'fail';
+
+export interface Check {
+  name: string;
+  status: Status;
+  detail: string;
+  fix: string | null;
+}
+
+export interface DoctorResult {
+  ok: boolean;
+  checks: Check[];
+}
+
+function findOnPath(env: Ctx['env'], name: string): string | null {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, name);
+    try {
+      accessSync(p, constants.X_OK);
+      if (statSync(p).isFile()) return p;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function safeRead(path: string): { value: Record<string, unknown> | null; error: string | null } {
+  try {
+    return { value: readJsonObject(path), error: null };
+  } catch (err) {
+    return { value: null, error: (err as Error).message };
+  }
+}
+
+export function runDoctor(ctx: Ctx): DoctorResult {
+  const checks: Check[] = [];
+  const onPath = findOnPath(ctx.env, 'attend');
+  checks.push(
+    onPath
+      ? { name: 'attend on PATH', status: 'ok', detail: onPath, fix: null }
+      : { name: 'attend on PATH', status: 'fail', detail: 'no attend executable on PATH (hooks installed by `attend install` need it)', fix: 'npm install -g attend (or npm link in a checkout), or use the plugin' },
+  );
+
+  const user = targetsFor(ctx, 'user');
+  const project = targetsFor(ctx, 'project');
+  const pluginHooks = ctx.env.CLAUDE_PLUGIN_ROOT ? existsSync(join(ctx.env.CLAUDE_PLUGIN_ROOT, 'hooks', 'hooks.json')) : false;
+  const hookFindings: string[] = [];
+  const hookErrors: string[] = [];
+  for (const [label, t] of [['user', user], ['project', project]] as const) {
+    const r = safeRead(t.settings);
+    if (r.error) hookErrors.push(r.error);
+    const found = hasAttendHooks(r.value);
+    if (found.length > 0) hookFindings.push(`${label} settings: ${found.join(', ')}`);
+  }
+  const complete = hookFindings.some((f) => f.includes('SessionStart') && f.includes('Stop'));
+  if (hookErrors.length > 0) {
+    checks.push({ name: 'hooks', status: 'fail', detail: hookErrors.join('; '), fix: 'fix the settings file by hand, then run attend install' });
+  } else if (complete || pluginHooks) {
+    checks.push({ name: 'hooks', status: 'ok', detail: pluginHooks ? 'from the attend plugin' : hookFindings.join('; '), fix: null });
+  } else {
+    checks.push({
+      name: 'hooks',
+      status: 'fail',
+      detail: hookFindings.length > 0 ? `incomplete: ${hookFindings.join('; ')}` : `no attend hooks in ${user.settings} or ${project.settings}`,
+      fix: 'attend install (or attend install --scope project), or install the attend plugin',
+    });
+  }
+
+  const mcpUser = safeRead(user.mcp).value?.mcpServers as Record<string, unknown> | undefined;
+  const mcpProject = safeRead(project.mcp).value?.mcpServers as Record<string, unknown> | undefined;
+  const mcpOk = isAttendMcp(mcpUser?.attend) || isAttendMcp(mcpProject?.attend) || pluginHooks;
+  checks.push(
+    mcpOk
+      ? { name: 'MCP server', status: 'ok', detail: 'registered', fix: null }
+      : { name: 'MCP server', status: 'warn', detail: 'attend mcp is not registered with Claude Code', fix: 'attend install (registers it), or: claude mcp add attend -- attend mcp' },
+  );
+  checks.push(
+    existsSync(user.skill) || existsSync(project.skill)
+      ? { name: 'skill', status: 'ok', detail: existsSync(user.skill) ? user.skill : project.skill, fix: null }
+      : { name: 'skill', status: pluginHooks ? 'ok' : 'warn', detail: pluginHooks ? 'from the attend plugin' : 'the attend skill is not installed', fix: pluginHooks ? null : 'attend install' },
+  );
+
+  const root = ctx.paths.root;
+  if (!existsSync(root)) {
+    checks.push({ name: 'bus root', status: 'ok', detail: `${root} (not created yet; attend creates it 0700 on first use)`, fix: null });
+  } else {
+    try {
+      checkRoot(root);
+      checks.push({ name: 'bus root', status: 'ok', detail: `${root} (private)`, fix: null });
+    } catch (err) {
+      checks.push({ name: 'bus root', status: 'fail', detail: (err as Error).message, fix: err instanceof AttendError && err.hint ? err.hint : `chmod 700 ${root}` });
+    }
+  }
+
+  const who = ctx.identity();
+  if (who.resolved) {
+    checks.push({ name: 'session', status: 'ok', detail: `${who.id} (${who.reason})`, fix: null });
+    const now = ctx.now();
+    const sensor = readPresence(root).find((p) => p.id === who.id && p.role === 'sensor' && isFresh(p, now));
+    checks.push(
+      sensor
+        ? { name: 'sensor', status: 'ok', detail: `attend run is live${sensor.pid ? ` (pid ${sensor.pid})` : ''}`, fix: null }
+        : { name: 'sensor', status: 'warn', detail: 'no attend run is live for this session; messages arrive only at the end of a turn', fix: 'arm the Monitor tool with command `attend run` (the plugin does this in interactive sessions)' },
+    );
+  } else {
+    checks.push({ name: 'session', status: 'warn', detail: `not inside a Claude Code session: ${who.reason}; attend writes as ${who.id} (human)`, fix: 'run attend doctor from a Claude Code session (the Bash tool) to check the session pieces' });
+  }
+  return { ok: !checks.some((c) => c.status === 'fail'), checks };
+}

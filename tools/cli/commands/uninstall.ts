@@ -1,0 +1,58 @@
+// `attend uninstall`: take out what `attend install` put in, and nothing else. Hooks that are
+// not attend's stay; a skill or MCP entry that is not attend's stays; changed files are backed up.
+
+import { readFileSync, rmSync, rmdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Ctx } from '../context.js';
+import { type Change, type InstallInput, type InstallResult, isAttendMcp, parseScope, readJsonObject, removeHooks, targetsFor, writeWithBackup } from './install.js';
+
+function isOurSkill(text: string): boolean {
+  return /^---\s*\nname:\s*attend\s*\n/.test(text);
+}
+
+export function runUninstall(ctx: Ctx, input: InstallInput): InstallResult {
+  const scope = parseScope(input.scope);
+  const dryRun = input.dryRun ?? false;
+  const t = targetsFor(ctx, scope);
+  const settings = readJsonObject(t.settings);
+  const mcp = readJsonObject(t.mcp);
+  const now = ctx.now();
+  const changes: Change[] = [];
+
+  const settingsNext = structuredClone(settings ?? {});
+  const hooksChanged = settings !== null && removeHooks(settingsNext, t.settings);
+  const servers = mcp?.mcpServers;
+  const mcpNext = structuredClone(mcp ?? {});
+  const mcpChanged = typeof servers === 'object' && servers !== null && isAttendMcp((servers as Record<string, unknown>).attend);
+  if (mcpChanged) delete (mcpNext.mcpServers as Record<string, unknown>).attend;
+
+  changes.push({
+    path: t.settings,
+    what: 'hooks',
+    action: hooksChanged ? 'update' : 'unchanged',
+    backup: hooksChanged ? writeWithBackup(t.settings, `${JSON.stringify(settingsNext, null, 2)}\n`, now, dryRun) : null,
+  });
+  let skill: string | null = null;
+  try {
+    skill = readFileSync(t.skill, 'utf8');
+  } catch {
+    skill = null;
+  }
+  const skillOurs = skill !== null && isOurSkill(skill);
+  if (skillOurs && !dryRun) {
+    rmSync(t.skill, { force: true });
+    try {
+      rmdirSync(dirname(t.skill));
+    } catch {
+      // something else lives there too: leave the directory
+    }
+  }
+  changes.push({ path: t.skill, what: 'skill', action: skillOurs ? 'remove' : 'unchanged', backup: null });
+  changes.push({
+    path: t.mcp,
+    what: 'MCP server "attend"',
+    action: mcpChanged ? 'update' : 'unchanged',
+    backup: mcpChanged ? writeWithBackup(t.mcp, `${JSON.stringify(mcpNext, null, 2)}\n`, now, dryRun) : null,
+  });
+  return { scope, dryRun, changes };
+}
