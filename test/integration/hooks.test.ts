@@ -1,7 +1,7 @@
 // The hook entry points: whatever the payload, a hook exits 0 and never blocks the session;
 // what is wrong becomes a warning on stderr (issue #6, Bad input).
 
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,17 @@ describe('attend hook session-start', () => {
     expect(out.hookSpecificOutput.additionalContext).toContain('attend run');
     expect(out.hookSpecificOutput.additionalContext).toContain('"hooked"');
     expect(readPresence(bus.root)).toEqual([expect.objectContaining({ id: session.sessionId, kind: 'agent', role: 'session', pid: session.pid, origin: session.cwd })]);
+  });
+
+  it('after /clear (same pid, new session id) the old presence is replaced, not duplicated', () => {
+    expect(runBin(['hook', 'session-start'], { env: session.env, input: payload() }).exitCode).toBe(0);
+    const cleared = '11111111-2222-4333-8444-555555555555';
+    const recordPath = join(bus.claudeDir, 'sessions', `${session.pid}.json`);
+    const record = JSON.parse(readFileSync(recordPath, 'utf8')) as Record<string, unknown>;
+    writeFileSync(recordPath, JSON.stringify({ ...record, sessionId: cleared }));
+    const r = runBin(['hook', 'session-start'], { env: { ...session.env, CLAUDE_CODE_SESSION_ID: cleared }, input: payload({ session_id: cleared, source: 'clear' }) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readPresence(bus.root).map((p) => p.id)).toEqual([cleared]);
   });
 
   it.each([

@@ -3,7 +3,7 @@
 // warning, and every path here returns normally so the caller exits 0.
 
 import type { Ctx } from '../context.js';
-import { removePresence, writePresence } from '../../bus/presence.js';
+import { readPresence, removePresence, writePresence } from '../../bus/presence.js';
 
 export const HOOK_EVENTS = ['session-start', 'session-end', 'stop'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
@@ -64,6 +64,11 @@ export function runSessionStartHook(ctx: Ctx, payloadText: string): HookResult {
     warnings.push(`hook payload names session ${payload.session_id.slice(0, 60)}, the session record ${who.id}; using the record`);
   }
   const name = who.record?.name;
+  // After /clear the same Claude process carries a new session id: the presence written for
+  // the old id is this process's too, and must not linger as a second live peer.
+  for (const old of readPresence(ctx.root())) {
+    if (old.role === 'session' && old.pid === who.pid && old.id !== who.id) removePresence(ctx.root(), old.id, 'session');
+  }
   writePresence(ctx.root(), {
     id: who.id,
     kind: 'agent',
