@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
 import { withLock } from './lock.js';
+import { type AttendError, notFoundError } from './errors.js';
 
 export interface Member {
   kind: 'agent' | 'human';
@@ -166,4 +167,23 @@ export function pruneStore(store: ChannelStore, isAlive: (id: string) => boolean
     }
   }
   return out;
+}
+
+/** The one-line "no such channel" error, listing the channels that do exist. */
+export function unknownChannel(store: ChannelStore, name: string): AttendError {
+  const names = Object.keys(store.channels).sort();
+  return notFoundError(
+    `no channel #${name}`,
+    names.length > 0 ? `channels: ${names.map((n) => `#${n}`).join(', ')}` : 'there are no channels yet; attend join <name> creates one',
+  );
+}
+
+/**
+ * `attend send --channel x` needs #x to exist (exit 1 with the list otherwise). Members and
+ * non-members alike may post: a channel is a shared room, and a non-member simply does not
+ * receive the replies unless it joins.
+ */
+export function requireChannel(root: string, name: string): void {
+  const store = readChannels(root);
+  if (!store.channels[name]) throw unknownChannel(store, name);
 }

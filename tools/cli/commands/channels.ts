@@ -4,7 +4,7 @@
 
 import { rmSync } from 'node:fs';
 import type { Ctx } from '../context.js';
-import { type Channel, type ChannelStore, descriptionProblem, newChannel, pruneStore, readChannels, updateChannels } from '../../bus/channels.js';
+import { type Channel, descriptionProblem, unknownChannel, newChannel, pruneStore, readChannels, updateChannels } from '../../bus/channels.js';
 import { AttendError, EXIT, notFoundError, refusedError, usageError } from '../../bus/errors.js';
 import { scopeDir } from '../../bus/layout.js';
 import { writeNotice, type NoticeTarget } from '../../bus/notices.js';
@@ -30,14 +30,6 @@ function namedChannel(raw: string, verb: string): string {
   const arg = parseChannelArg(raw);
   if (arg.open) throw refusedError(`#open is the commons: it cannot be ${verb}`);
   return arg.name;
-}
-
-export function unknownChannel(store: ChannelStore, name: string): AttendError {
-  const names = Object.keys(store.channels).sort();
-  return notFoundError(
-    `no channel #${name}`,
-    names.length > 0 ? `channels: ${names.map((n) => `#${n}`).join(', ')}` : 'there are no channels yet; attend join <name> creates one',
-  );
 }
 
 /** A member is alive while it is in the live roster or its registered Claude process runs. */
