@@ -141,9 +141,6 @@ export function descriptionProblem(text: string): string | null {
   return null;
 }
 
-/** Grace after joining during which an agent member is never judged dead. */
-export const MEMBER_GRACE_MS = 90_000;
-
 export interface PruneResult {
   members: { channel: string; id: string }[];
   channels: string[];
@@ -151,13 +148,15 @@ export interface PruneResult {
 
 /**
  * Drop dead agent members and then every unpinned channel left empty (issue #3 §4). Humans
- * are principals, not processes: they stay members until they leave or are kicked.
+ * are principals, not processes: they stay members until they leave or are kicked. Callers
+ * judge an agent dead only on positive evidence (no live record, no fresh heartbeat, and its
+ * registered process gone), so a misconfigured CLAUDE_CONFIG_DIR cannot empty every channel.
  */
-export function pruneStore(store: ChannelStore, isAlive: (id: string) => boolean, now: number): PruneResult {
+export function pruneStore(store: ChannelStore, isAlive: (id: string) => boolean): PruneResult {
   const out: PruneResult = { members: [], channels: [] };
   for (const [name, c] of Object.entries(store.channels)) {
     for (const [id, m] of Object.entries(c.members)) {
-      if (m.kind === 'human' || now - m.joined < MEMBER_GRACE_MS || isAlive(id)) continue;
+      if (m.kind === 'human' || isAlive(id)) continue;
       delete c.members[id];
       out.members.push({ channel: name, id });
     }

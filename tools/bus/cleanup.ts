@@ -115,7 +115,7 @@ export function planCleanup(root: string, opts: CleanupOptions): CleanupPlan {
   }
   // Stale members and the empty unpinned channels they leave, judged on a copy.
   const copy = structuredClone(store);
-  const pruned = pruneStore(copy, opts.isAlive, opts.now);
+  const pruned = pruneStore(copy, opts.isAlive);
   for (const m of pruned.members) items.push({ kind: 'member', what: `#${m.channel} ${m.id}`, bytes: 0, reason: 'session is gone' });
   for (const c of pruned.channels) items.push({ kind: 'channel', what: `#${c}`, bytes: 0, reason: 'empty and not pinned' });
   if (opts.all) planState(root, opts, grace, items);
@@ -181,7 +181,7 @@ export function applyCleanup(root: string, plan: CleanupPlan, opts: Pick<Cleanup
     }
   }
   if (plan.items.some((i) => i.kind === 'member' || i.kind === 'channel')) {
-    const pruned = updateChannels(root, (store) => pruneStore(store, opts.isAlive, opts.now));
+    const pruned = updateChannels(root, (store) => pruneStore(store, opts.isAlive));
     for (const m of pruned.members) done.push({ kind: 'member', what: `#${m.channel} ${m.id}`, bytes: 0, reason: 'session is gone' });
     for (const c of pruned.channels) done.push({ kind: 'channel', what: `#${c}`, bytes: 0, reason: 'empty and not pinned' });
   }

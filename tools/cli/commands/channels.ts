@@ -80,7 +80,7 @@ export function runJoin(ctx: Ctx, input: { channel: string; pin?: boolean | unde
   const now = ctx.now();
   const alive = livenessOf(ctx);
   const r = updateChannels(root, (store) => {
-    pruneStore(store, alive, now);
+    pruneStore(store, alive);
     let c = store.channels[name];
     const created = c === undefined;
     if (!c) {
@@ -116,14 +116,13 @@ export interface LeaveResult {
 export function runLeave(ctx: Ctx, input: { channel: string }): LeaveResult {
   const name = namedChannel(input.channel, 'left');
   const who = ctx.identity();
-  const now = ctx.now();
   const alive = livenessOf(ctx);
   return updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
     if (!c) throw unknownChannel(store, name);
     if (!c.members[who.id]) throw notFoundError(`you are not a member of #${name}`, `attend channels --joined lists yours`);
     delete c.members[who.id];
-    const pruned = pruneStore(store, alive, now);
+    const pruned = pruneStore(store, alive);
     return { channel: name, left: true, removed: pruned.channels.includes(name) };
   });
 }
@@ -157,12 +156,11 @@ export interface ChannelsResult {
 export function runChannels(ctx: Ctx, input: { joined?: boolean | undefined } = {}): ChannelsResult {
   const who = ctx.identity();
   const root = ctx.root();
-  const now = ctx.now();
   const peers = ctx.live();
   const alive = livenessOf(ctx);
   // Listing is where dead members are noticed most often, so it prunes (one locked write).
   const store = updateChannels(root, (s) => {
-    pruneStore(s, alive, now);
+    pruneStore(s, alive);
     return structuredClone(s);
   });
   const rows: ChannelRow[] = [
