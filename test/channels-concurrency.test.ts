@@ -46,7 +46,7 @@ it('40 concurrent join/leave processes with different identities lose no update'
 
   const store = readChannels(bus.root);
   const expectedRoom = [...Array.from({ length: 20 }, (_, i) => `u${i}`), ...agents.slice(0, 5).map((a) => a.sessionId)].sort();
-  expect(Object.keys(store.channels.room?.members ?? {}).sort()).toEqual(expectedRoom);
+  expect(JSON.stringify(Object.keys(store.channels.room?.members ?? {}).sort())).toEqual(JSON.stringify(expectedRoom));
   expect(Object.keys(store.channels.room2?.members ?? {}).sort()).toEqual(agents.slice(5).map((a) => a.sessionId).sort());
   expect(store.channels.room?.members.u0?.kind).toBe('human');
   expect(store.channels.room?.members[agents[0]!.sessionId]?.kind).toBe('agent');
