@@ -256,6 +256,15 @@ describe('invite, kick, dissolve', () => {
     expect(toBob.body).toContain('#ops was dissolved');
   });
 
+  it('renders hostile member names in error lines as data', async () => {
+    const evil = session({ name: 'evil\u001b[2J\u001b]0;x\u0007' });
+    await as(evil.env)('join', 'ops');
+    const r = await as(human('aaron'))('kick', 'nobody', 'ops');
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain('evil␛[2J');
+    expect(r.stderr).not.toContain('\u001b');
+  });
+
   it('dissolve without --force succeeds when the other members are dead', async () => {
     const alice = session();
     const bob = session();

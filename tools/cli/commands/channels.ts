@@ -14,6 +14,7 @@ import type { Peer } from '../../bus/roster.js';
 import { listIds } from '../../bus/signals.js';
 import { resolveTarget } from '../../bus/targets.js';
 import { parseChannelName, printable } from '../../wire/names.js';
+import { neutralize } from '../../wire/render.js';
 
 export type ChannelArg = { open: true } | { open: false; name: string };
 
@@ -51,6 +52,11 @@ export function livenessOf(ctx: Ctx): (id: string) => boolean {
 
 function nameOf(peers: Peer[], id: string): string {
   return peers.find((p) => p.id === id)?.name ?? id;
+}
+
+/** A name for an error line: session names come from records anyone can write. */
+function shownName(peers: Peer[], id: string): string {
+  return neutralize(nameOf(peers, id));
 }
 
 function noticeTarget(ctx: Ctx, id: string, kind: 'agent' | 'human'): NoticeTarget {
@@ -259,7 +265,7 @@ export function runInvite(ctx: Ctx, input: { who: string; channel: string }): In
   const me = ctx.identity();
   const peers = ctx.live();
   const found = resolveTarget(input.who, peers, { cwd: ctx.cwd, home: ctx.paths.home });
-  if (found.length > 1) throw usageError(`'${printable(input.who)}' names ${found.length} sessions: ${found.map((p) => p.name).join(', ')}`, 'name one of them');
+  if (found.length > 1) throw usageError(`'${printable(input.who)}' names ${found.length} sessions: ${found.map((p) => neutralize(p.name)).join(', ')}`, 'name one of them');
   const invitee = found[0] as Peer;
   if (invitee.id === me.id) throw usageError('you cannot invite yourself', `attend join ${name}`);
   const now = ctx.now();
@@ -267,7 +273,7 @@ export function runInvite(ctx: Ctx, input: { who: string; channel: string }): In
     const c = store.channels[name];
     if (!c) throw unknownChannel(store, name);
     if (me.kind === 'agent' && !c.members[me.id]) throw refusedError(`only members of #${name} can invite to it`, `attend join ${name}`);
-    if (c.members[invitee.id]) throw refusedError(`${invitee.name} is already a member of #${name}`);
+    if (c.members[invitee.id]) throw refusedError(`${neutralize(invitee.name)} is already a member of #${name}`);
     c.invites[invitee.id] = { by: me.id, at: now };
   });
   const notice = writeNotice(
@@ -309,12 +315,12 @@ export function runKick(ctx: Ctx, input: { who: string; channel: string }): Kick
     if (!c) throw unknownChannel(store, name);
     const id = findMember(c, input.who, peers);
     if (id === null) {
-      const members = Object.keys(c.members).map((m) => nameOf(peers, m));
+      const members = Object.keys(c.members).map((m) => shownName(peers, m));
       throw notFoundError(`'${printable(input.who)}' is not a member of #${name}`, members.length > 0 ? `members: ${members.join(', ')}` : `#${name} has no members`);
     }
     if (id === me.id) throw usageError('you cannot kick yourself', `attend leave ${name}`);
     const member = c.members[id] as { kind: 'agent' | 'human' };
-    if (me.kind === 'agent' && member.kind === 'human') throw refusedError(`an agent cannot kick a human (${nameOf(peers, id)})`);
+    if (me.kind === 'agent' && member.kind === 'human') throw refusedError(`an agent cannot kick a human (${shownName(peers, id)})`);
     if (me.kind === 'agent' && !c.members[me.id]) throw refusedError(`only members of #${name} can kick from it`);
     delete c.members[id];
     delete c.invites[id];
@@ -344,7 +350,7 @@ export function runDissolve(ctx: Ctx, input: { channel: string; force?: boolean 
     const liveOthers = others.filter((id) => alive(id));
     if (liveOthers.length > 0 && !input.force) {
       throw new AttendError(
-        `#${name} has live members besides you: ${liveOthers.map((id) => nameOf(peers, id)).join(', ')}`,
+        `#${name} has live members besides you: ${liveOthers.map((id) => shownName(peers, id)).join(', ')}`,
         EXIT.refused,
         `attend dissolve ${name} --force dissolves it anyway (they are told)`,
       );
