@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
 import { withLock } from './lock.js';
+import { type AttendError, notFoundError } from './errors.js';
 
 export interface Member {
   kind: 'agent' | 'human';
@@ -109,4 +110,79 @@ export function joinedChannels(root: string, id: string): string[] {
   return Object.keys(store.channels)
     .filter((name) => store.channels[name]?.members[id] !== undefined)
     .sort();
+}
+
+/** Move every membership and invitation of `from` to `to` (a `/clear`). */
+export function renameMember(store: ChannelStore, from: string, to: string): void {
+  for (const c of Object.values(store.channels)) {
+    const m = c.members[from];
+    if (m) {
+      delete c.members[from];
+      c.members[to] ??= m;
+    }
+    const inv = c.invites[from];
+    if (inv) {
+      delete c.invites[from];
+      c.invites[to] ??= inv;
+    }
+  }
+}
+
+export const MAX_DESCRIPTION = 200;
+
+// C0/C1 controls, DEL, and the invisible or direction-changing characters that could make
+// one line display as two or hide text (same set `neutralize` shows as data).
+const NON_PRINTABLE = /[\u0000-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2028\u2029\u2060-\u2069\uFEFF]/;
+
+/** A description is one printable line; returns the reason it is refused, or null. */
+export function descriptionProblem(text: string): string | null {
+  if (NON_PRINTABLE.test(text)) return 'a description must be one printable line (no control characters, line breaks or invisible characters)';
+  if (Array.from(text).length > MAX_DESCRIPTION) return `a description is at most ${MAX_DESCRIPTION} characters`;
+  return null;
+}
+
+export interface PruneResult {
+  members: { channel: string; id: string }[];
+  channels: string[];
+}
+
+/**
+ * Drop dead agent members and then every unpinned channel left empty (issue #3 §4). Humans
+ * are principals, not processes: they stay members until they leave or are kicked. Callers
+ * judge an agent dead only on positive evidence (no live record, no fresh heartbeat, and its
+ * registered process gone), so a misconfigured CLAUDE_CONFIG_DIR cannot empty every channel.
+ */
+export function pruneStore(store: ChannelStore, isAlive: (id: string) => boolean): PruneResult {
+  const out: PruneResult = { members: [], channels: [] };
+  for (const [name, c] of Object.entries(store.channels)) {
+    for (const [id, m] of Object.entries(c.members)) {
+      if (m.kind === 'human' || isAlive(id)) continue;
+      delete c.members[id];
+      out.members.push({ channel: name, id });
+    }
+    if (!c.pinned && Object.keys(c.members).length === 0) {
+      delete store.channels[name];
+      out.channels.push(name);
+    }
+  }
+  return out;
+}
+
+/** The one-line "no such channel" error, listing the channels that do exist. */
+export function unknownChannel(store: ChannelStore, name: string): AttendError {
+  const names = Object.keys(store.channels).sort();
+  return notFoundError(
+    `no channel #${name}`,
+    names.length > 0 ? `channels: ${names.map((n) => `#${n}`).join(', ')}` : 'there are no channels yet; attend join <name> creates one',
+  );
+}
+
+/**
+ * `attend send --channel x` needs #x to exist (exit 1 with the list otherwise). Members and
+ * non-members alike may post: a channel is a shared room, and a non-member simply does not
+ * receive the replies unless it joins.
+ */
+export function requireChannel(root: string, name: string): void {
+  const store = readChannels(root);
+  if (!store.channels[name]) throw unknownChannel(store, name);
 }

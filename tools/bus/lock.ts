@@ -2,7 +2,7 @@
 // An O_EXCL lock file holds the owner's pid and start time; a lock whose owner is gone, or
 // that is older than STALE_MS, is broken. Waits are short sleeps, bounded by a deadline.
 
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
 import { dirname } from 'node:path';
 import { procInfoFromProc } from '../identity/system.js';
 import { busError } from './errors.js';
@@ -22,6 +22,15 @@ function ownerGone(lockPath: string, now: number): boolean {
     text = readFileSync(lockPath, 'utf8');
   } catch {
     return false; // vanished: the next attempt will take it
+  }
+  // The owner creates the file (O_EXCL) and writes its pid a moment later: an empty or
+  // partial file is a lock being taken, not a stale one, unless it has been so for long.
+  if (!/^\d+ \S* \d+$/.test(text)) {
+    try {
+      return now - statSync(lockPath).mtimeMs > STALE_MS;
+    } catch {
+      return false;
+    }
   }
   const [pidStr, start, tStr] = text.split(' ');
   const pid = Number(pidStr);

@@ -7,6 +7,10 @@ import { writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
 
 export const HEARTBEAT_FRESH_MS = 90_000;
+/** A drain this recent still counts as delivering to its session (issue #3 §6). */
+export const DRAIN_RECENT_MS = 10 * 60_000;
+
+export type PresenceRole = 'sensor' | 'drain' | 'session' | 'chat' | 'cli';
 
 export interface PresenceRecord {
   id: string;
@@ -15,8 +19,12 @@ export interface PresenceRecord {
   /** ms since the epoch of the last beat. */
   heartbeat: number;
   pid?: number;
-  /** What keeps the beat: 'chat', 'sensor', 'session' (the SessionStart hook), 'cli'. */
-  role?: string;
+  /**
+   * What keeps the beat: 'sensor' (a running `attend run`, every ≤ 30 s), 'drain' (the Stop
+   * hook, stamped with the time it ran), 'session' (the SessionStart hook), 'chat' (a human
+   * in `attend chat`), 'cli'.
+   */
+  role?: PresenceRole | string;
   name?: string;
 }
 
@@ -64,4 +72,31 @@ export function readPresence(root: string): PresenceRecord[] {
 
 export function isFresh(rec: PresenceRecord, now: number): boolean {
   return now - rec.heartbeat <= HEARTBEAT_FRESH_MS;
+}
+
+export interface Delivery {
+  /** Newest sensor heartbeat (ms), fresh or not. */
+  sensor: number | null;
+  /** Newest drain (ms). */
+  drain: number | null;
+  /** A chat heartbeat (humans). */
+  chat: number | null;
+  /** Something delivers: a fresh sensor heartbeat, a drain in the last 10 minutes, or a fresh chat. */
+  delivering: boolean;
+}
+
+/** What delivers to `id`, from every presence record it has (fresh or not). */
+export function deliveryOf(records: PresenceRecord[], id: string, now: number): Delivery {
+  let sensor: number | null = null;
+  let drain: number | null = null;
+  let chat: number | null = null;
+  for (const r of records) {
+    if (r.id !== id) continue;
+    if (r.role === 'sensor') sensor = Math.max(sensor ?? 0, r.heartbeat);
+    else if (r.role === 'drain') drain = Math.max(drain ?? 0, r.heartbeat);
+    else if (r.role === 'chat') chat = Math.max(chat ?? 0, r.heartbeat);
+  }
+  const delivering =
+    (sensor !== null && now - sensor <= HEARTBEAT_FRESH_MS) || (drain !== null && now - drain <= DRAIN_RECENT_MS) || (chat !== null && now - chat <= HEARTBEAT_FRESH_MS);
+  return { sensor, drain, chat, delivering };
 }

@@ -1,12 +1,13 @@
 // Who is live (spec §4, §5): Claude Code sessions whose record belongs to a running process
 // with a matching start time, plus anyone whose attend heartbeat is fresh.
 
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import type { ProcInfo, SessionRecord } from '../identity/resolve.js';
 import { normalizeOrigin } from '../identity/resolve.js';
 import { readSessionRecordFile } from '../identity/system.js';
 import { nicknameFor, ordinalName } from '../wire/names.js';
-import { isFresh, readPresence, type PresenceRecord } from './presence.js';
+import { type Delivery, deliveryOf, isFresh, readPresence, type PresenceRecord } from './presence.js';
+import { type Observation, type Observed, observeSessions } from './registry.js';
 
 export interface Peer {
   id: string;
@@ -17,6 +18,10 @@ export interface Peer {
   record?: SessionRecord;
   presence: PresenceRecord[];
   lastSeen: number;
+  /** Registry slot among sessions at this origin (0 = alpha); absent for humans. */
+  slot?: number;
+  /** What delivers to this peer (sensor heartbeat, recent drain, chat); set by listLive. */
+  delivery?: Delivery;
 }
 
 export interface RosterSources {
@@ -49,8 +54,11 @@ export function liveSessionRecords(sessionsDir: string, procInfo: (pid: number) 
   return out;
 }
 
+const NO_DELIVERY: Delivery = { sensor: null, drain: null, chat: null, delivering: false };
+
 export function listLive(src: RosterSources): Peer[] {
   const byId = new Map<string, Peer>();
+  const records = readPresence(src.root);
   for (const rec of liveSessionRecords(src.sessionsDir, src.procInfo)) {
     byId.set(rec.sessionId, {
       id: rec.sessionId,
@@ -60,9 +68,10 @@ export function listLive(src: RosterSources): Peer[] {
       record: rec,
       presence: [],
       lastSeen: rec.updatedAt ?? src.now,
+      delivery: NO_DELIVERY,
     });
   }
-  for (const p of readPresence(src.root)) {
+  for (const p of records) {
     if (!isFresh(p, src.now)) continue;
     const existing = byId.get(p.id);
     if (existing) {
@@ -70,18 +79,38 @@ export function listLive(src: RosterSources): Peer[] {
       existing.lastSeen = Math.max(existing.lastSeen, p.heartbeat);
       continue;
     }
-    byId.set(p.id, { id: p.id, kind: p.kind, origin: p.origin, name: '', presence: [p], lastSeen: p.heartbeat });
+    byId.set(p.id, { id: p.id, kind: p.kind, origin: p.origin, name: '', presence: [p], lastSeen: p.heartbeat, delivery: NO_DELIVERY });
   }
   const peers = [...byId.values()];
-  assignNames(peers);
+  for (const p of peers) p.delivery = deliveryOf(records, p.id, src.now);
+  assignNames(peers, registerAgents(src.root, peers, src.now));
   return peers.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /**
- * Display names: humans by username; a session by its Claude Code name, else a nickname
- * from its origin; sessions sharing an origin get ordinals in start order.
+ * Give every live agent its registry slot. The registry lives on the bus, so it is written
+ * only when the root already exists (a fresh `attend whoami` must not create it) and a
+ * failure falls back to start order: names are presentation, never worth failing a command.
  */
-function assignNames(peers: Peer[]): void {
+function registerAgents(root: string, peers: Peer[], now: number): Map<string, Observed> {
+  const obs: Observation[] = peers
+    .filter((p) => p.kind === 'agent')
+    .map((p) => ({ sessionId: p.id, origin: p.origin, pid: p.record?.pid, procStart: p.record?.procStart, startedAt: p.record?.startedAt }));
+  if (obs.length === 0 || !existsSync(root)) return new Map();
+  try {
+    return observeSessions(root, obs, now);
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * Display names: humans by username; a session by its Claude Code name, else a nickname
+ * from its origin. A session gets its ordinal when it shares its origin with another live
+ * session, or when its slot is not the first (so `Nick-beta` stays `Nick-beta` after alpha
+ * ends, spec §4: ordinals "persist while they live").
+ */
+function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
   const byOrigin = new Map<string, Peer[]>();
   for (const p of peers) {
     if (p.kind === 'human') {
@@ -94,9 +123,26 @@ function assignNames(peers: Peer[]): void {
   }
   for (const [origin, list] of byOrigin) {
     list.sort((a, b) => (a.record?.startedAt ?? 0) - (b.record?.startedAt ?? 0) || a.id.localeCompare(b.id));
-    list.forEach((p, i) => {
+    const taken = new Set<number>();
+    for (const p of list) {
+      const s = slots.get(p.id);
+      if (s && !taken.has(s.slot)) {
+        p.slot = s.slot;
+        taken.add(s.slot);
+      }
+    }
+    // Without the registry (or on a clash), fill the lowest free slots in start order.
+    for (const p of list) {
+      if (p.slot !== undefined) continue;
+      let i = 0;
+      while (taken.has(i)) i++;
+      p.slot = i;
+      taken.add(i);
+    }
+    for (const p of list) {
       const base = p.record?.name ?? nicknameFor(origin);
-      p.name = list.length > 1 ? `${base}-${ordinalName(i)}` : base;
-    });
+      const slot = p.slot ?? 0;
+      p.name = list.length > 1 || slot > 0 ? `${base}-${ordinalName(slot)}` : base;
+    }
   }
 }

@@ -4,6 +4,7 @@
 import type { Ctx } from '../context.js';
 import { usageError, notFoundError } from '../../bus/errors.js';
 import { receiveScopes } from '../../bus/receive.js';
+import { requireChannel } from '../../bus/channels.js';
 import type { Peer } from '../../bus/roster.js';
 import { MAX_BODY_BYTES, type Message, findMessage, writeSignal } from '../../bus/signals.js';
 import { readSurfaced } from '../../bus/surfaced.js';
@@ -56,6 +57,7 @@ function routeFor(ctx: Ctx, input: SendInput): Route {
     const parsed = parseChannelName(input.channel);
     if (!parsed.ok) throw usageError(parsed.reason);
     channel = parsed.name;
+    requireChannel(ctx.root(), channel);
   }
   const targets = input.to ?? [];
   if (targets.length === 0) {

@@ -1,0 +1,278 @@
+// Channels (issue #3 §1–§3) against a real temporary bus, through the CLI in-process.
+
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readChannels } from '../tools/bus/channels.js';
+import { readOwed } from '../tools/bus/owed.js';
+import { processRunning } from '../tools/bus/registry.js';
+import { parseSignal } from '../tools/wire/envelope.js';
+import { attendKey } from '../tools/wire/names.js';
+import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from './helpers/bus.js';
+
+let bus: TempBus;
+const sessions: FakeSession[] = [];
+
+beforeEach(() => {
+  bus = makeTempBus();
+});
+afterEach(() => {
+  for (const s of sessions.splice(0)) s.kill();
+  bus.cleanup();
+});
+
+function session(opts: { cwd?: string; name?: string } = {}): FakeSession {
+  const s = fakeSession(bus, opts);
+  sessions.push(s);
+  return s;
+}
+
+const human = (user: string) => ({ ...bus.env, USER: user });
+const as = (env: Record<string, string>) => (...args: string[]) => runInProcess(args, { env });
+
+function storeBytes(): string {
+  const f = join(bus.root, 'state', 'channels.json');
+  return existsSync(f) ? readFileSync(f, 'utf8') : '';
+}
+
+function signalsIn(dir: string): string[] {
+  const d = join(bus.root, 'signals', dir);
+  return existsSync(d) ? readdirSync(d).filter((n) => n.endsWith('.signal')) : [];
+}
+
+function readSignalLine(dir: string, file: string) {
+  const env = parseSignal(readFileSync(join(bus.root, 'signals', dir, file), 'utf8').replace(/\n$/, ''));
+  if (!env) throw new Error(`not a signal: ${file}`);
+  return env;
+}
+
+describe('join, leave, channels', () => {
+  it('joins (creating the channel), lists it with members, and leaves (removing it when empty and unpinned)', async () => {
+    const aaron = as(human('aaron'));
+    expect((await aaron('join', '#ops')).stdout).toContain('joined #ops (new channel)');
+    expect((await aaron('join', 'ops')).stdout).toContain('already in #ops');
+    const list = JSON.parse((await aaron('channels', '--json')).stdout) as { channels: { name: string; joined: boolean; members: { id: string; name: string }[] }[] };
+    expect(list.channels.map((c) => c.name)).toEqual(['open', 'ops']);
+    expect(list.channels[1]?.members).toEqual([{ id: 'aaron', name: 'aaron', kind: 'human', live: false }]);
+    expect(list.channels[1]?.joined).toBe(true);
+    const left = await aaron('leave', 'ops', '--json');
+    expect(JSON.parse(left.stdout)).toMatchObject({ channel: 'ops', left: true, removed: true });
+    expect(readChannels(bus.root).channels.ops).toBeUndefined();
+  });
+
+  it('keeps a pinned channel when its last member leaves, and --joined filters', async () => {
+    const aaron = as(human('aaron'));
+    await aaron('join', 'ops', '--pin');
+    await aaron('channels', 'create', 'design', 'the', 'look');
+    await aaron('leave', 'ops');
+    expect(readChannels(bus.root).channels.ops?.pinned).toBe(true);
+    const all = JSON.parse((await aaron('channels', '--json')).stdout) as { channels: { name: string; description: string; pinned: boolean }[] };
+    expect(all.channels.find((c) => c.name === 'design')).toMatchObject({ description: 'the look', pinned: true });
+    const joined = JSON.parse((await aaron('channels', '--joined', '--json')).stdout) as { channels: { name: string }[] };
+    expect(joined.channels.map((c) => c.name)).toEqual(['open']);
+    await aaron('channels', 'unpin', 'ops');
+    expect(readChannels(bus.root).channels.ops?.pinned).toBe(false);
+  });
+
+  it('create makes a pinned, empty, unjoined channel and refuses an existing one', async () => {
+    const aaron = as(human('aaron'));
+    expect((await aaron('channels', 'create', '#design', 'pixels')).exitCode).toBe(0);
+    const c = readChannels(bus.root).channels.design;
+    expect(c).toMatchObject({ pinned: true, description: 'pixels', members: {} });
+    const before = storeBytes();
+    const again = await aaron('channels', 'create', 'design');
+    expect(again.exitCode).toBe(4);
+    expect(storeBytes()).toBe(before);
+  });
+
+  it('describe shows and sets one printable line, refusing control characters and line breaks', async () => {
+    const aaron = as(human('aaron'));
+    await aaron('channels', 'create', 'ops');
+    expect((await aaron('channels', 'describe', 'ops', 'deploys', 'and', 'incidents')).exitCode).toBe(0);
+    expect((await aaron('channels', 'describe', 'ops')).stdout.trim()).toBe('deploys and incidents');
+    const before = storeBytes();
+    for (const bad of ['two\nlines', 'esc \u001b[31mred', 'bell\u0007', 'rtl \u202Eevil', 'sep\u2028x', 'x'.repeat(201)]) {
+      const r = await aaron('channels', 'describe', 'ops', bad);
+      expect(r.exitCode, JSON.stringify(bad)).toBe(2);
+      expect(r.stderr.trim().split('\n')[0]).toMatch(/^attend: a description/);
+    }
+    expect(storeBytes()).toBe(before);
+    expect((await aaron('channels', 'describe', 'nope')).exitCode).toBe(1);
+  });
+
+  it('#open is always joined and cannot be left, dissolved or kicked from', async () => {
+    const aaron = as(human('aaron'));
+    expect((await aaron('join', '#open')).stdout).toContain('always joined');
+    for (const args of [['leave', 'open'], ['leave', '#open'], ['dissolve', '#open'], ['dissolve', 'broadcast'], ['kick', 'bob', '#open']]) {
+      const r = await aaron(...args);
+      expect(r.exitCode, args.join(' ')).toBe(4);
+    }
+    expect(storeBytes()).toBe('');
+  });
+
+  it('refuses bad input with one line and a documented code, writing nothing', async () => {
+    const aaron = as(human('aaron'));
+    await aaron('join', 'ops');
+    const before = storeBytes();
+    const cases: [string[], number][] = [
+      [['join', '../etc'], 2],
+      [['join', 'a|b'], 2],
+      [['join', 'a,b'], 2],
+      [['join', 'has space'], 2],
+      [['join', ''], 2],
+      [['leave', 'nope'], 1],
+      [['leave', '..'], 2],
+      [['channels', 'pin', 'nope'], 1],
+      [['kick', 'bob', 'nope'], 1],
+      [['kick', 'bob', 'ops'], 1],
+      [['invite', 'nobody-here', 'ops'], 1],
+      [['dissolve', 'nope'], 1],
+    ];
+    for (const [args, code] of cases) {
+      const r = await aaron(...args);
+      expect(r.exitCode, args.join(' ')).toBe(code);
+      expect(r.stderr.split('\n')[0]).toMatch(/^attend: /);
+    }
+    expect(storeBytes()).toBe(before);
+    const dirs = existsSync(join(bus.root, 'signals')) ? readdirSync(join(bus.root, 'signals')) : [];
+    expect(dirs).toEqual([]);
+  });
+
+  it('send --channel to a channel that does not exist fails with the list; non-members may post', async () => {
+    await as(human('aaron'))('join', 'ops');
+    const bob = as(human('bob'));
+    const missing = await bob('send', '--channel', 'nope', 'hello');
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain('#ops');
+    expect(signalsIn('@nope')).toEqual([]);
+    const posted = await bob('send', '--channel', '#ops', 'hello from outside');
+    expect(posted.exitCode).toBe(0);
+    expect(signalsIn('@ops')).toHaveLength(1);
+  });
+});
+
+describe('invite, kick, dissolve', () => {
+  it('invite tells the invitee; joining owes the newest 50 messages and counts the rest', async () => {
+    const alice = session({ name: 'alice' });
+    const bob = session({ name: 'bob' });
+    await as(alice.env)('join', 'ops');
+    for (let i = 0; i < 62; i++) expect((await as(alice.env)('send', '--channel', 'ops', `m${i}`)).exitCode).toBe(0);
+    const inv = await as(alice.env)('invite', 'bob', '#ops', '--json');
+    expect(inv.exitCode).toBe(0);
+    const noticeId = JSON.parse(inv.stdout).notice as string;
+    // The notice is a real message in bob's tray, addressed to bob, from alice.
+    const tray = attendKey(bob.cwd);
+    const env = readSignalLine(tray, `${noticeId}.signal`);
+    expect(env).toMatchObject({ fromKind: 'agent', fromId: alice.sessionId, to: bob.sessionId, from: `claude:${alice.sessionId}` });
+    expect(env.body).toContain('attend join ops');
+    const bobInbox = await as(bob.env)('inbox', '--json');
+    expect(JSON.parse(bobInbox.stdout).messages.map((m: { id: string }) => m.id)).toContain(noticeId);
+    expect(readChannels(bus.root).channels.ops?.invites[bob.sessionId]?.by).toBe(alice.sessionId);
+
+    const joined = await as(bob.env)('join', 'ops');
+    expect(joined.stdout).toContain('invited: 50 earlier messages to read, 12 older not shown');
+    const owed = readOwed(bus.root, bob.sessionId);
+    expect(owed).toHaveLength(1);
+    expect(owed[0]?.channel).toBe('ops');
+    expect(owed[0]?.olderCount).toBe(12);
+    const all = signalsIn('@ops').map((f) => f.replace(/\.signal$/, '')).sort();
+    expect(owed[0]?.ids).toEqual(all.slice(-50));
+    expect(readChannels(bus.root).channels.ops?.invites[bob.sessionId]).toBeUndefined();
+  });
+
+  it('a plain join owes nothing; inviting a member or yourself is refused', async () => {
+    const alice = session();
+    const bob = session();
+    await as(alice.env)('join', 'ops');
+    await as(alice.env)('send', '--channel', 'ops', 'hi');
+    await as(bob.env)('join', 'ops');
+    expect(readOwed(bus.root, bob.sessionId)).toEqual([]);
+    expect((await as(alice.env)('invite', bob.sessionId, 'ops')).exitCode).toBe(4);
+    expect((await as(alice.env)('invite', alice.sessionId, 'ops')).exitCode).toBe(2);
+  });
+
+  it('an agent outside a channel cannot invite to it', async () => {
+    const alice = session();
+    const bob = session();
+    await as(human('aaron'))('join', 'ops');
+    const r = await as(alice.env)('invite', bob.sessionId, 'ops');
+    expect(r.exitCode).toBe(4);
+    expect(readChannels(bus.root).channels.ops?.invites).toEqual({});
+  });
+
+  it('kick removes a member and tells it; an agent cannot kick a human', async () => {
+    const alice = session({ name: 'alice' });
+    const bob = session({ name: 'bob' });
+    const aaron = as(human('aaron'));
+    await aaron('join', 'ops');
+    await as(alice.env)('join', 'ops');
+    await as(bob.env)('join', 'ops');
+    const refused = await as(alice.env)('kick', 'aaron', 'ops');
+    expect(refused.exitCode).toBe(4);
+    expect(refused.stderr).toContain('an agent cannot kick a human');
+    expect(readChannels(bus.root).channels.ops?.members.aaron).toBeDefined();
+
+    const kicked = await as(alice.env)('kick', 'bob', '#ops', '--json');
+    expect(kicked.exitCode).toBe(0);
+    const r = JSON.parse(kicked.stdout) as { kicked: { id: string }; notice: string };
+    expect(r.kicked.id).toBe(bob.sessionId);
+    expect(readChannels(bus.root).channels.ops?.members[bob.sessionId]).toBeUndefined();
+    const env = readSignalLine(attendKey(bob.cwd), `${r.notice}.signal`);
+    expect(env).toMatchObject({ fromKind: 'agent', fromId: alice.sessionId, to: bob.sessionId });
+    expect(env.body).toContain('removed from #ops');
+    // Kicking someone no longer in the channel: not found, nothing written.
+    expect((await as(alice.env)('kick', 'bob', 'ops')).exitCode).toBe(1);
+    // A human may kick an agent.
+    expect((await aaron('kick', 'alice', 'ops')).exitCode).toBe(0);
+    expect(Object.keys(readChannels(bus.root).channels.ops?.members ?? {})).toEqual(['aaron']);
+  });
+
+  it('dissolve is refused while another member is live, unless --force; members are told', async () => {
+    const alice = session();
+    const bob = session();
+    await as(alice.env)('join', 'ops');
+    await as(bob.env)('join', 'ops');
+    await as(human('aaron'))('join', 'ops');
+    await as(alice.env)('send', '--channel', 'ops', 'about to go');
+    const refused = await as(alice.env)('dissolve', 'ops');
+    expect(refused.exitCode).toBe(4);
+    expect(refused.stderr).toContain('--force');
+    expect(readChannels(bus.root).channels.ops).toBeDefined();
+    expect(signalsIn('@ops')).toHaveLength(1);
+
+    const forced = await as(alice.env)('dissolve', 'ops', '--force', '--json');
+    expect(forced.exitCode).toBe(0);
+    const r = JSON.parse(forced.stdout) as { notified: string[]; notice: string; removedMessages: number };
+    expect(r.notified.sort()).toEqual([bob.sessionId, 'aaron'].sort());
+    expect(r.removedMessages).toBe(1);
+    expect(readChannels(bus.root).channels.ops).toBeUndefined();
+    expect(existsSync(join(bus.root, 'signals', '@ops'))).toBe(false);
+    // bob hears it in his tray, aaron (a human) on #open; both carry the full `to` set.
+    const toBob = readSignalLine(attendKey(bob.cwd), `${r.notice}.signal`);
+    const toAaron = readSignalLine('_broadcast', `${r.notice}.signal`);
+    expect(toBob.fromId).toBe(alice.sessionId);
+    expect(toBob.to?.split(',').sort()).toEqual([bob.sessionId, 'aaron'].sort());
+    expect(toAaron.to).toBe(toBob.to);
+    expect(toBob.body).toContain('#ops was dissolved');
+  });
+
+  it('renders hostile member names in error lines as data', async () => {
+    const evil = session({ name: 'evil\u001b[2J\u001b]0;x\u0007' });
+    await as(evil.env)('join', 'ops');
+    const r = await as(human('aaron'))('kick', 'nobody', 'ops');
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain('evil␛[2J');
+    expect(r.stderr).not.toContain('\u001b');
+  });
+
+  it('dissolve without --force succeeds when the other members are dead', async () => {
+    const alice = session();
+    const bob = session();
+    await as(alice.env)('join', 'ops');
+    await as(bob.env)('join', 'ops');
+    bob.kill();
+    await waitFor(() => !processRunning(bob.pid, undefined), { what: 'bob to exit' });
+    const r = await as(alice.env)('dissolve', 'ops');
+    expect(r.exitCode).toBe(0);
+  });
+});

@@ -1,0 +1,245 @@
+// CLI wiring for channels, presence and the roster (issue #3): join, leave, channels,
+// invite, kick, dissolve, peers, status, cleanup. Commands return data; this formats it.
+
+import type { Command } from 'commander';
+import type { Io, Registrar } from './cli.js';
+import type { Ctx } from './context.js';
+import { formatAge, neutralize } from '../wire/render.js';
+
+function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+}
+
+function ago(ctx: Ctx, t: number | null): string {
+  return t === null ? 'never' : `${formatAge(ctx.now() - t)} ago`;
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function pad(text: string, width: number): string {
+  const cps = Array.from(text);
+  if (cps.length > width) return `${cps.slice(0, Math.max(0, width - 1)).join('')}…`;
+  return text + ' '.repeat(width - cps.length);
+}
+
+export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) => {
+  program
+    .command('join')
+    .description('join a channel (created if it does not exist); #open is always joined')
+    .argument('<channel>', 'channel name, with or without #')
+    .option('--pin', 'pin the channel so it stays when everyone leaves')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend join ops', 'attend join "#design" --pin']))
+    .action(async (channel: string, opts: { pin?: boolean; json?: boolean }) => {
+      const { runJoin } = await import('./commands/channels.js');
+      const r = runJoin(ctx, { channel, pin: opts.pin });
+      if (opts.json) return io.json(r);
+      if (r.channel === 'open') return io.out('#open is the commons: always joined');
+      io.out(r.alreadyMember ? `already in #${r.channel}` : `joined #${r.channel}${r.created ? ' (new channel)' : ''}${r.pinned ? ' (pinned)' : ''}`);
+      if (r.invited) {
+        io.out(`invited: ${r.invited.owed} earlier messages to read${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`);
+      }
+    });
+
+  program
+    .command('leave')
+    .description('leave a channel (#open cannot be left)')
+    .argument('<channel>', 'channel name, with or without #')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend leave ops']))
+    .action(async (channel: string, opts: { json?: boolean }) => {
+      const { runLeave } = await import('./commands/channels.js');
+      const r = runLeave(ctx, { channel });
+      if (opts.json) return io.json(r);
+      io.out(`left #${r.channel}${r.removed ? ' (it was empty and unpinned, so it is gone)' : ''}`);
+    });
+
+  const channels = program
+    .command('channels')
+    .description('list channels: members, live members, joined, pinned, description')
+    .option('--joined', 'only channels you joined')
+    .option('--json', 'print JSON (members with ids and display names)')
+    .addHelpText(
+      'after',
+      examples([
+        'attend channels',
+        'attend channels --joined --json',
+        'attend channels create ops "deploys and incidents"',
+        'attend channels describe ops "deploys, incidents, on-call"',
+        'attend channels pin ops',
+      ]),
+    )
+    .action(async (opts: { joined?: boolean; json?: boolean }) => {
+      const { runChannels } = await import('./commands/channels.js');
+      const r = runChannels(ctx, { joined: opts.joined });
+      if (opts.json) return io.json(r);
+      const lines = [`${pad('Channel', 20)} ${pad('Members', 8)} ${pad('Live', 5)} ${pad('Joined', 7)} ${pad('Pinned', 7)} Description`];
+      for (const c of r.channels) {
+        lines.push(
+          `${pad(c.label, 20)} ${pad(String(c.memberCount), 8)} ${pad(String(c.liveCount), 5)} ${pad(c.joined ? 'yes' : 'no', 7)} ${pad(c.pinned ? 'yes' : 'no', 7)} ${neutralize(c.description)}`,
+        );
+      }
+      io.out(lines.join('\n'));
+    });
+
+  channels
+    .command('create')
+    .description('create a channel: pinned, empty, not joined')
+    .argument('<channel>', 'channel name, with or without #')
+    .argument('[description...]', 'one printable line')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend channels create ops "deploys and incidents"']))
+    .action(async (channel: string, words: string[], opts: { json?: boolean }) => {
+      const { runCreate } = await import('./commands/channels.js');
+      const r = runCreate(ctx, { channel, description: words.length > 0 ? words.join(' ') : undefined });
+      if (opts.json) return io.json(r);
+      io.out(`created #${r.channel} (pinned)`);
+    });
+
+  channels
+    .command('describe')
+    .description("show or set a channel's description (one printable line)")
+    .argument('<channel>', 'channel name, with or without #')
+    .argument('[text...]', 'the new description; omit to show it')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend channels describe ops', 'attend channels describe ops "deploys, incidents"']))
+    .action(async (channel: string, words: string[], opts: { json?: boolean }) => {
+      const { runDescribe } = await import('./commands/channels.js');
+      const r = runDescribe(ctx, { channel, text: words.length > 0 ? words.join(' ') : undefined });
+      if (opts.json) return io.json(r);
+      io.out(r.changed ? `#${r.channel}: ${neutralize(r.description)}` : neutralize(r.description) || `#${r.channel} has no description`);
+    });
+
+  for (const pinned of [true, false]) {
+    channels
+      .command(pinned ? 'pin' : 'unpin')
+      .description(pinned ? 'pin a channel: it stays when everyone leaves' : 'unpin a channel: it goes when its last member leaves')
+      .argument('<channel>', 'channel name, with or without #')
+      .option('--json', 'print JSON')
+      .addHelpText('after', examples([`attend channels ${pinned ? 'pin' : 'unpin'} ops`]))
+      .action(async (channel: string, opts: { json?: boolean }) => {
+        const { runPin } = await import('./commands/channels.js');
+        const r = runPin(ctx, { channel, pinned });
+        if (opts.json) return io.json(r);
+        io.out(`#${r.channel} ${r.pinned ? 'pinned' : 'unpinned'}`);
+      });
+  }
+
+  program
+    .command('invite')
+    .description('invite a live session or human to a channel; they are told, and get its recent history when they join')
+    .argument('<who>', 'a display name, session id, username or origin path')
+    .argument('<channel>', 'channel name, with or without #')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend invite Nick-beta ops', 'attend invite aaron "#design"']))
+    .action(async (who: string, channel: string, opts: { json?: boolean }) => {
+      const { runInvite } = await import('./commands/channels.js');
+      const r = runInvite(ctx, { who, channel });
+      if (opts.json) return io.json(r);
+      io.out(`invited ${neutralize(r.invitee.name)} to #${r.channel}`);
+    });
+
+  program
+    .command('kick')
+    .description('remove a member from a channel and tell it (an agent cannot kick a human)')
+    .argument('<who>', 'a member: display name, session id or username')
+    .argument('<channel>', 'channel name, with or without #')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend kick Nick-beta ops']))
+    .action(async (who: string, channel: string, opts: { json?: boolean }) => {
+      const { runKick } = await import('./commands/channels.js');
+      const r = runKick(ctx, { who, channel });
+      if (opts.json) return io.json(r);
+      io.out(`kicked ${neutralize(r.kicked.name)} from #${r.channel}`);
+    });
+
+  program
+    .command('dissolve')
+    .description('delete a channel and its messages; refused while another member is live unless --force')
+    .argument('<channel>', 'channel name, with or without #')
+    .option('--force', 'dissolve even though other members are live (they are told)')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend dissolve scratch', 'attend dissolve ops --force']))
+    .action(async (channel: string, opts: { force?: boolean; json?: boolean }) => {
+      const { runDissolve } = await import('./commands/channels.js');
+      const r = runDissolve(ctx, { channel, force: opts.force });
+      if (opts.json) return io.json(r);
+      io.out(`dissolved #${r.channel} (${r.removedMessages} messages removed, ${r.notified.length} members told)`);
+    });
+
+  program
+    .command('peers')
+    .description('every live session and human: name, origin, status, channels, last seen, delivery')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend peers', 'attend peers --json | jq ".peers[] | select(.deaf)"']))
+    .action(async (opts: { json?: boolean }) => {
+      const { runPeers } = await import('./commands/peers.js');
+      const r = runPeers(ctx);
+      if (opts.json) return io.json(r);
+      if (r.peers.length === 0) return io.out('Nobody is live on this bus.');
+      const lines = [`${pad('Name', 18)} ${pad('Kind', 6)} ${pad('Status', 7)} ${pad('Seen', 9)} ${pad('Delivery', 16)} ${pad('Channels', 24)} Origin`];
+      for (const p of r.peers) {
+        const delivery = p.kind === 'human' ? (p.delivering ? 'chat' : '-') : p.deaf ? 'DEAF' : p.sensor !== null && ctx.now() - p.sensor <= 90_000 ? 'sensor' : 'drain';
+        const name = `${neutralize(p.name)}${p.me ? ' (you)' : ''}`;
+        const status = p.status ?? '-';
+        lines.push(
+          `${pad(name, 18)} ${pad(p.kind, 6)} ${pad(neutralize(status), 7)} ${pad(ago(ctx, p.lastSeen), 9)} ${pad(delivery, 16)} ${pad(p.channels.join(','), 24)} ${neutralize(p.origin)}`,
+        );
+      }
+      if (r.peers.some((p) => p.deaf)) lines.push('\nDEAF: no sensor running and no Stop-hook drain in 10 minutes; messages to it pile up unread.');
+      io.out(lines.join('\n'));
+    });
+
+  program
+    .command('status')
+    .description('bus root, message counts per scope, your unread count and delivery')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend status', 'attend status --json']))
+    .action(async (opts: { json?: boolean }) => {
+      const { runStatus } = await import('./commands/status.js');
+      const r = runStatus(ctx);
+      if (opts.json) return io.json(r);
+      const lines = [
+        `bus:      ${r.busRoot}`,
+        `me:       ${neutralize(r.me.name)} (${r.me.kind}, ${r.me.id})`,
+        `inbox:    ${r.inbox.total} messages, ${r.inbox.unread} unread`,
+        `channels: ${['#open', ...r.channels].join(', ')}`,
+        `sensor:   ${r.presence.sensor !== null && ctx.now() - r.presence.sensor <= 90_000 ? `running (beat ${ago(ctx, r.presence.sensor)})` : 'not running'}`,
+        `drain:    ${ago(ctx, r.presence.drain)}`,
+      ];
+      if (r.delivery) for (const [k, v] of Object.entries(r.delivery)) lines.push(`${pad(`${k}:`, 9)} ${typeof v === 'string' ? neutralize(v) : JSON.stringify(v)}`);
+      lines.push('scopes:');
+      for (const s of r.scopes) lines.push(`  ${pad(neutralize(s.scope), 40)} ${pad(String(s.messages), 7)}${s.mine ? ' (yours)' : ''}`);
+      io.out(lines.join('\n'));
+    });
+
+  program
+    .command('cleanup')
+    .description('remove messages of projects that are gone, empty trays, stale members and orphan channel directories')
+    .option('--dry-run', 'list what would be removed, with sizes, and remove nothing')
+    .option('--all', 'also remove per-session state (heartbeats, owed backlog, last shown) of sessions that are gone')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `${examples(['attend cleanup --dry-run', 'attend cleanup', 'attend cleanup --all --json'])}
+A tray's project is judged by the slug part of its key against <claude dir>/projects/.
+Never removed: signals/_broadcast/, a channel directory whose channel exists, any file
+younger than the grace period (1 hour).
+`,
+    )
+    .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean }) => {
+      const { runCleanup } = await import('./commands/cleanup.js');
+      const r = runCleanup(ctx, { dryRun: opts.dryRun, all: opts.all });
+      for (const n of r.notes) io.err(`attend: ${n}`);
+      if (opts.json) return io.json(r);
+      if (r.items.length === 0) return io.out(r.dryRun ? 'Nothing to clean up.' : 'Nothing removed.');
+      const verb = r.dryRun ? 'would remove' : 'removed';
+      const lines = r.items.map((i) => `${verb} ${pad(i.kind, 11)} ${pad(size(i.bytes), 10)} ${neutralize(i.what)}  (${neutralize(i.reason)})`);
+      lines.push(`${r.dryRun ? 'total (dry run)' : 'total'}: ${r.items.length} items, ${size(r.bytes)}`);
+      io.out(lines.join('\n'));
+    });
+};
