@@ -49,7 +49,7 @@ afterEach(async () => {
 describe('attend mcp', () => {
   it('lists typed tools, none of which takes from_kind or from_id', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['inbox', 'read', 'reply', 'send', 'whoami']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['channels', 'inbox', 'join', 'leave', 'peers', 'read', 'reply', 'send', 'whoami']);
     const send = tools.find((t) => t.name === 'send')!;
     expect(Object.keys(send.inputSchema.properties ?? {}).sort()).toEqual(['channel', 'message', 'on_behalf_of', 'to']);
     for (const t of tools) {
@@ -88,6 +88,23 @@ describe('attend mcp', () => {
     expect(reply).toMatchObject({ re: id, to: peer.sessionId });
   });
 
+  it('peers, join, channels, send to a channel and leave', async () => {
+    const peers = JSON.parse(text(await client.callTool({ name: 'peers', arguments: {} }))) as { peers: { id: string; name: string; me: boolean }[] };
+    expect(peers.peers.find((p) => p.name === 'the-peer')?.id).toBe(peer.sessionId);
+    expect(peers.peers.find((p) => p.me)?.id).toBe(me.sessionId);
+    const joined = JSON.parse(text(await client.callTool({ name: 'join', arguments: { channel: '#ops' } }))) as { channel: string; created: boolean };
+    expect(joined).toMatchObject({ channel: 'ops', created: true });
+    const list = JSON.parse(text(await client.callTool({ name: 'channels', arguments: { joined: true } }))) as { channels: { label: string; joined: boolean }[] };
+    expect(list.channels.map((c) => c.label)).toEqual(['#open', '#ops']);
+    const sent = JSON.parse(text(await client.callTool({ name: 'send', arguments: { message: 'deploying', channel: 'ops' } }))) as { id: string; to: string };
+    expect(sent.to).toBe('#ops');
+    expect(signalsIn(join(bus.root, 'signals', '@ops'))).toEqual([expect.objectContaining({ id: sent.id, env: expect.objectContaining({ fromId: me.sessionId, to: '#ops' }) })]);
+    const left = JSON.parse(text(await client.callTool({ name: 'leave', arguments: { channel: 'ops' } }))) as { left: boolean };
+    expect(left.left).toBe(true);
+    const again = (await client.callTool({ name: 'leave', arguments: { channel: 'ops' } })) as { isError?: boolean };
+    expect(again.isError).toBe(true);
+  });
+
   it('a domain failure is a tool error with a clear message, and writes nothing', async () => {
     const r = (await client.callTool({ name: 'send', arguments: { message: 'anyone?', to: ['Nobody-here'] } })) as { isError?: boolean };
     expect(r.isError).toBe(true);
@@ -105,6 +122,8 @@ describe('attend mcp', () => {
       { name: 'send', arguments: { message: 'forged', from_id: 'someone-else', from_kind: 'human' } },
       { name: 'send', arguments: { message: 'x', channel: 'no way|bad' } },
       { name: 'inbox', arguments: { limit: 0 } },
+      { name: 'join', arguments: { channel: 'bad name|x' } },
+      { name: 'join', arguments: {} },
       { name: 'no-such-tool', arguments: {} },
     ];
     for (const call of bad) {

@@ -107,7 +107,7 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
 function registerMcp(program: Command, ctx: Ctx): void {
   program
     .command('mcp')
-    .description('serve attend as an MCP server over stdio (send, reply, inbox, read, whoami, ...)')
+    .description('serve attend as an MCP server over stdio (send, reply, inbox, read, peers, whoami, channels, join, leave)')
     .addHelpText(
       'after',
       examples([

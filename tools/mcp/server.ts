@@ -7,7 +7,11 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { z } from 'zod';
 import { AttendError, EXIT } from '../bus/errors.js';
 import type { Ctx } from '../cli/context.js';
+import { channelsTool } from './channels.js';
 import { inboxTool } from './inbox.js';
+import { joinTool } from './join.js';
+import { leaveTool } from './leave.js';
+import { peersTool } from './peers.js';
 import { readTool } from './read.js';
 import { replyTool } from './reply.js';
 import { sendTool } from './send.js';
@@ -25,7 +29,7 @@ export interface McpDeps {
   tools?: McpTool[];
 }
 
-export const CORE_TOOLS: McpTool[] = [sendTool, replyTool, inboxTool, readTool, whoamiTool] as unknown as McpTool[];
+export const CORE_TOOLS: McpTool[] = [sendTool, replyTool, inboxTool, readTool, peersTool, whoamiTool, channelsTool, joinTool, leaveTool] as unknown as McpTool[];
 
 function toolError(message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };
