@@ -2,7 +2,7 @@
 
 import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { resolveIdentity } from '../identity/resolve.js';
-import { procInfoFromProc, systemReaders } from '../identity/system.js';
+import { procInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
 import { ensureRoot } from '../bus/root.js';
 import { type Reporter, createReporter } from '../bus/signals.js';
@@ -74,13 +74,13 @@ export function createContext(opts: CtxOptions = {}): Ctx {
       return opts.stdin ?? process.stdin;
     },
     reporter: createReporter((line) => stderr().write(`${line}\n`)),
-    procInfo: procInfoFromProc,
+    procInfo,
     identity() {
       identity ??= resolveIdentity(systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid }));
       return identity;
     },
     live() {
-      live ??= listLive({ root: paths.root, sessionsDir: paths.sessionsDir, now: now(), procInfo: procInfoFromProc });
+      live ??= listLive({ root: paths.root, sessionsDir: paths.sessionsDir, now: now(), procInfo });
       return live;
     },
     root() {
