@@ -498,6 +498,6 @@ describe('help, version and exit codes', () => {
     expect(a.stderr).toContain("unknown option '--bogus'");
     const b = asHuman(['send', '--to=ghost', 'x']);
     expect(b.exitCode).toBe(EXIT.notFound);
-    expect(b.stderr).toMatch(/^attend: no live recipient 'ghost'; nobody is live on this bus\n$/);
+    expect(b.stderr).toMatch(/^attend: no live recipient 'ghost'; live: api \(.*web \(.*\)\n$/);
   });
 });
