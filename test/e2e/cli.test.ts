@@ -231,6 +231,17 @@ describe('attend send', () => {
     }
     expect(existsSync(join(bus.root, 'signals'))).toBe(false);
   });
+  it('hostile names in session records are shown as data in errors and whoami', () => {
+    const evil = fakeSession(bus, { name: 'x\u001b[2J\u001b]0;pwned\u0007\u202e', cwd: join(bus.dir, 'work', 'ev\u001b[31mil') });
+    sessions.push(evil);
+    const r = asApi(['send', '--to', 'nobody', 'x']);
+    expect(r.exitCode).toBe(EXIT.notFound);
+    expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
+    expect(r.stderr).toContain('x\u241b[2J');
+    const w = runBin(['whoami'], { env: evil.env, cwd: evil.cwd });
+    expect(w.exitCode).toBe(0);
+    expect(w.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
+  });
 });
 
 describe('attend reply', () => {

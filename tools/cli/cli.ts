@@ -5,6 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { AttendError, EXIT } from '../bus/errors.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, messageJson, namesFrom } from './format.js';
+import { neutralize } from '../wire/render.js';
 import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
 import { VERSION } from './version.js';
 
@@ -34,16 +35,17 @@ const registerCore: Registrar = (program, ctx, io) => {
       const { runWhoami } = await import('./commands/whoami.js');
       const r = runWhoami(ctx);
       if (opts.json) return io.json(r);
+      // The name, origin and status come from a session record: shown as data.
       io.out(
         [
-          `${r.displayName} (${r.kind})`,
+          `${neutralize(r.displayName)} (${r.kind})`,
           `id:       ${r.id}`,
           `from:     ${r.from}`,
-          `origin:   ${r.origin}`,
+          `origin:   ${neutralize(r.origin)}`,
           `resolved: ${r.resolved ? 'yes' : 'no'} (${r.reason})`,
-          ...(r.status ? [`status:   ${r.status}`] : []),
+          ...(r.status ? [`status:   ${neutralize(r.status)}`] : []),
           ...(r.followedClear ? ['note:     followed a /clear to the new session id'] : []),
-          `bus:      ${r.busRoot}`,
+          `bus:      ${neutralize(r.busRoot)}`,
         ].join('\n'),
       );
     });
