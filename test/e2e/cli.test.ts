@@ -208,6 +208,7 @@ describe('attend send', () => {
   });
 
   it('--channel writes to @name with to #name; --on-behalf-of is carried as a tag', () => {
+    expect(asApi(['join', '#ops']).exitCode).toBe(0);
     const id = sent(asApi(['send', '--channel', '#ops', '--on-behalf-of', 'aaron', 'deploying']));
     expect(line(signals()[`@ops/${id}.signal`]!)).toMatchObject({ to: '#ops', onBehalfOf: 'aaron', body: 'deploying' });
   });
@@ -266,6 +267,7 @@ describe('attend reply', () => {
   });
 
   it('a reply in a channel stays in the channel', () => {
+    expect(asApi(['join', 'ops']).exitCode).toBe(0);
     const m = sent(asApi(['send', '--channel', 'ops', 'deploying']));
     const id = sent(asWeb(['reply', '--re', m, 'ack']));
     expect(line(signals()[`@ops/${id}.signal`]!)).toMatchObject({ re: m, to: api.sessionId });
