@@ -6,6 +6,7 @@ import { AttendError, EXIT } from '../bus/errors.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, messageJson, namesFrom } from './format.js';
 import { VERSION } from './version.js';
+import { registerChat } from './register-chat.js';
 
 export interface CliResult {
   exitCode: number;
@@ -161,7 +162,7 @@ function printSent(io: Io, r: { id: string; to: string; scopes: string[]; notes:
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore];
+const registrars: Registrar[] = [registerCore, registerChat];
 
 export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
   const ctx = createContext(opts);
