@@ -32,7 +32,8 @@ export interface Token {
   end: number;
 }
 
-const TOKEN = /^([@#])([^\s@#]*)/;
+// Names on the bus: channel names and display names (nicknames, ordinals, usernames).
+const TOKEN = /^([@#])([\p{L}\p{N}_.-]*)/u;
 
 /** Split the leading address tokens from the body. */
 export function parseAddress(text: string): { tokens: Token[]; body: string } {
@@ -76,6 +77,7 @@ export type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[
  * Exact (case-insensitive) first, then an exact key (an id), then the closest names within
  * edit distance 2: one at the smallest distance is accepted, several are ambiguous.
  */
+/** Exact, then id, then a name prefix, then edit distance ≤ 2. */
 export function matchName<T>(query: string, items: T[], nameOf: (t: T) => string, keyOf?: (t: T) => string): Match<T> {
   const q = query.toLowerCase();
   const exact = items.filter((t) => nameOf(t).toLowerCase() === q);
@@ -85,6 +87,10 @@ export function matchName<T>(query: string, items: T[], nameOf: (t: T) => string
     const byKey = items.filter((t) => keyOf(t) === query);
     if (byKey.length === 1) return { kind: 'one', item: byKey[0] as T };
   }
+  // A prefix names the base of ordinal names: `@Nick` for Nick-alpha when it is alone.
+  const prefixed = items.filter((t) => nameOf(t).toLowerCase().startsWith(q));
+  if (prefixed.length === 1) return { kind: 'one', item: prefixed[0] as T };
+  if (prefixed.length > 1) return { kind: 'ambiguous', items: prefixed };
   let best = 3;
   let found: T[] = [];
   for (const t of items) {
@@ -113,7 +119,7 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
   for (const t of tokens) {
     if (t.name.length === 0) return { ok: false, reason: `'${t.sigil}' needs a name`, body };
     if (t.sigil === '@') {
-      const m = matchName(t.name, src.peers, (p) => p.name, (p) => p.id);
+      const m = matchName(t.name, src.peers.filter((p) => p.id !== src.me), (p) => p.name, (p) => p.id);
       if (m.kind === 'none') return { ok: false, reason: `nobody live is called @${t.name}; ${liveList(src)}`, body };
       if (m.kind === 'ambiguous') return { ok: false, reason: `@${t.name} is ambiguous: ${m.items.map((p) => p.name).join(', ')}`, body };
       if (!to.some((p) => p.id === m.item.id)) to.push(m.item);
