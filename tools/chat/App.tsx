@@ -2,7 +2,7 @@
 // actions, subscriptions to hooks, and state to rows. The feed is a windowed list rather
 // than <Static>: tabs and scroll-back redraw history, which Static output cannot do.
 
-import { Box, Text, useApp, useInput, useStdin, useStdout } from 'ink';
+import { Box, type Key, Text, useApp, useInput, useStdin, useStdout } from 'ink';
 import { memo, useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import type { Peer } from '../bus/roster.js';
 import type { ChatActions, ChannelInfo } from './actions.js';
@@ -11,7 +11,7 @@ import { accent, type ColorDepth, colorFor } from './colors.js';
 import { COMMANDS, runSlash } from './slash.js';
 import { composeReducer, emptyCompose, hasDraft } from './state/compose.js';
 import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, tabsOf, visibleItems, isDirect } from './state/feed.js';
-import { type Line, type LineContext, visibleWindow } from './state/lines.js';
+import { type Line, type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
 import { type Completion, completeAt, type DefaultDest, describeDest, type PeerRef, resolveRoute, unreachableReason } from './state/routing.js';
 import { neutralize } from '../wire/render.js';
 
@@ -90,7 +90,8 @@ const TabBar = memo(function TabBar({ feed, depth, width }: { feed: FeedState; d
           return (
             <Text key={t}>
               <Text inverse={active} bold={active} {...(active ? {} : accent(depth, 'cyan') ? { color: 'cyan' } : {})}>
-                {` ${t}${n > 0 ? ` (${n})` : ''} `}
+                {/* Brackets mark the active tab where inverse video is not shown (NO_COLOR, dumb terminals). */}
+                {`${active ? '[' : ' '}${t}${n > 0 ? ` (${n})` : ''}${active ? ']' : ' '}`}
               </Text>
               <Text> </Text>
             </Text>
@@ -181,15 +182,17 @@ export function App(props: AppProps) {
     return () => clearInterval(t);
   }, [refreshRoster, props.rosterMs]);
 
-  useEffect(() => {
-    dispatch({ type: 'resize', width });
-  }, [width]);
 
   // Layout: tab bar, feed, destination, compose, roster, status. One row is left free at the
   // bottom: a frame as tall as the terminal makes Ink clear the screen on every render.
   const composeView = useMemo(() => composeRows(compose.text, compose.cursor, width - 2), [compose.text, compose.cursor, width]);
   const composeHeight = Math.min(MAX_COMPOSE_ROWS, composeView.rows.length);
   const feedHeight = Math.max(3, rows - 1 - 1 - 1 - composeHeight - 1 - 1);
+
+  const maxBody = Math.min(MAX_BODY_LINES, Math.max(2, feedHeight - 1));
+  useEffect(() => {
+    dispatch({ type: 'resize', width, maxBody });
+  }, [width, maxBody]);
 
   const nameMap = useMemo(() => new Map(peers.map((p) => [p.id, p.name])), [peers]);
   const items = useMemo(() => visibleItems(feed), [feed.messages, feed.active, feed.notices, feed.clearedAt, feed.me]);
@@ -198,6 +201,7 @@ export function App(props: AppProps) {
       width,
       me,
       tab: feed.active,
+      maxBodyLines: maxBody,
       name: (id) => nameMap.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id),
       colorOf: (id) => colorFor(id, depth),
       parentSender: (id) => {
@@ -205,7 +209,7 @@ export function App(props: AppProps) {
         return p ? (p.fromId === me ? 'you' : (nameMap.get(p.fromId) ?? p.fromId)) : undefined;
       },
     }),
-    [width, me, feed.active, nameMap, depth, feed.byId],
+    [width, me, feed.active, nameMap, depth, feed.byId, maxBody],
   );
   const win = useMemo(() => visibleWindow(items, feedHeight, feed.scroll, lc), [items, feedHeight, feed.scroll, lc]);
 
@@ -256,6 +260,12 @@ export function App(props: AppProps) {
           return m ? { id: m.id, sender: lc.name(m.fromId) } : undefined;
         },
       });
+      if (out.switchTo) {
+        const target = out.switchTo;
+        dispatch({ type: 'channels', names: [...feed.channels, ...(target.startsWith('#') ? [target.slice(1)] : [])] });
+        dispatch({ type: 'switch', tab: target });
+      }
+      // After the switch, so the result shows in the tab the operator lands in.
       for (const l of out.lines) dispatch({ type: 'notice', text: l.text, level: l.level, time: now() });
       if (out.clear) dispatch({ type: 'clear', time: now() });
       if (out.toggleMouse) {
@@ -264,11 +274,6 @@ export function App(props: AppProps) {
         setMouseState(!mouse);
       }
       if (out.channelsChanged) refreshRoster();
-      if (out.switchTo) {
-        const target = out.switchTo;
-        dispatch({ type: 'channels', names: [...feed.channels, ...(target.startsWith('#') ? [target.slice(1)] : [])] });
-        dispatch({ type: 'switch', tab: target });
-      }
       if (out.consumed) {
         cdispatch({ type: 'submitted' });
         if (!out.toggleMouse) setStatus(null);
@@ -307,7 +312,10 @@ export function App(props: AppProps) {
     };
   }, [internal_eventEmitter]);
 
-  useInput((input, key) => {
+  // Ink re-attaches the input handler in an effect, after the frame is drawn; a key that
+  // lands in between would meet the previous render's state. The ref always holds the
+  // handler of the newest render.
+  const onKey = (input: string, key: Key) => {
     const raw = lastRaw.current;
     if (/\[<\d+;\d+;\d+[Mm]/.test(raw)) return; // a mouse report, handled above
     const quitKey = key.escape || (key.ctrl && input === 'c');
@@ -365,7 +373,10 @@ export function App(props: AppProps) {
     }
     if (key.ctrl || key.meta) return;
     if (input.length > 0) cdispatch({ type: 'insert', text: input });
-  });
+  };
+  const onKeyRef = useRef(onKey);
+  onKeyRef.current = onKey;
+  useInput(useCallback((input: string, key: Key) => onKeyRef.current(input, key), []));
 
   const others = peers.filter((p) => p.id !== me);
   const destText = isCommand

@@ -4,7 +4,7 @@
 
 import type { Message } from '../../bus/signals.js';
 import { addressees, type Scope } from '../../wire/envelope.js';
-import { countLines } from './lines.js';
+import { countLines, MAX_BODY_LINES } from './lines.js';
 
 /** A message once, with every directory a fan-out put it in. */
 export interface ChatMessage extends Message {
@@ -38,6 +38,8 @@ export interface FeedState {
   /** Rows scrolled up from the newest; 0 follows new messages. */
   scroll: number;
   width: number;
+  /** Body rows per message at the current terminal height. */
+  maxBody: number;
   clearedAt: Record<TabId, number>;
   notices: Notice[];
   /** Older messages exist on disk than the oldest in memory. */
@@ -52,12 +54,12 @@ export type FeedAction =
   | { type: 'switch'; tab: TabId }
   | { type: 'cycle'; delta: number }
   | { type: 'scroll'; delta: number; max?: number }
-  | { type: 'resize'; width: number }
+  | { type: 'resize'; width: number; maxBody?: number }
   | { type: 'notice'; text: string; level?: 'info' | 'error'; time: number }
   | { type: 'clear'; time: number };
 
 export function initialFeed(me: string, width = 100): FeedState {
-  return { me, messages: [], byId: new Map(), channels: [], active: 'merged', unread: {}, scroll: 0, width, clearedAt: {}, notices: [], hasOlder: false };
+  return { me, messages: [], byId: new Map(), channels: [], active: 'merged', unread: {}, scroll: 0, width, maxBody: MAX_BODY_LINES, clearedAt: {}, notices: [], hasOlder: false };
 }
 
 export function tabsOf(s: Pick<FeedState, 'channels'>): TabId[] {
@@ -138,7 +140,7 @@ export function feedReducer(s: FeedState, a: FeedAction): FeedState {
       let addRows = 0;
       for (const m of fresh) {
         const tabs = tabsFor(m, s.me);
-        if (tabs.includes(s.active)) addRows += countLines({ kind: 'msg', msg: m }, s.width);
+        if (tabs.includes(s.active)) addRows += countLines({ kind: 'msg', msg: m }, s.width, s.maxBody);
         if (m.fromId === s.me) continue;
         for (const t of tabs) if (t !== s.active) unread[t] = (unread[t] ?? 0) + 1;
       }
@@ -167,8 +169,10 @@ export function feedReducer(s: FeedState, a: FeedAction): FeedState {
       if (a.max !== undefined) scroll = Math.min(scroll, a.max);
       return scroll === s.scroll ? s : capMemory({ ...s, scroll });
     }
-    case 'resize':
-      return a.width === s.width ? s : { ...s, width: a.width, scroll: 0 };
+    case 'resize': {
+      const maxBody = a.maxBody ?? s.maxBody;
+      return a.width === s.width && maxBody === s.maxBody ? s : { ...s, width: a.width, maxBody, scroll: 0 };
+    }
     case 'notice': {
       const notice: Notice = { key: `n${s.notices.length}-${a.time}`, time: a.time, text: a.text, level: a.level ?? 'info', tab: s.active };
       return { ...s, notices: [...s.notices, notice].slice(-200), scroll: 0 };

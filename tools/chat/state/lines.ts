@@ -28,9 +28,11 @@ export interface LineContext {
   parentSender(id: string): string | undefined;
   /** The tab being shown: the scope label is left out where it says nothing new. */
   tab: string;
+  /** Body rows per message, so one message always fits on screen with its header. */
+  maxBodyLines?: number;
 }
 
-const wrapCache = new WeakMap<object, { width: number; lines: string[] }>();
+const wrapCache = new WeakMap<object, { width: number; max: number; lines: string[] }>();
 
 function chunk(line: string, width: number, out: string[], limit: number): void {
   if (line.length <= width && !/[\uD800-\uDFFF]/.test(line)) {
@@ -43,36 +45,37 @@ function chunk(line: string, width: number, out: string[], limit: number): void 
 }
 
 /** A body as at most MAX_BODY_LINES rows of at most `width` code points each. */
-export function wrapBody(body: string, width: number): string[] {
+export function wrapBody(body: string, width: number, maxLines = MAX_BODY_LINES): string[] {
   const w = Math.max(8, width);
+  const cap = Math.max(2, maxLines);
   const src = neutralize(body, { multiline: true }).split('\n');
   const out: string[] = [];
-  const limit = MAX_BODY_LINES + 1;
+  const limit = cap + 1;
   for (const line of src) {
     if (out.length >= limit) break;
     chunk(line, w, out, limit);
   }
-  if (out.length > MAX_BODY_LINES) {
+  if (out.length > cap) {
     // Count what is hidden without wrapping all of it: a huge body stays cheap.
     let total = 0;
     for (const line of src) total += Math.max(1, Math.ceil(line.length / w));
-    const hidden = Math.max(1, total - (MAX_BODY_LINES - 1));
-    return [...out.slice(0, MAX_BODY_LINES - 1), `… ${hidden.toLocaleString('en-US')} more lines (attend inbox <id> shows it all)`];
+    const hidden = Math.max(1, total - (cap - 1));
+    return [...out.slice(0, cap - 1), `… ${hidden.toLocaleString('en-US')} more lines (attend inbox <id> shows it all)`];
   }
   return out;
 }
 
-function cachedBody(msg: ChatMessage, width: number): string[] {
+function cachedBody(msg: ChatMessage, width: number, max: number): string[] {
   const hit = wrapCache.get(msg);
-  if (hit && hit.width === width) return hit.lines;
-  const lines = wrapBody(msg.body, width - INDENT.length);
-  wrapCache.set(msg, { width, lines });
+  if (hit && hit.width === width && hit.max === max) return hit.lines;
+  const lines = wrapBody(msg.body, width - INDENT.length, max);
+  wrapCache.set(msg, { width, max, lines });
   return lines;
 }
 
-export function countLines(item: FeedItem, width: number): number {
+export function countLines(item: FeedItem, width: number, max = MAX_BODY_LINES): number {
   if (item.kind === 'notice') return wrapBody(item.notice.text, width - INDENT.length).length;
-  return 1 + cachedBody(item.msg, width).length;
+  return 1 + cachedBody(item.msg, width, max).length;
 }
 
 function hhmm(time: number): string {
@@ -124,7 +127,7 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     header.push({ text: `  ↳ ${parent !== undefined ? `re ${neutralize(parent)}` : `re ${m.re.slice(-8)}`}`, dim: true });
   }
   if (m.onBehalfOf !== undefined) header.push({ text: `  for ${neutralize(m.onBehalfOf)} (claimed)`, dim: true });
-  const body = cachedBody(m, lc.width).map((t): Line => [{ text: INDENT + t }]);
+  const body = cachedBody(m, lc.width, lc.maxBodyLines ?? MAX_BODY_LINES).map((t): Line => [{ text: INDENT + t }]);
   return [truncate(header, lc.width), ...body];
 }
 
