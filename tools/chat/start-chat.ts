@@ -65,6 +65,11 @@ export async function startChat(ctx: Ctx, opts: ChatOptions): Promise<number> {
   const actions = createChatActions({ makeCtx, root, me: me.id, now: ctx.now });
   const depth = detectColorDepth(ctx.env, true);
   let exitCode = 0;
+  // Ink erases its previous frame line by line; after a shrink that frame is taller than
+  // the screen and the erase cannot reach its top. Wipe first (this listener runs before
+  // Ink's, registered below), then Ink draws the new frame on a clean screen.
+  const onResize = () => out.write('\x1b[2J\x1b[H');
+  out.on('resize', onResize);
   const instance = render(createElement(App, { me: me.id, source, actions, depth, now: ctx.now, mouse: opts.mouse, setMouse }), {
     exitOnCtrlC: false,
     patchConsole: false,
@@ -91,6 +96,7 @@ export async function startChat(ctx: Ctx, opts: ChatOptions): Promise<number> {
     process.off('SIGTERM', onTerm);
     process.off('SIGHUP', onHup);
     process.off('exit', restore);
+    out.off('resize', onResize);
   }
   return exitCode;
 }
