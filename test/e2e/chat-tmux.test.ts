@@ -85,7 +85,8 @@ describe('attend chat in tmux', () => {
     tmux('new-session', '-d', '-x', '80', '-y', '24', '-s', 'chat', 'env', ...env, process.execPath, BIN, 'chat');
     tmux('set-option', '-t', 'chat', 'remain-on-exit', 'on');
     await until((s) => s.includes('Enter send'), 'first frame');
-    const pid = Number(execFileSync('pgrep', ['-f', '-n', `${BIN} chat`], { encoding: 'utf8' }).trim().split('\n')[0]);
+    // `env` execs node, so the pane's process is the chat itself.
+    const pid = Number(tmux('display-message', '-p', '-t', 'chat', '#{pane_pid}').trim());
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGTERM');
     await waitFor(() => tmux('display-message', '-p', '-t', 'chat', '#{pane_dead}').trim() === '1', { what: 'exit on SIGTERM', timeoutMs: 10_000 });
