@@ -9,6 +9,7 @@ import { neutralize } from '../wire/render.js';
 import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
 import { VERSION } from './version.js';
 import { registerChannels } from './register-channels.js';
+import { registerChat } from './register-chat.js';
 
 export interface CliResult {
   exitCode: number;
@@ -142,7 +143,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels];
+const registrars: Registrar[] = [registerCore, registerChannels, registerChat];
 
 export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
   const ctx = createContext(opts);

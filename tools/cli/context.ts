@@ -1,7 +1,7 @@
 // ctx carries everything from outside: paths, identity, clock, env, streams. No module state.
 
 import type { Identity, ProcInfo } from '../identity/resolve.js';
-import { resolveIdentity } from '../identity/resolve.js';
+import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
 import { procInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
 import { ensureRoot } from '../bus/root.js';
@@ -43,6 +43,8 @@ export interface CtxOptions {
   stderr?: Output;
   stdin?: NodeJS.ReadableStream;
   now?: () => number;
+  /** 'human' skips resolution: `attend chat` always writes as the human (spec §4). */
+  identity?: 'resolve' | 'human';
 }
 
 export function createContext(opts: CtxOptions = {}): Ctx {
@@ -76,7 +78,8 @@ export function createContext(opts: CtxOptions = {}): Ctx {
     reporter: createReporter((line) => stderr().write(`${line}\n`)),
     procInfo,
     identity() {
-      identity ??= resolveIdentity(systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid }));
+      const readers = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
+      identity ??= opts.identity === 'human' ? humanIdentity(readers, 'attend chat always writes as the human') : resolveIdentity(readers);
       return identity;
     },
     live() {
