@@ -5,8 +5,8 @@
 # hook as "block", and an old attend without `hook` would exit 2 on the unknown command.
 verb="${1:-}"
 root="${CLAUDE_PLUGIN_ROOT:-$(dirname "$0")/..}"
-if [ -f "$root/dist/tools/cli/bin.js" ] && command -v node >/dev/null 2>&1; then
-  set -- node "$root/dist/tools/cli/bin.js"
+if [ -f "$root/dist/tools/cli/attend.cjs" ] && command -v node >/dev/null 2>&1; then
+  set -- node "$root/dist/tools/cli/attend.cjs"
 elif command -v attend >/dev/null 2>&1; then
   set -- attend
 else

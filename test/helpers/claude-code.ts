@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN } from './bus.js';
 
@@ -43,7 +43,8 @@ export function makeClaudeHome(): ClaudeHome {
   const project = join(dir, 'work', 'proj');
   const binDir = join(dir, 'bin');
   for (const d of [claudeDir, project, binDir]) mkdirSync(d, { recursive: true });
-  symlinkSync(BIN, join(binDir, 'attend'));
+  // The executable npm links as `attend`.
+  symlinkSync(join(dirname(BIN), 'attend.cjs'), join(binDir, 'attend'));
   // Skip first-run onboarding; -p does not need it, but it keeps the run quiet.
   writeFileSync(join(home, '.claude.json'), JSON.stringify({ hasCompletedOnboarding: true, projects: {} }));
   return {

@@ -6,11 +6,11 @@ export const EXIT = {
   ok: 0,
   /** Something named does not exist or nobody live is there: no recipient, unknown id. */
   notFound: 1,
-  /** Usage: unknown flag, bad argument, invalid name, empty or oversized message. */
+  /** Usage: unknown flag, bad argument, invalid name or id, empty message. */
   usage: 2,
   /** The bus cannot be used: root owned by another user, unsafe permissions, IO failure. */
   bus: 3,
-  /** Refused by a rule: not allowed for this identity, or needs --force. */
+  /** Refused by a rule: a message over 64 KiB, not allowed for this identity, needs --force. */
   refused: 4,
   /** Something needed is missing from the environment (no TTY, no session). */
   environment: 5,

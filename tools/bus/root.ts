@@ -24,8 +24,9 @@ export function checkRoot(root: string, uid: number | undefined = process.getuid
   } catch (err) {
     throw busError(`cannot read the bus root ${root}: ${(err as Error).message}`);
   }
+  // A symbolic link is refused too: whoever can change the link can move the bus.
   if (st.isSymbolicLink() || !st.isDirectory()) {
-    throw busError(`the bus root ${root} is not a directory`, 'set ATTEND_HOME to a directory you own');
+    throw busError(`the bus root ${root} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}`, 'set ATTEND_HOME to a directory you own');
   }
   if (uid !== undefined && st.uid !== uid) {
     throw busError(

@@ -5,6 +5,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { normalizeOrigin } from '../identity/resolve.js';
 import { printable } from '../wire/names.js';
+import { neutralize } from '../wire/render.js';
 import { notFoundError, usageError } from './errors.js';
 import type { Peer } from './roster.js';
 
@@ -14,7 +15,8 @@ function looksLikePath(t: string): boolean {
 
 export function describeLive(peers: Peer[]): string {
   if (peers.length === 0) return 'nobody is live on this bus';
-  return `live: ${peers.map((p) => (p.kind === 'human' ? `${p.name} (human)` : `${p.name} (${p.id.slice(0, 8)}…, ${p.origin})`)).join(', ')}`;
+  // Names and paths come from session records and heartbeats other processes wrote: data.
+  return `live: ${peers.map((p) => neutralize(p.kind === 'human' ? `${p.name} (human)` : `${p.name} (${p.id.slice(0, 8)}…, ${p.origin})`)).join(', ')}`;
 }
 
 /** Resolve one target to the live peers it names. Throws AttendError when it names none. */

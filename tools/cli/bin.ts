@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { runCli } from './cli.js';
+// Kept for callers that run dist/tools/cli/bin.js directly (tests, older docs). The
+// executable is attend.cjs (see there for why it is CommonJS).
+import { createRequire } from 'node:module';
 
-const { exitCode } = await runCli(process.argv.slice(2));
-process.exitCode = exitCode;
+createRequire(import.meta.url)('./attend.cjs');

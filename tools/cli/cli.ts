@@ -5,8 +5,11 @@ import { Command, CommanderError, Option } from 'commander';
 import { AttendError, EXIT } from '../bus/errors.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, messageJson, namesFrom } from './format.js';
+import { neutralize } from '../wire/render.js';
+import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
 import { VERSION } from './version.js';
 import { registerChannels } from './register-channels.js';
+import { registerChat } from './register-chat.js';
 import { registerIntegration } from './register-integration.js';
 
 export interface CliResult {
@@ -15,13 +18,7 @@ export interface CliResult {
 
 export type Registrar = (program: Command, ctx: Ctx, io: Io) => void;
 
-export interface Io {
-  /** Set the exit code for a command that completes but did not succeed (e.g. a check). */
-  setExitCode(code: number): void;
-  out(text: string): void;
-  err(text: string): void;
-  json(value: unknown): void;
-}
+export type { Io } from './io.js';
 
 function collect(value: string, prev: string[] = []): string[] {
   return [...prev, value];
@@ -29,17 +26,6 @@ function collect(value: string, prev: string[] = []): string[] {
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
-
-async function readStdin(ctx: Ctx): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
-}
-
-async function messageFrom(ctx: Ctx, words: string[]): Promise<string> {
-  if (words.length === 1 && words[0] === '-') return readStdin(ctx);
-  return words.join(' ');
 }
 
 const registerCore: Registrar = (program, ctx, io) => {
@@ -52,16 +38,17 @@ const registerCore: Registrar = (program, ctx, io) => {
       const { runWhoami } = await import('./commands/whoami.js');
       const r = runWhoami(ctx);
       if (opts.json) return io.json(r);
+      // The name, origin and status come from a session record: shown as data.
       io.out(
         [
-          `${r.displayName} (${r.kind})`,
+          `${neutralize(r.displayName)} (${r.kind})`,
           `id:       ${r.id}`,
           `from:     ${r.from}`,
-          `origin:   ${r.origin}`,
+          `origin:   ${neutralize(r.origin)}`,
           `resolved: ${r.resolved ? 'yes' : 'no'} (${r.reason})`,
-          ...(r.status ? [`status:   ${r.status}`] : []),
+          ...(r.status ? [`status:   ${neutralize(r.status)}`] : []),
           ...(r.followedClear ? ['note:     followed a /clear to the new session id'] : []),
-          `bus:      ${r.busRoot}`,
+          `bus:      ${neutralize(r.busRoot)}`,
         ].join('\n'),
       );
     });
@@ -156,26 +143,15 @@ function parseIntArg(value: string, flag: string): number {
   return Number(value);
 }
 
-function printSent(io: Io, r: { id: string; to: string; scopes: string[]; notes: string[]; recipients: { name: string }[] }, json?: boolean): void {
-  for (const note of r.notes) io.err(`attend: ${note}`);
-  if (json) return io.json(r);
-  io.out(r.id);
-}
-
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerIntegration];
+const registrars: Registrar[] = [registerCore, registerChannels, registerChat, registerIntegration];
 
 export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
   const ctx = createContext(opts);
   let exitCode: number = EXIT.ok;
-  const io: Io = {
-    setExitCode: (c) => {
-      exitCode = c;
-    },
-    out: (t) => ctx.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
-    err: (t) => ctx.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
-    json: (v) => ctx.stdout.write(`${JSON.stringify(v, null, 2)}\n`),
-  };
+  const io: Io = createIo(ctx, (c) => {
+    exitCode = c;
+  });
   const program = new Command('attend');
   program
     .description('a filesystem message bus for Claude Code sessions, other agents and their humans')
@@ -185,10 +161,16 @@ export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<Cli
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
+      // commander's "error: ...\n(Did you mean ...?)" becomes one `attend:` line.
+      outputError: (s, write) => write(`attend: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')}\n`),
     })
     .addHelpText('after', `\nExit codes: 0 ok, 1 not found / nobody live, 2 usage, 3 bus unusable, 4 refused, 5 environment.\nDocs: docs/reference.md\n`);
   for (const register of registrars) register(program, ctx, io);
-  for (const cmd of program.commands) cmd.exitOverride().showSuggestionAfterError(true);
+  for (const cmd of program.commands) {
+    cmd.exitOverride().showSuggestionAfterError(true);
+    // Subcommands do not inherit the parent's output settings once registered.
+    cmd.configureOutput(program.configureOutput());
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return { exitCode };
@@ -203,12 +185,5 @@ function handleError(err: unknown, io: Io): number {
     // commander already printed its one-line error.
     return EXIT.usage;
   }
-  if (err instanceof AttendError) {
-    io.err(`attend: ${err.message}`);
-    if (err.hint) io.err(`hint: ${err.hint}`);
-    return err.exitCode;
-  }
-  const e = err as NodeJS.ErrnoException;
-  io.err(`attend: ${e?.message ?? String(err)}`);
-  return EXIT.bus;
+  return reportError(err, io);
 }

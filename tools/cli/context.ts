@@ -1,8 +1,8 @@
 // ctx carries everything from outside: paths, identity, clock, env, streams. No module state.
 
 import type { Identity, ProcInfo } from '../identity/resolve.js';
-import { resolveIdentity } from '../identity/resolve.js';
-import { procInfoFromProc, systemReaders } from '../identity/system.js';
+import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
+import { procInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
 import { ensureRoot } from '../bus/root.js';
 import { type Reporter, createReporter } from '../bus/signals.js';
@@ -43,6 +43,8 @@ export interface CtxOptions {
   stderr?: Output;
   stdin?: NodeJS.ReadableStream;
   now?: () => number;
+  /** 'human' skips resolution: `attend chat` always writes as the human (spec §4). */
+  identity?: 'resolve' | 'human';
 }
 
 export function createContext(opts: CtxOptions = {}): Ctx {
@@ -51,7 +53,9 @@ export function createContext(opts: CtxOptions = {}): Ctx {
   const cwd = opts.cwd ?? process.cwd();
   const pid = opts.pid ?? process.pid;
   const now = opts.now ?? Date.now;
-  const stderr = opts.stderr ?? process.stderr;
+  // The standard streams are created on first touch, which costs ~3 ms each (it loads
+  // node's stream machinery); `attend send` never touches stdin, so they stay lazy.
+  const stderr = (): Output => opts.stderr ?? process.stderr;
   let identity: Identity | undefined;
   let live: Peer[] | undefined;
   let rootChecked = false;
@@ -62,17 +66,24 @@ export function createContext(opts: CtxOptions = {}): Ctx {
     pid,
     now,
     newId: createIdFactory({ now, pid, random: Math.random }),
-    stdout: opts.stdout ?? process.stdout,
-    stderr,
-    stdin: opts.stdin ?? process.stdin,
-    reporter: createReporter((line) => stderr.write(`${line}\n`)),
-    procInfo: procInfoFromProc,
+    get stdout() {
+      return opts.stdout ?? process.stdout;
+    },
+    get stderr() {
+      return stderr();
+    },
+    get stdin() {
+      return opts.stdin ?? process.stdin;
+    },
+    reporter: createReporter((line) => stderr().write(`${line}\n`)),
+    procInfo,
     identity() {
-      identity ??= resolveIdentity(systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid }));
+      const readers = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
+      identity ??= opts.identity === 'human' ? humanIdentity(readers, 'attend chat always writes as the human') : resolveIdentity(readers);
       return identity;
     },
     live() {
-      live ??= listLive({ root: paths.root, sessionsDir: paths.sessionsDir, now: now(), procInfo: procInfoFromProc });
+      live ??= listLive({ root: paths.root, sessionsDir: paths.sessionsDir, now: now(), procInfo });
       return live;
     },
     root() {

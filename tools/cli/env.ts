@@ -2,7 +2,7 @@
 // reads environment variables"). Everything else receives these values through ctx.
 
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 
 export interface Paths {
@@ -17,7 +17,7 @@ export interface Paths {
 
 export function resolvePaths(env: Readonly<Record<string, string | undefined>>): Paths {
   const home = env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
-  const root = env.ATTEND_HOME && env.ATTEND_HOME.length > 0 ? resolve(env.ATTEND_HOME) : envPaths('attend', { suffix: '' }).cache;
+  const root = env.ATTEND_HOME && env.ATTEND_HOME.length > 0 ? resolve(env.ATTEND_HOME) : cacheRoot(env, home);
   const claudeDir = env.CLAUDE_CONFIG_DIR && env.CLAUDE_CONFIG_DIR.length > 0 ? resolve(env.CLAUDE_CONFIG_DIR) : join(home, '.claude');
   return {
     root,
@@ -26,4 +26,15 @@ export function resolvePaths(env: Readonly<Record<string, string | undefined>>):
     projectsDir: join(claudeDir, 'projects'),
     home,
   };
+}
+
+/**
+ * The user cache dir, env-paths' rule. On Linux the rule is applied to the env we were
+ * given (env-paths reads process.env once at import), so an injected env decides the root
+ * the same way a child process's own env would.
+ */
+function cacheRoot(env: Readonly<Record<string, string | undefined>>, home: string): string {
+  if (process.platform !== 'linux') return envPaths('attend', { suffix: '' }).cache;
+  const xdg = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.length > 0 && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(home, '.cache');
+  return join(xdg, 'attend');
 }

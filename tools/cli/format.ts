@@ -65,7 +65,9 @@ function when(m: Message, now: number): string {
 }
 
 export function formatTable(msgs: Message[], names: Names, now: number, columns: number): string {
-  const widths = { when: 10, scope: 12, from: 14, to: 14, id: 20, re: 8 };
+  // The Id column is as wide as the longest id: a cut id cannot be passed to `inbox <id>`.
+  const idWidth = Math.min(40, Math.max(2, ...msgs.map((m) => m.id.length)));
+  const widths = { when: 10, scope: 12, from: 14, to: 14, id: idWidth, re: 8 };
   const rest = Math.max(20, columns - Object.values(widths).reduce((a, b) => a + b, 0) - 7);
   const header = [pad('When', widths.when), pad('Scope', widths.scope), pad('From', widths.from), pad('To', widths.to), pad('Id', widths.id), pad('Re', widths.re), 'Message'].join(' ');
   const rows = msgs.map((m) =>
@@ -77,7 +79,9 @@ export function formatTable(msgs: Message[], names: Names, now: number, columns:
       pad(m.id, widths.id),
       pad(m.re ? m.re.slice(-7) : '', widths.re),
       pad(neutralize(m.body), rest),
-    ].join(' '),
+    ]
+      .join(' ')
+      .trimEnd(),
   );
   return [header, ...rows].join('\n');
 }

@@ -97,7 +97,8 @@ function humanUser(r: IdentityReaders): string {
 export function humanIdentity(r: IdentityReaders, reason: string): Identity {
   const user = humanUser(r);
   const terminal = r.terminal();
-  const from = `external:${user}@${terminal ?? 'notty'}`;
+  // `external:<user>[@<terminal>]` (spec §3): without a terminal there is nothing to add.
+  const from = terminal ? `external:${user}@${terminal}` : `external:${user}`;
   const id: Identity = {
     resolved: false,
     reason,
@@ -123,18 +124,18 @@ export function resolveIdentity(r: IdentityReaders): Identity {
       rec ? `the record for CLAUDE_PID ${claudePid} belongs to another process (pid recycled)` : `no live session record for CLAUDE_PID ${claudePid}`,
     );
   }
-  let pid = r.selfPid;
-  for (let hop = 0; hop < MAX_HOPS; hop++) {
-    const info = r.procInfo(pid);
+  // Climb at most MAX_HOPS parents. pid 1 is checked too: in a container Claude Code can
+  // be the init process.
+  let info = r.procInfo(r.selfPid);
+  for (let hop = 1; hop <= MAX_HOPS && info && info.ppid > 0; hop++) {
+    const pid = info.ppid;
+    info = r.procInfo(pid);
     if (!info) break;
-    if (hop > 0) {
-      const rec = r.readSessionRecord(pid);
-      if (recordMatches(rec, pid, info)) {
-        return agentIdentity(r, rec, 'ancestry', `ancestor pid ${pid} has a live session record`);
-      }
+    const rec = r.readSessionRecord(pid);
+    if (recordMatches(rec, pid, info)) {
+      return agentIdentity(r, rec, 'ancestry', `ancestor pid ${pid} (${hop} up) has a live session record`);
     }
-    if (info.ppid <= 1) break;
-    pid = info.ppid;
+    if (pid === 1) break;
   }
   notes.push('no Claude Code session in the process ancestry');
   return humanIdentity(r, notes.join('; '));

@@ -1,6 +1,6 @@
 // The real readers behind the identity resolver: /proc, session records, the terminal.
 
-import { readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { IdentityReaders, ProcInfo, SessionRecord } from './resolve.js';
@@ -22,6 +22,33 @@ export function procInfoFromProc(pid: number): ProcInfo | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Where there is no /proc (macOS, the BSDs): the parent pid from `ps`. The start time is
+ * left unknown (''), since `ps` does not print it in the form Claude Code records, so the
+ * pid alone has to match there.
+ */
+export function procInfoFromPs(pid: number): ProcInfo | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    // Loaded on demand: child_process pulls in node's stream and net modules, which the
+    // /proc path (and the `attend send` start-up budget) does without.
+    const { execFileSync } = process.getBuiltinModule('node:child_process') as typeof import('node:child_process');
+    const out = execFileSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 2000 });
+    const ppid = Number(out.trim());
+    return Number.isInteger(ppid) ? { ppid, start: '' } : null;
+  } catch {
+    return null;
+  }
+}
+
+let hasProc: boolean | undefined;
+
+/** The process reader for this system: /proc where it exists, else `ps`. */
+export function procInfo(pid: number): ProcInfo | null {
+  hasProc ??= existsSync('/proc/self/stat');
+  return hasProc ? procInfoFromProc(pid) : procInfoFromPs(pid);
 }
 
 /** Parse a session record loosely: unknown fields are kept out, wrong types make it null. */
@@ -81,7 +108,7 @@ export function systemReaders(opts: {
     selfPid: opts.pid,
     cwd: opts.cwd,
     readSessionRecord: (pid) => readSessionRecordFile(opts.sessionsDir, pid),
-    procInfo: procInfoFromProc,
+    procInfo,
     terminal: detectTerminal,
     username: () => {
       try {

@@ -3,9 +3,9 @@
 // resolves exactly as it does under Claude Code) and a human exchange messages through the
 // real `attend` binary, and the demo prints what each of them sees.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,8 @@ import type { Ctx } from '../context.js';
 import type { Io } from '../cli.js';
 import { writePresence } from '../../bus/presence.js';
 
-const BIN = fileURLToPath(new URL('../bin.js', import.meta.url));
+// The executable as npm links it, so the demo shows exactly what a user runs.
+const BIN = fileURLToPath(new URL('../attend.cjs', import.meta.url));
 
 interface Actor {
   label: string;
@@ -21,17 +22,65 @@ interface Actor {
   env: Record<string, string>;
 }
 
-function procStart(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+function procStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined; // no /proc: the record is matched by pid alone
+  }
+}
+
+// A stand-in for a claude process: it lives until the demo ends it, and also ends itself
+// when the demo dies (its stdin pipe closes), so a killed demo leaves nothing running.
+// The demo's directory rides in argv so a test can see no stand-in outlived it.
+const SLEEPER = "process.stdin.on('close', () => process.exit(0)); process.stdin.resume(); setInterval(() => {}, 1 << 30);";
+
+/** What is running right now, so an interrupt can stop it before removing the bus. */
+interface Running {
+  sleepers: ChildProcess[];
+  step: ChildProcess | null;
 }
 
 export async function runDemo(ctx: Ctx, io: Io, opts: { keep: boolean }): Promise<void> {
   const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'attend-demo-')));
+  const running: Running = { sleepers: [], step: null };
+  let cleaned = false;
+  const cleanup = () => {
+    if (cleaned) return;
+    cleaned = true;
+    for (const p of running.sleepers) p.kill('SIGKILL');
+    if (!opts.keep) rmSync(tmp, { recursive: true, force: true });
+  };
+  // Ctrl-C mid-demo still removes the temporary bus: stop the step in flight first, so it
+  // cannot write into the directory after it is gone.
+  const onSignal = (sig: NodeJS.Signals) => {
+    const step = running.step;
+    const finish = () => {
+      cleanup();
+      process.exit(sig === 'SIGINT' ? 130 : 143);
+    };
+    if (step && step.exitCode === null && step.signalCode === null) {
+      step.once('close', finish);
+      step.kill('SIGKILL');
+    } else finish();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await walkthrough(ctx, io, tmp, running);
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    cleanup();
+    if (opts.keep) io.out(`\nkept: ${tmp}`);
+  }
+}
+
+async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Promise<void> {
   const busRoot = join(tmp, 'bus');
   const claudeDir = join(tmp, 'claude');
   mkdirSync(join(claudeDir, 'sessions'), { recursive: true });
-  const sleepers: ReturnType<typeof spawn>[] = [];
   const baseEnv: Record<string, string> = {
     PATH: ctx.env.PATH ?? '/usr/bin:/bin',
     HOME: tmp,
@@ -40,62 +89,93 @@ export async function runDemo(ctx: Ctx, io: Io, opts: { keep: boolean }): Promis
     USER: 'aaron',
     NO_COLOR: '1',
   };
-  try {
-    const session = (name: string, project: string): Actor => {
-      const cwd = join(tmp, 'work', project);
-      mkdirSync(cwd, { recursive: true });
-      // A stand-in for the claude process: a live pid with a real start time.
-      const proc = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
-      sleepers.push(proc);
-      const pid = proc.pid as number;
-      const sessionId = randomUUID();
-      const record = { pid, sessionId, cwd, procStart: procStart(pid), startedAt: Date.now(), name, status: 'idle', kind: 'interactive' };
-      writeFileSync(join(claudeDir, 'sessions', `${pid}.json`), JSON.stringify(record));
-      return { label: `${name} (Claude Code session)`, cwd, env: { ...baseEnv, CLAUDECODE: '1', CLAUDE_PID: String(pid), CLAUDE_CODE_SESSION_ID: sessionId } };
-    };
-    const api = session('api', 'api');
-    const web = session('web', 'web');
-    const humanCwd = join(tmp, 'work');
-    const human: Actor = { label: 'aaron (human, terminal)', cwd: humanCwd, env: baseEnv };
-    // The human is live the way `attend chat` makes them live: a fresh heartbeat.
-    writePresence(busRoot, { id: 'aaron', kind: 'human', origin: humanCwd, heartbeat: Date.now(), role: 'chat' });
+  const session = (name: string, project: string): Actor => {
+    const cwd = join(tmp, 'work', project);
+    mkdirSync(cwd, { recursive: true });
+    const proc = spawn(process.execPath, ['-e', SLEEPER, tmp], { stdio: ['pipe', 'ignore', 'ignore'] });
+    running.sleepers.push(proc);
+    const pid = proc.pid;
+    if (pid === undefined) throw new Error('could not start a stand-in session process');
+    const sessionId = randomUUID();
+    const record = { pid, sessionId, cwd, procStart: procStart(pid), startedAt: Date.now(), name, status: 'idle', kind: 'interactive' };
+    writeFileSync(join(claudeDir, 'sessions', `${pid}.json`), JSON.stringify(record));
+    return { label: `${name} (Claude Code session)`, cwd, env: { ...baseEnv, CLAUDECODE: '1', CLAUDE_PID: String(pid), CLAUDE_CODE_SESSION_ID: sessionId } };
+  };
+  const api = session('api', 'api');
+  const web = session('web', 'web');
+  const humanCwd = join(tmp, 'work');
+  const human: Actor = { label: 'aaron (human, terminal)', cwd: humanCwd, env: baseEnv };
+  // The human is live the way `attend chat` makes them live: a fresh heartbeat.
+  writePresence(busRoot, { id: 'aaron', kind: 'human', origin: humanCwd, heartbeat: Date.now(), role: 'chat' });
 
-    const run = (who: Actor, args: string[], note?: string): string => {
-      io.out(`\n\u25B8 ${who.label} $ attend ${args.map(quote).join(' ')}${note ? `    # ${note}` : ''}`);
-      const r = spawnSync(process.execPath, [BIN, ...args], { cwd: who.cwd, env: who.env, encoding: 'utf8' });
-      const out = `${r.stdout}${r.stderr}`.trimEnd();
-      if (out) io.out(out.replace(/^/gm, '  '));
-      if (r.status !== 0) io.out(`  (exit ${r.status})`);
-      return r.stdout.trim();
-    };
-
-    io.out(`attend demo: a temporary bus at ${busRoot}`);
-    io.out('Two Claude Code sessions (api, web) and a human (aaron) talk over the bus.');
-    run(api, ['whoami']);
-    run(api, ['send', 'starting the schema migration; hold writes to users for 10 minutes'], 'to #open, everyone');
-    run(human, ['send', '--to', 'web', 'please review the migration api is running'], 'directed: lands in web\'s tray');
-    run(web, ['inbox'], 'web sees the broadcast and the directed message');
-    run(web, ['reply', 'looking now; the users index needs a CONCURRENTLY'], 'threads to the newest message, back to aaron');
-    run(api, ['send', '--to', 'web', '--to', 'aaron', 'migration done, writes are open again']);
-    run(human, ['inbox']);
-    const firstId = run(api, ['inbox', '--json']);
-    let threadId: string | undefined;
-    try {
-      const page = JSON.parse(firstId) as { messages: { id: string; re: string | null }[] };
-      threadId = page.messages.find((m) => m.re)?.id;
-    } catch {
-      // shown above
+  // Steps run asynchronously so an interrupt is handled between and during them.
+  const attend = (who: Actor, args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: who.cwd, env: who.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      running.step = child;
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', (error) => resolve({ status: null, stdout, stderr, error }));
+      child.on('close', (status) => {
+        running.step = null;
+        resolve({ status, stdout, stderr });
+      });
+    });
+  const run = async (who: Actor, args: string[], note?: string): Promise<string> => {
+    io.out(`\n\u25B8 ${who.label} $ attend ${args.map(quote).join(' ')}${note ? `    # ${note}` : ''}`);
+    const r = await attend(who, args);
+    if (r.error) {
+      io.out(`  (could not run: ${r.error.message})`);
+      return '';
     }
-    if (threadId) run(human, ['inbox', '--thread', threadId], 'the whole thread');
-    run(human, ['send', '--to', 'nobody-here', 'hello?'], 'refused: nobody live by that name, nothing written');
-    io.out('\nEvery message is one file under the bus root:');
-    const ls = spawnSync('find', [join(busRoot, 'signals'), '-name', '*.signal'], { encoding: 'utf8' });
-    io.out(ls.stdout.trim().split('\n').map((l) => `  ${l.slice(busRoot.length + 1)}`).join('\n'));
-  } finally {
-    for (const p of sleepers) p.kill('SIGKILL');
-    if (opts.keep) io.out(`\nkept: ${tmp}`);
-    else rmSync(tmp, { recursive: true, force: true });
+    const out = `${r.stdout}${r.stderr}`.trimEnd();
+    if (out) io.out(out.replace(/^/gm, '  '));
+    if (r.status !== 0) io.out(`  (exit ${r.status})`);
+    return r.stdout.trim();
+  };
+
+  io.out(`attend demo: a temporary bus at ${busRoot}`);
+  io.out('Two Claude Code sessions (api, web) and a human (aaron) talk over the bus.');
+  await run(api, ['whoami']);
+  await run(api, ['send', 'starting the schema migration; hold writes to users for 10 minutes'], 'to #open, everyone');
+  await run(human, ['send', '--to', 'web', 'please review the migration api is running'], "directed: lands in web's tray");
+  await run(web, ['inbox'], 'web sees the broadcast and the directed message');
+  await run(web, ['reply', 'looking now; the users index needs a CONCURRENTLY'], 'threads to the newest message, back to aaron');
+  await run(api, ['send', '--to', 'web', '--to', 'aaron', 'migration done, writes are open again'], 'one message, two trays, both names in to');
+  await run(human, ['inbox'], "aaron's inbox: the reply, the fan-out, the broadcast");
+  // The thread: aaron's message and web's reply to it, found the way a script would (--json).
+  let replyId: string | undefined;
+  try {
+    const page = JSON.parse((await attend(human, ['inbox', '--json'])).stdout) as { messages: { id: string; re: string | null }[] };
+    replyId = page.messages.find((m) => m.re)?.id;
+  } catch {
+    // shown above
   }
+  if (replyId) await run(human, ['inbox', '--thread', replyId], 'the whole thread, oldest first');
+  else io.out('\n  (no reply found to show a thread)');
+  await run(human, ['send', '--to', 'nobody-here', 'hello?'], 'refused: nobody live by that name, nothing written');
+  io.out('\nEvery message is one file under the bus root:');
+  io.out(listSignals(join(busRoot, 'signals')).map((l) => `  signals/${l}`).join('\n'));
+}
+
+function listSignals(dir: string): string[] {
+  const out: string[] = [];
+  let scopes: string[];
+  try {
+    scopes = readdirSync(dir).sort();
+  } catch {
+    return out;
+  }
+  for (const scope of scopes) {
+    try {
+      for (const f of readdirSync(join(dir, scope)).sort()) if (f.endsWith('.signal')) out.push(`${scope}/${f}`);
+    } catch {
+      // not a directory
+    }
+  }
+  return out;
 }
 
 function quote(a: string): string {

@@ -2,7 +2,7 @@
 // routing flags, then fan out one file per destination directory (spec §3 "to").
 
 import type { Ctx } from '../context.js';
-import { usageError, notFoundError } from '../../bus/errors.js';
+import { notFoundError, refusedError, usageError } from '../../bus/errors.js';
 import { receiveScopes } from '../../bus/receive.js';
 import { requireChannel } from '../../bus/channels.js';
 import type { Peer } from '../../bus/roster.js';
@@ -36,7 +36,7 @@ export function checkBody(message: string): void {
   if (message.trim().length === 0) throw usageError('the message is empty', 'attend send "text"');
   const bytes = Buffer.byteLength(message, 'utf8');
   if (bytes > MAX_BODY_BYTES) {
-    throw usageError(`the message is ${bytes} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, 'send a path to a file instead');
+    throw refusedError(`the message is ${bytes} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, 'send a path to a file instead');
   }
 }
 

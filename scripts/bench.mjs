@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Benchmark runner: runs every module in scripts/bench/*.mjs (or the ones named on the
+// command line), each in its own process so one module's warm caches cannot flatter
+// another, and writes docs/benchmarks.md with the machine, the date and each section.
+//
+//   node scripts/bench.mjs            every module
+//   node scripts/bench.mjs send       only scripts/bench/send.mjs
+//   node scripts/bench.mjs --quick    fewer rounds (a smoke run)
+//
+// A module exports `default async function ({ bin, tmp, quick }) => ({ title, markdown })`.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { basename, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const benchDir = join(repo, 'scripts', 'bench');
+// The executable as npm links it.
+const bin = join(repo, JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).bin.attend);
+
+async function child(file, quick) {
+  const tmp = mkdtempSync(join(tmpdir(), 'attend-bench-'));
+  try {
+    const mod = await import(pathToFileURL(file).href);
+    const section = await mod.default({ bin, tmp, quick });
+    process.stdout.write(JSON.stringify(section));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args[0] === '--child') return child(args[1], args[2] === 'quick');
+  const quick = args.includes('--quick');
+  const names = args.filter((a) => !a.startsWith('--'));
+  if (!existsSync(bin)) {
+    console.error('bench: build first (npm run build)');
+    process.exit(2);
+  }
+  const all = readdirSync(benchDir).filter((f) => f.endsWith('.mjs')).sort();
+  const chosen = names.length > 0 ? names.map((n) => (n.endsWith('.mjs') ? n : `${n}.mjs`)) : all;
+  const sections = [];
+  for (const file of chosen) {
+    if (!all.includes(file)) {
+      console.error(`bench: no module scripts/bench/${file}`);
+      process.exit(2);
+    }
+    console.error(`bench: ${file} ...`);
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', join(benchDir, file), quick ? 'quick' : 'full'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    if (r.status !== 0) {
+      console.error(`bench: ${file} failed (exit ${r.status})`);
+      process.exit(1);
+    }
+    const section = JSON.parse(r.stdout);
+    sections.push({ file, ...section });
+    console.error(`bench: ${file} done`);
+  }
+  const cpu = cpus();
+  const machine = `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${process.arch}, Node ${process.version}`;
+  const md = [
+    '# Benchmarks',
+    '',
+    `Written by \`npm run bench\` (scripts/bench.mjs${quick ? ' --quick' : ''}). Figures are wall times of real processes on one machine; compare them within a run, not across machines.`,
+    '',
+    `- Machine: ${machine}`,
+    `- Date: ${new Date().toISOString()}`,
+    `- Modules: ${sections.map((s) => basename(s.file, '.mjs')).join(', ')}`,
+    '',
+    ...sections.flatMap((s) => [`## ${s.title}`, '', s.markdown.trim(), '']),
+  ].join('\n');
+  mkdirSync(join(repo, 'docs'), { recursive: true });
+  writeFileSync(join(repo, 'docs', 'benchmarks.md'), md);
+  process.stdout.write(md);
+}
+
+await main();

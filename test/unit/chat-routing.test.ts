@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { completeAt, editDistance, matchName, parseAddress, type PeerRef, resolveRoute, type RouteSources, unreachableReason } from '../../tools/chat/state/routing.js';
+
+const peers: PeerRef[] = [
+  { id: 'sid-1', name: 'Nick-alpha', kind: 'agent' },
+  { id: 'sid-2', name: 'Nick-beta', kind: 'agent' },
+  { id: 'sid-3', name: 'Hana', kind: 'agent' },
+  { id: 'aaron', name: 'aaron', kind: 'human' },
+  { id: 'me', name: 'me', kind: 'human' },
+];
+const src: RouteSources = { peers, channels: ['ops', 'release'], me: 'me' };
+const open = { kind: 'open' } as const;
+
+describe('parseAddress', () => {
+  it('splits leading tokens from the body', () => {
+    const r = parseAddress('@Hana #ops  hello @you #not');
+    expect(r.tokens.map((t) => `${t.sigil}${t.name}`)).toEqual(['@Hana', '#ops']);
+    expect(r.body).toBe('hello @you #not');
+  });
+  it('treats a sigil glued to punctuation as prose', () => {
+    expect(parseAddress('@Hana: hi').tokens).toEqual([]);
+  });
+});
+
+describe('editDistance and matchName', () => {
+  it.each([
+    ['hana', 'hana', 0],
+    ['hnaa', 'hana', 2],
+    ['han', 'hana', 1],
+    ['xxxxx', 'hana', 3],
+  ])('%s ~ %s = %i', (a, b, d) => expect(Math.min(editDistance(a, b), 3)).toBe(d));
+
+  it('accepts a unique close name and refuses an ambiguous one', () => {
+    expect(matchName('hanna', peers, (p) => p.name)).toMatchObject({ kind: 'one', item: { id: 'sid-3' } });
+    const amb = matchName('Hanb', [...peers, { id: 'x', name: 'Hanc', kind: 'agent' }], (p) => p.name);
+    expect(amb).toMatchObject({ kind: 'ambiguous', items: [{ name: 'Hana' }, { name: 'Hanc' }] });
+    expect(matchName('zzzzzz', peers, (p) => p.name).kind).toBe('none');
+    expect(matchName('hA', peers, (p) => p.name)).toMatchObject({ kind: 'one', item: { id: 'sid-3' } });
+  });
+});
+
+describe('resolveRoute', () => {
+  it('goes to the tab default with no address', () => {
+    expect(resolveRoute('hello', src, open)).toEqual({ ok: true, dest: { kind: 'open' }, body: 'hello' });
+    expect(resolveRoute('hello', src, { kind: 'channel', channel: 'ops' })).toMatchObject({ ok: true, dest: { kind: 'channel', channel: 'ops' } });
+  });
+  it('addresses people case-insensitively and by fuzzy match', () => {
+    const r = resolveRoute('@hana @NICK-ALPHA take this', src, open);
+    expect(r).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'sid-3' }, { id: 'sid-1' }] }, body: 'take this' });
+    expect(resolveRoute('@Hnaa hi', src, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'sid-3' }] } });
+  });
+  it('refuses ambiguity and lists the candidates', () => {
+    const r = resolveRoute('@Nick hi', src, open);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toBe('@Nick is ambiguous: Nick-alpha, Nick-beta');
+  });
+  it('never addresses the operator themselves', () => {
+    expect(resolveRoute('@me hi', src, open).ok).toBe(false);
+  });
+  it('refuses an unknown name and lists who is live', () => {
+    const r = resolveRoute('@Zedekiah hi', src, open);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toContain('live: Nick-alpha');
+  });
+  it('routes channels, channel+person, and refuses two channels', () => {
+    expect(resolveRoute('#opz deploying', src, open)).toMatchObject({ ok: true, dest: { kind: 'channel', channel: 'ops', to: [] } });
+    expect(resolveRoute('#ops @Hana look', src, open)).toMatchObject({ ok: true, dest: { kind: 'channel', channel: 'ops', to: [{ id: 'sid-3' }] } });
+    expect(resolveRoute('#ops #release x', src, open).ok).toBe(false);
+    expect(resolveRoute('#open hi', src, { kind: 'channel', channel: 'ops' })).toMatchObject({ ok: true, dest: { kind: 'open' } });
+  });
+  it('refuses the direct tab with nobody to default to', () => {
+    expect(resolveRoute('hi', src, { kind: 'none', reason: 'pick someone' })).toEqual({ ok: false, reason: 'pick someone', body: 'hi' });
+  });
+});
+
+describe('unreachableReason', () => {
+  const reach = { live: peers, members: (c: string) => (c === 'ops' ? ['sid-3'] : ['me']) };
+  it('knows who can read what', () => {
+    expect(unreachableReason({ kind: 'open' }, reach, 'me')).toBeNull();
+    expect(unreachableReason({ kind: 'open' }, { live: [peers[4] as PeerRef], members: () => [] }, 'me')).toContain('nobody else is live');
+    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [] }, reach, 'me')).toBeNull();
+    expect(unreachableReason({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toContain('nobody live is in #release');
+    expect(unreachableReason({ kind: 'direct', to: [{ id: 'gone', name: 'Gone', kind: 'agent' }] }, reach, 'me')).toContain('Gone is not live');
+  });
+});
+
+describe('completeAt', () => {
+  const cs = { ...src, commands: ['join', 'leave', 'help'] };
+  it('completes a unique prefix', () => {
+    const r = completeAt('@ha', 3, cs, null);
+    expect(r?.text).toBe('@Hana ');
+  });
+  it('cycles through candidates on repeated Tab', () => {
+    const a = completeAt('@nick', 5, cs, null);
+    expect(a?.text).toBe('@Nick-alpha ');
+    const b = completeAt(a!.text, a!.cursor, cs, a!.completion);
+    expect(b?.text).toBe('@Nick-beta ');
+    const c = completeAt(b!.text, b!.cursor, cs, b!.completion);
+    expect(c?.text).toBe('@Nick-alpha ');
+  });
+  it('completes channels and commands, commands only at the start', () => {
+    expect(completeAt('#re', 3, cs, null)?.text).toBe('#release ');
+    expect(completeAt('/jo', 3, cs, null)?.text).toBe('/join ');
+    expect(completeAt('x /jo', 5, cs, null)).toBeNull();
+  });
+  it('never offers myself', () => {
+    expect(completeAt('@me', 3, cs, null)?.text).not.toBe('@me ');
+  });
+});

@@ -1,0 +1,102 @@
+// The lifecycle of one `attend chat` (issue #5 §5): human identity, heartbeat, the
+// alternate screen, Ink, and a terminal restored on every way out (quit, SIGTERM, SIGHUP,
+// a crash). Loaded lazily by tools/cli/commands/chat.ts so Ink and React never load for
+// `attend send`.
+
+import { createElement } from 'react';
+import { render } from 'ink';
+import { removePresence, writePresence } from '../bus/presence.js';
+import { type Ctx, createContext } from '../cli/context.js';
+import { createChatActions } from './actions.js';
+import { App } from './App.js';
+import { createBusSource } from './bus-source.js';
+import { detectColorDepth } from './colors.js';
+
+export const HEARTBEAT_MS = 30_000;
+
+const ALT_SCREEN_ON = '\x1b[?1049h\x1b[H';
+const ALT_SCREEN_OFF = '\x1b[?1049l';
+const SHOW_CURSOR = '\x1b[?25h';
+// Button events and SGR coordinates: wheel reports without the legacy byte encoding.
+const MOUSE_ON = '\x1b[?1000h\x1b[?1006h';
+const MOUSE_OFF = '\x1b[?1000l\x1b[?1006l';
+
+export interface ChatOptions {
+  mouse: boolean;
+}
+
+export async function startChat(ctx: Ctx, opts: ChatOptions): Promise<number> {
+  // Diagnostics written to stderr would tear the screen: they reach the status line instead.
+  const quiet = { write: () => true };
+  const makeCtx = () =>
+    createContext({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, stdout: quiet, stderr: quiet, stdin: ctx.stdin, now: ctx.now, identity: 'human' });
+  const base = makeCtx();
+  const me = base.identity();
+  const root = base.root();
+  const out = process.stdout;
+
+  const beat = () => {
+    try {
+      writePresence(root, { id: me.id, kind: 'human', origin: me.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'chat' });
+    } catch {
+      // a vanished bus: the status line says so; the next beat tries again
+    }
+  };
+  beat();
+  const heartbeat = setInterval(beat, HEARTBEAT_MS);
+
+  let mouseOn = false;
+  const setMouse = (on: boolean) => {
+    mouseOn = on;
+    out.write(on ? MOUSE_ON : MOUSE_OFF);
+  };
+  let restored = false;
+  const restore = () => {
+    if (restored) return;
+    restored = true;
+    clearInterval(heartbeat);
+    removePresence(root, me.id, 'chat');
+    out.write(`${mouseOn ? MOUSE_OFF : ''}${SHOW_CURSOR}${ALT_SCREEN_OFF}`);
+  };
+
+  out.write(ALT_SCREEN_ON);
+  if (opts.mouse) setMouse(true);
+  const source = createBusSource({ root });
+  const actions = createChatActions({ makeCtx, root, me: me.id, now: ctx.now });
+  const depth = detectColorDepth(ctx.env, true);
+  let exitCode = 0;
+  // Ink erases its previous frame line by line; after a shrink that frame is taller than
+  // the screen and the erase cannot reach its top. Wipe first (this listener runs before
+  // Ink's, registered below), then Ink draws the new frame on a clean screen.
+  const onResize = () => out.write('\x1b[2J\x1b[H');
+  out.on('resize', onResize);
+  const instance = render(createElement(App, { me: me.id, source, actions, depth, now: ctx.now, mouse: opts.mouse, setMouse }), {
+    exitOnCtrlC: false,
+    patchConsole: false,
+    maxFps: 60,
+  });
+  const onSignal = (signal: NodeJS.Signals, code: number) => () => {
+    exitCode = 128 + code;
+    instance.unmount();
+    restore();
+    // Anything still holding the loop open (a stuck read) must not keep a dead UI alive.
+    setTimeout(() => process.exit(exitCode), 1000).unref();
+    void signal;
+  };
+  const onTerm = onSignal('SIGTERM', 15);
+  const onHup = onSignal('SIGHUP', 1);
+  process.once('SIGTERM', onTerm);
+  process.once('SIGHUP', onHup);
+  process.once('exit', restore);
+  try {
+    await instance.waitUntilExit();
+  } finally {
+    source.stop();
+    restore();
+    process.off('SIGTERM', onTerm);
+    process.off('SIGHUP', onHup);
+    process.off('exit', restore);
+    out.off('resize', onResize);
+  }
+  return exitCode;
+}

@@ -1,0 +1,116 @@
+// The compose box as a pure reducer (house style: gemini-cli's textBufferReducer). The
+// cursor is a UTF-16 offset that never rests inside a surrogate pair, so editing never
+// splits an emoji into garbage.
+
+export interface ComposeState {
+  text: string;
+  cursor: number;
+  /** Sent drafts, oldest first. */
+  history: string[];
+  /** Where ↑/↓ is in `history`; null while editing a fresh draft. */
+  historyIndex: number | null;
+  /** The fresh draft put aside while browsing history, restored by ↓ past the newest. */
+  stash: string;
+}
+
+export type ComposeAction =
+  | { type: 'insert'; text: string }
+  | { type: 'newline' }
+  | { type: 'backspace' }
+  | { type: 'delete' }
+  | { type: 'left' }
+  | { type: 'right' }
+  | { type: 'home' }
+  | { type: 'end' }
+  | { type: 'historyPrev' }
+  | { type: 'historyNext' }
+  | { type: 'set'; text: string; cursor?: number }
+  /** The draft was sent: remember it and start afresh. */
+  | { type: 'submitted' };
+
+export const MAX_HISTORY = 200;
+
+export function emptyCompose(history: string[] = []): ComposeState {
+  return { text: '', cursor: 0, history, historyIndex: null, stash: '' };
+}
+
+function isLow(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+function prevBoundary(text: string, i: number): number {
+  if (i <= 0) return 0;
+  return i >= 2 && isLow(text.charCodeAt(i - 1)) ? i - 2 : i - 1;
+}
+
+function nextBoundary(text: string, i: number): number {
+  if (i >= text.length) return text.length;
+  return isLow(text.charCodeAt(i + 1)) ? i + 2 : i + 1;
+}
+
+/** Pasted text keeps its line breaks as `\n`; other control characters are dropped. */
+export function cleanInput(text: string): string {
+  return text.replace(/\r\n?/g, '\n').replace(/\t/g, '  ').replace(/[\u0000-\u0009\u000B-\u001F\u007F]/g, '');
+}
+
+export function composeReducer(s: ComposeState, a: ComposeAction): ComposeState {
+  switch (a.type) {
+    case 'insert': {
+      const t = cleanInput(a.text);
+      if (t.length === 0) return s;
+      return { ...s, text: s.text.slice(0, s.cursor) + t + s.text.slice(s.cursor), cursor: s.cursor + t.length, historyIndex: null };
+    }
+    case 'newline':
+      return { ...s, text: `${s.text.slice(0, s.cursor)}\n${s.text.slice(s.cursor)}`, cursor: s.cursor + 1, historyIndex: null };
+    case 'backspace': {
+      if (s.cursor === 0) return s;
+      const at = prevBoundary(s.text, s.cursor);
+      return { ...s, text: s.text.slice(0, at) + s.text.slice(s.cursor), cursor: at };
+    }
+    case 'delete': {
+      if (s.cursor >= s.text.length) return s;
+      const to = nextBoundary(s.text, s.cursor);
+      return { ...s, text: s.text.slice(0, s.cursor) + s.text.slice(to) };
+    }
+    case 'left':
+      return { ...s, cursor: prevBoundary(s.text, s.cursor) };
+    case 'right':
+      return { ...s, cursor: nextBoundary(s.text, s.cursor) };
+    case 'home': {
+      // Home and End work on the current line of a multi-line draft.
+      const start = s.text.lastIndexOf('\n', s.cursor - 1) + 1;
+      return { ...s, cursor: start };
+    }
+    case 'end': {
+      const nl = s.text.indexOf('\n', s.cursor);
+      return { ...s, cursor: nl === -1 ? s.text.length : nl };
+    }
+    case 'historyPrev': {
+      if (s.history.length === 0) return s;
+      const idx = s.historyIndex === null ? s.history.length - 1 : Math.max(0, s.historyIndex - 1);
+      const text = s.history[idx] ?? '';
+      return { ...s, historyIndex: idx, stash: s.historyIndex === null ? s.text : s.stash, text, cursor: text.length };
+    }
+    case 'historyNext': {
+      if (s.historyIndex === null) return s;
+      const idx = s.historyIndex + 1;
+      if (idx >= s.history.length) return { ...s, historyIndex: null, text: s.stash, cursor: s.stash.length, stash: '' };
+      const text = s.history[idx] ?? '';
+      return { ...s, historyIndex: idx, text, cursor: text.length };
+    }
+    case 'set': {
+      const cursor = Math.max(0, Math.min(a.cursor ?? a.text.length, a.text.length));
+      return { ...s, text: a.text, cursor };
+    }
+    case 'submitted': {
+      const last = s.history[s.history.length - 1];
+      const history = s.text.trim().length === 0 || last === s.text ? s.history : [...s.history, s.text].slice(-MAX_HISTORY);
+      return emptyCompose(history);
+    }
+  }
+}
+
+/** Whether quitting now would lose typed text. */
+export function hasDraft(s: ComposeState): boolean {
+  return s.text.trim().length > 0;
+}

@@ -1,0 +1,229 @@
+// Addressing in the compose box (issue #5 §2): a leading run of `@Name` / `#channel`
+// tokens picks the destination; the rest is the body. Pure: peers and channels come in as
+// data, so the same rules drive the destination line, Tab completion and the send.
+
+export interface PeerRef {
+  id: string;
+  name: string;
+  kind: 'agent' | 'human';
+}
+
+export interface RouteSources {
+  peers: PeerRef[];
+  /** Bare channel names known on this bus. */
+  channels: string[];
+  me: string;
+}
+
+/** Where a draft goes when it names nobody: decided by the active tab. */
+export type DefaultDest = { kind: 'open' } | { kind: 'channel'; channel: string } | { kind: 'direct'; to: PeerRef[] } | { kind: 'none'; reason: string };
+
+export type Destination =
+  | { kind: 'open' }
+  | { kind: 'channel'; channel: string; to: PeerRef[] }
+  | { kind: 'direct'; to: PeerRef[] };
+
+export type RouteResult = { ok: true; dest: Destination; body: string } | { ok: false; reason: string; body: string };
+
+export interface Token {
+  sigil: '@' | '#';
+  name: string;
+  start: number;
+  end: number;
+}
+
+// Names on the bus: channel names and display names (nicknames, ordinals, usernames).
+const TOKEN = /^([@#])([\p{L}\p{N}_.-]*)/u;
+
+/** Split the leading address tokens from the body. */
+export function parseAddress(text: string): { tokens: Token[]; body: string } {
+  const tokens: Token[] = [];
+  let i = 0;
+  for (;;) {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+    const m = TOKEN.exec(text.slice(i));
+    if (!m) break;
+    const end = i + m[0].length;
+    // `@Nick:` or `#ops,` is prose that happens to start with a sigil, not an address.
+    if (end < text.length && !/\s/.test(text[end] ?? '')) break;
+    tokens.push({ sigil: m[1] as '@' | '#', name: m[2] ?? '', start: i, end });
+    i = end;
+  }
+  const body = tokens.length === 0 ? text : text.slice(i).replace(/^[ \t]+/, '').replace(/^\n/, '');
+  return { tokens, body };
+}
+
+/** Levenshtein distance, capped: returns `cap + 1` as soon as it must exceed `cap`. */
+export function editDistance(a: string, b: string, cap = 2): number {
+  if (Math.abs(a.length - b.length) > cap) return cap + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur.push(v);
+      rowMin = Math.min(rowMin, v);
+    }
+    if (rowMin > cap) return cap + 1;
+    prev = cur;
+  }
+  return prev[b.length] ?? cap + 1;
+}
+
+export type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none' };
+
+/**
+ * Exact (case-insensitive) first, then an exact key (an id), then the closest names within
+ * edit distance 2: one at the smallest distance is accepted, several are ambiguous.
+ */
+/** Exact, then id, then a name prefix, then edit distance ≤ 2. */
+export function matchName<T>(query: string, items: T[], nameOf: (t: T) => string, keyOf?: (t: T) => string): Match<T> {
+  const q = query.toLowerCase();
+  const exact = items.filter((t) => nameOf(t).toLowerCase() === q);
+  if (exact.length === 1) return { kind: 'one', item: exact[0] as T };
+  if (exact.length > 1) return { kind: 'ambiguous', items: exact };
+  if (keyOf) {
+    const byKey = items.filter((t) => keyOf(t) === query);
+    if (byKey.length === 1) return { kind: 'one', item: byKey[0] as T };
+  }
+  // A prefix names the base of ordinal names: `@Nick` for Nick-alpha when it is alone.
+  const prefixed = items.filter((t) => nameOf(t).toLowerCase().startsWith(q));
+  if (prefixed.length === 1) return { kind: 'one', item: prefixed[0] as T };
+  if (prefixed.length > 1) return { kind: 'ambiguous', items: prefixed };
+  let best = 3;
+  let found: T[] = [];
+  for (const t of items) {
+    const d = editDistance(q, nameOf(t).toLowerCase(), 2);
+    if (d > 2) continue;
+    if (d < best) {
+      best = d;
+      found = [t];
+    } else if (d === best) found.push(t);
+  }
+  if (found.length === 1) return { kind: 'one', item: found[0] as T };
+  if (found.length > 1) return { kind: 'ambiguous', items: found };
+  return { kind: 'none' };
+}
+
+function liveList(src: RouteSources): string {
+  const others = src.peers.filter((p) => p.id !== src.me);
+  return others.length === 0 ? 'nobody else is live' : `live: ${others.map((p) => p.name).join(', ')}`;
+}
+
+export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest): RouteResult {
+  const { tokens, body } = parseAddress(text);
+  const to: PeerRef[] = [];
+  let channel: string | null = null;
+  let open = false;
+  for (const t of tokens) {
+    if (t.name.length === 0) return { ok: false, reason: `'${t.sigil}' needs a name`, body };
+    if (t.sigil === '@') {
+      const m = matchName(t.name, src.peers.filter((p) => p.id !== src.me), (p) => p.name, (p) => p.id);
+      if (m.kind === 'none') return { ok: false, reason: `nobody live is called @${t.name}; ${liveList(src)}`, body };
+      if (m.kind === 'ambiguous') return { ok: false, reason: `@${t.name} is ambiguous: ${m.items.map((p) => p.name).join(', ')}`, body };
+      if (!to.some((p) => p.id === m.item.id)) to.push(m.item);
+      continue;
+    }
+    const lower = t.name.toLowerCase();
+    if (lower === 'open' || lower === 'broadcast') {
+      open = true;
+      continue;
+    }
+    const m = matchName(t.name, src.channels, (c) => c);
+    if (m.kind === 'none') return { ok: false, reason: `no channel #${t.name}${src.channels.length ? `; channels: ${src.channels.map((c) => `#${c}`).join(', ')}` : ''}`, body };
+    if (m.kind === 'ambiguous') return { ok: false, reason: `#${t.name} is ambiguous: ${m.items.map((c) => `#${c}`).join(', ')}`, body };
+    if (channel !== null && channel !== m.item) return { ok: false, reason: 'a message goes to one channel at a time', body };
+    channel = m.item;
+  }
+  if (open && (channel !== null || to.length > 0)) return { ok: false, reason: '#open goes to everyone; drop the other addresses', body };
+  if (channel !== null) return { ok: true, dest: { kind: 'channel', channel, to }, body };
+  if (to.length > 0) return { ok: true, dest: { kind: 'direct', to }, body };
+  if (open) return { ok: true, dest: { kind: 'open' }, body };
+  if (dflt.kind === 'none') return { ok: false, reason: dflt.reason, body };
+  if (dflt.kind === 'open') return { ok: true, dest: { kind: 'open' }, body };
+  if (dflt.kind === 'channel') return { ok: true, dest: { kind: 'channel', channel: dflt.channel, to: [] }, body };
+  return { ok: true, dest: { kind: 'direct', to: dflt.to }, body };
+}
+
+/** The destination line shown above the compose box. */
+export function describeDest(dest: Destination): string {
+  if (dest.kind === 'open') return '#open (everyone)';
+  const names = dest.to.map((p) => p.name).join(', ');
+  if (dest.kind === 'channel') return names ? `#${dest.channel}, to ${names}` : `#${dest.channel}`;
+  return names;
+}
+
+export interface Reach {
+  /** Live peers other than me. */
+  live: PeerRef[];
+  /** Members of each channel (ids). */
+  members(channel: string): string[];
+}
+
+/** Why a destination reaches nobody live, or null when someone will read it. */
+export function unreachableReason(dest: Destination, reach: Reach, me: string): string | null {
+  const live = reach.live.filter((p) => p.id !== me);
+  if (dest.kind === 'open') return live.length === 0 ? 'nobody else is live to read #open; the draft is kept' : null;
+  if (dest.kind === 'direct') {
+    const ids = new Set(live.map((p) => p.id));
+    const gone = dest.to.filter((p) => !ids.has(p.id));
+    return gone.length > 0 ? `${gone.map((p) => p.name).join(', ')} ${gone.length > 1 ? 'are' : 'is'} not live; the draft is kept` : null;
+  }
+  if (dest.to.length > 0) return unreachableReason({ kind: 'direct', to: dest.to }, reach, me);
+  const members = new Set(reach.members(dest.channel));
+  return live.some((p) => members.has(p.id)) ? null : `nobody live is in #${dest.channel}; the draft is kept (/invite @name #${dest.channel})`;
+}
+
+// --- Tab completion -------------------------------------------------------------------
+
+export interface Completion {
+  /** The text and cursor before the first Tab, so each Tab can replace the same word. */
+  base: string;
+  baseCursor: number;
+  start: number;
+  candidates: string[];
+  index: number;
+  /** The text the last Tab produced: a different text means the user moved on. */
+  produced: string;
+}
+
+export interface CompleteSources extends RouteSources {
+  commands: string[];
+}
+
+function candidatesFor(word: string, isFirst: boolean, src: CompleteSources): string[] {
+  const sigil = word[0];
+  const q = word.slice(1).toLowerCase();
+  let pool: string[];
+  if (sigil === '@') pool = src.peers.filter((p) => p.id !== src.me).map((p) => `@${p.name}`);
+  else if (sigil === '#') pool = ['#open', ...src.channels.map((c) => `#${c}`)];
+  else if (sigil === '/' && isFirst) pool = src.commands.map((c) => `/${c}`);
+  else return [];
+  const prefixed = pool.filter((c) => c.slice(1).toLowerCase().startsWith(q));
+  if (prefixed.length > 0) return [...new Set(prefixed)].sort((a, b) => a.localeCompare(b));
+  return [...new Set(pool.filter((c) => editDistance(q, c.slice(1).toLowerCase(), 2) <= 2))].sort();
+}
+
+/** One Tab press. Returns null when there is nothing to complete. */
+export function completeAt(text: string, cursor: number, src: CompleteSources, prev: Completion | null): { text: string; cursor: number; completion: Completion } | null {
+  if (prev && prev.produced === text && prev.candidates.length > 0) {
+    const index = (prev.index + 1) % prev.candidates.length;
+    return apply(prev, index);
+  }
+  const before = text.slice(0, cursor);
+  const start = Math.max(before.lastIndexOf(' '), before.lastIndexOf('\n')) + 1;
+  const word = before.slice(start);
+  if (word.length === 0 || !'@#/'.includes(word[0] ?? '')) return null;
+  const candidates = candidatesFor(word, start === 0, src);
+  if (candidates.length === 0) return null;
+  return apply({ base: text, baseCursor: cursor, start, candidates, index: 0, produced: '' }, 0);
+}
+
+function apply(c: Completion, index: number): { text: string; cursor: number; completion: Completion } {
+  const pick = `${c.candidates[index] ?? ''} `;
+  const rest = c.base.slice(c.baseCursor).replace(/^ /, '');
+  const text = c.base.slice(0, c.start) + pick + rest;
+  const cursor = c.start + pick.length;
+  return { text, cursor, completion: { ...c, index, produced: text } };
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// The `attend` executable. CommonJS on purpose: node starts a CJS entry ~4 ms faster than
+// an ESM one, and `attend send` has to stay within 1.5× of `node -e 0` (issue #2).
+// `send` and `reply` take a fast path (fast-send.ts) that postbuild bundles into one CJS
+// file, fast-send.cjs, skipping commander and the other commands; everything else, and
+// anything the fast path is unsure of, goes to the full CLI in cli.ts. Without the bundle
+// (no rolldown at build time) the ESM modules serve the same code.
+
+type FastModule = typeof import('./fast-send.js');
+
+async function loadFast(): Promise<FastModule> {
+  try {
+    return require('./fast-send.cjs') as FastModule;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    return import('./fast-send.js');
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'send' || argv[0] === 'reply') {
+    const fast = await loadFast();
+    const args = fast.parseFastArgs(argv);
+    if (args) return (await fast.runFastSend(args)).exitCode;
+  }
+  const { runCli } = await import('./cli.js');
+  return (await runCli(argv)).exitCode;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`attend: ${(err as Error)?.message ?? String(err)}\n`);
+    process.exitCode = 3;
+  },
+);

@@ -1,0 +1,65 @@
+// Output and error reporting shared by cli.ts and the send fast path (fast-send.ts). Kept
+// free of commander so `attend send` can report exactly as the full CLI does without
+// loading it.
+
+import { AttendError, EXIT } from '../bus/errors.js';
+import type { Ctx } from './context.js';
+
+export interface Io {
+  /** Set the exit code for a command that completes but did not succeed (e.g. a check). */
+  setExitCode(code: number): void;
+  out(text: string): void;
+  err(text: string): void;
+  json(value: unknown): void;
+}
+
+export function createIo(ctx: Ctx, setExitCode: (code: number) => void): Io {
+  return {
+    setExitCode,
+    out: (t) => ctx.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
+    err: (t) => ctx.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+    json: (v) => ctx.stdout.write(`${JSON.stringify(v, null, 2)}\n`),
+  };
+}
+
+/**
+ * Report an error as one stderr line, `attend: <message>; <hint>`, and return its exit code.
+ * One line so a caller (a hook, a model reading tool output) sees the whole story at once.
+ */
+export function reportError(err: unknown, io: Io): number {
+  if (err instanceof AttendError) {
+    io.err(`attend: ${oneLine(err.message)}${err.hint ? `; ${oneLine(err.hint)}` : ''}`);
+    return err.exitCode;
+  }
+  const e = err as NodeJS.ErrnoException | undefined;
+  io.err(`attend: ${oneLine(e?.message ?? String(err))}`);
+  return EXIT.bus;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, ' ');
+}
+
+async function readStdin(ctx: Ctx): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
+  // One trailing newline is how `echo` and heredocs end text; it is not part of the message.
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** The message words as given, or stdin when the only word is `-`. */
+export async function messageFrom(ctx: Ctx, words: string[]): Promise<string> {
+  if (words.length === 1 && words[0] === '-') return readStdin(ctx);
+  return words.join(' ');
+}
+
+export interface SentLike {
+  id: string;
+  notes: string[];
+}
+
+export function printSent(io: Io, r: SentLike, json?: boolean): void {
+  for (const note of r.notes) io.err(`attend: ${note}`);
+  if (json) return io.json(r);
+  io.out(r.id);
+}
