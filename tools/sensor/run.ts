@@ -187,8 +187,14 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     watcher = w as unknown as Watcher;
   };
   let membershipStamp = channelsStamp(root);
+  let watchingLabel = scopesLabel();
   const onMembership = async () => {
     membershipStamp = channelsStamp(root);
+    const label = scopesLabel();
+    if (label !== watchingLabel) {
+      watchingLabel = label;
+      opts.warn(`attend: now watching ${label}`);
+    }
     await startWatcher();
     requestScan();
   };
