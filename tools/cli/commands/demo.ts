@@ -91,6 +91,30 @@ export async function runDemo(ctx: Ctx, io: Io, opts: { keep: boolean }): Promis
     io.out('\nEvery message is one file under the bus root:');
     const ls = spawnSync('find', [join(busRoot, 'signals'), '-name', '*.signal'], { encoding: 'utf8' });
     io.out(ls.stdout.trim().split('\n').map((l) => `  ${l.slice(busRoot.length + 1)}`).join('\n'));
+
+    // ---- Delivery (issue #4): both conduits for the `web` session.
+    io.out('\nDelivery: what a Claude Code session sees without asking.');
+    io.out(`\n\u25B8 ${web.label}: Monitor runs \`attend run\`; each stdout line is a notification for the model:`);
+    const sensor = spawn(process.execPath, [BIN, 'run'], { cwd: web.cwd, env: web.env, stdio: ['ignore', 'pipe', 'ignore'] });
+    sleepers.push(sensor);
+    let monitor = '';
+    sensor.stdout?.setEncoding('utf8').on('data', (d: string) => (monitor += d));
+    const until = async (pred: () => boolean) => {
+      for (const deadline = Date.now() + 8_000; !pred() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
+    };
+    await until(() => /sensor (started|resumed)/.test(monitor));
+    run(api, ['send', '--to', 'web', 'can you take the users index?'], 'arrives on web\'s Monitor within milliseconds');
+    run(human, ['send', 'lunch in 10'], 'and so does #open');
+    await until(() => monitor.includes('lunch in 10'));
+    io.out(monitor.trimEnd().replace(/^/gm, '  \u2502 '));
+    sensor.kill('SIGTERM');
+    await new Promise((r) => sensor.once('exit', r));
+    run(api, ['send', '--to', 'web', 'index is in, thanks'], 'while web\'s Monitor is not running');
+    io.out(`\n\u25B8 ${web.label}: turn ends; the Stop hook runs \`attend inbox --drain\` and the model reads:`);
+    const drained = spawnSync(process.execPath, [BIN, 'inbox', '--drain', '--format', 'plain'], { cwd: web.cwd, env: web.env, input: '{"stop_hook_active":false}', encoding: 'utf8' });
+    io.out(drained.stdout.trimEnd().replace(/^/gm, '  \u2502 '));
+    const again = spawnSync(process.execPath, [BIN, 'inbox', '--drain', '--format', 'plain'], { cwd: web.cwd, env: web.env, input: '{"stop_hook_active":true}', encoding: 'utf8' });
+    io.out(`  (the next Stop finds nothing new and prints ${again.stdout.trim() === '' ? 'nothing' : 'more'}: one ledger, nothing shown twice)`);
   } finally {
     for (const p of sleepers) p.kill('SIGKILL');
     if (opts.keep) io.out(`\nkept: ${tmp}`);
