@@ -117,7 +117,9 @@ function listIdsFrom(dir: string, mark: string | undefined): string[] {
   const out: string[] = [];
   const markName = mark === undefined ? '' : mark;
   for (const name of names) {
-    // `name < markName` alone would let `abc.signal` through for mark `abc`; compare stems.
+    // A cheap, conservative first cut on the whole name (no slicing for the history below
+    // the mark), then the exact comparison on the stem.
+    if (name < markName) continue;
     if (!name.endsWith(SIGNAL_EXT) || name.charCodeAt(0) === 46 /* . */) continue;
     const id = name.slice(0, -SIGNAL_EXT.length);
     if (id < markName) continue;
