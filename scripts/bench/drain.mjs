@@ -4,7 +4,8 @@
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { busLib, fakeSession } from './latency.mjs';
 
 function drainMs(bin, s) {
@@ -32,7 +33,7 @@ async function measure(bin, tmp, history, runs) {
     }
     const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
     const tray = { kind: 'tray', key: null };
-    const { attendKey } = await import(new URL('../../dist/tools/wire/names.js', import.meta.url).href);
+    const { attendKey } = await import(pathToFileURL(join(dirname(dirname(bin)), 'wire/names.js')).href);
     tray.key = attendKey(s.cwd);
     const ten = () => {
       for (let i = 0; i < 10; i++) writeSignal(s.root, i % 2 ? { kind: 'open' } : tray, newId(), { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: i % 2 ? '*' : s.sessionId, body: `new ${i}` });

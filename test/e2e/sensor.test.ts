@@ -91,14 +91,18 @@ describe('attend run', () => {
     await started(p);
     join(bus.root, 'ops', s.sessionId);
     const chan = { kind: 'channel', name: 'ops' } as const;
-    // Membership is seen through the watcher (or the 2 s tick); wait until a message lands.
-    const first = put(bus.root, ids(() => Date.now() + 1), { scope: chan, to: '#ops', body: 'on ops' });
+    const mk = ids(() => Date.now() + 1);
+    const first = put(bus.root, mk, { scope: chan, to: '#ops', body: 'on ops' });
     await waitFor(() => headerIds(p.stdout()).includes(first), { what: 'channel message', timeoutMs: 15_000 });
+    // A second one arrives only if the channel's directory is now watched (the safety
+    // rescan is 30 s away, past this deadline).
+    const second = put(bus.root, mk, { scope: chan, to: '#ops', body: 'still on ops' });
+    await waitFor(() => headerIds(p.stdout()).includes(second), { what: 'second channel message', timeoutMs: 8_000 });
     leave(bus.root, 'ops', s.sessionId);
-    // After a leave the channel must go quiet while #open still arrives.
-    await waitFor(() => /now watching your tray, #open\n/.test(p.stderr()), { what: 'the leave to be seen', timeoutMs: 15_000 });
-    const quiet = put(bus.root, ids(), { scope: chan, to: '#ops', body: 'after leave' });
-    const marker = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'marker' });
+    // After a leave the channel goes quiet while #open still arrives: every wake reads
+    // membership afresh, so the wake that brings the marker already excludes #ops.
+    const quiet = put(bus.root, mk, { scope: chan, to: '#ops', body: 'after leave' });
+    const marker = put(bus.root, mk, { scope: OPEN, to: '*', body: 'marker' });
     await waitFor(() => headerIds(p.stdout()).includes(marker), { what: 'marker' });
     expect(headerIds(p.stdout())).not.toContain(quiet);
   });

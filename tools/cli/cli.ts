@@ -124,7 +124,7 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--drain', 'the Stop hook: deliver what the sensor has not, then record it (reads the hook JSON on stdin)')
     .option('--format <format>', 'with --drain: hook (JSON for Claude Code) or plain', 'hook')
     .option('--trace', 'with --drain: name on stderr the ids delivered, collapsed or left to attend inbox')
-    .addHelpText('after', examples(['attend inbox --drain --format plain < /dev/null', 'attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body']))
+    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
     .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
       if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
       const inbox = await import('./commands/inbox.js');

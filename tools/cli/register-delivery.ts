@@ -1,7 +1,7 @@
 // CLI wiring for delivery: `attend run` (the sensor) and the drain behind `attend inbox
 // --drain` (the inbox command itself is registered in cli.ts and dispatches here).
 
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Ctx } from './context.js';
 import type { Io, Registrar } from './cli.js';
 import { usageError } from '../bus/errors.js';
@@ -21,7 +21,13 @@ async function readHookStdin(ctx: Ctx): Promise<string> {
 /** `attend inbox --drain [--format hook|plain]`: always exit 0, whatever happens. */
 export async function runInboxDrain(ctx: Ctx, io: Io, opts: { format?: string; trace?: boolean; json?: boolean }): Promise<void> {
   const format = opts.format ?? 'hook';
-  if (format !== 'hook' && format !== 'plain') throw usageError(`--format takes hook or plain, not '${format.slice(0, 20)}'`);
+  if (format !== 'hook' && format !== 'plain') {
+    // Not a usage error (exit 2): Claude Code shows a Stop hook's exit 2 to the model as a
+    // blocking error. A misconfigured hook must never block the session.
+    io.err(`attend: --format takes hook or plain, not '${format.slice(0, 20)}'; nothing delivered`);
+    io.setExitCode(0);
+    return;
+  }
   let payload = '';
   try {
     payload = await readHookStdin(ctx);
@@ -39,7 +45,7 @@ export const registerDelivery: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .description('the sensor: print one line per new message, for Claude Code\'s Monitor tool')
     .option('--poll', 'poll the directories instead of native file events (network filesystems)')
     .option('--interval <ms>', 'polling interval in milliseconds', '1000')
-    .addOption(new Option('--trace', 'name on stderr the ids each digest line stands for').hideHelp(false))
+    .option('--trace', 'name on stderr the ids each digest line stands for')
     .addHelpText(
       'after',
       `${examples(['attend run', 'attend run --poll --interval 2000'])}

@@ -195,7 +195,13 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
       watchingLabel = label;
       opts.warn(`attend: now watching ${label}`);
     }
-    await startWatcher();
+    requestScan();
+    try {
+      await startWatcher();
+    } catch (err) {
+      // Never fatal: the 30 s rescan and the membership tick still deliver.
+      opts.warn(`attend: could not restart the watcher: ${(err as Error).message}`);
+    }
     requestScan();
   };
 
