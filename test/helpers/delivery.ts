@@ -13,10 +13,9 @@ export function agent(id: string, origin: string): Identity {
   return { resolved: true, reason: 'test', kind: 'agent', id, from: `claude:${id}`, origin, user: 'tester', sessionId: id };
 }
 
-let clockSkew = 0;
 /** An id factory; `at` makes ids for a given time (history in the past). */
 export function ids(at?: () => number): () => string {
-  return createIdFactory({ now: at ?? (() => Date.now() + clockSkew), pid: process.pid + 7, random: Math.random });
+  return createIdFactory({ now: at ?? Date.now, pid: process.pid + 7, random: Math.random });
 }
 
 export interface Put {

@@ -155,7 +155,13 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   let sawProbe = false;
   const probeName = `.attend-probe-${opts.pid}`;
   const dirsOf = () => receiveScopes(root, who).map((s) => scopeDir(root, s));
-  const startWatcher = async () => {
+  // Restarts are serialized: two overlapping ones would leave a watcher nobody closes.
+  let restarting: Promise<void> = Promise.resolve();
+  const startWatcher = (): Promise<void> => {
+    restarting = restarting.then(restartWatcher, restartWatcher);
+    return restarting;
+  };
+  const restartWatcher = async () => {
     const dirs = dirsOf();
     for (const d of dirs) ensureDir(d);
     const key = `${usePolling}|${dirs.join('\n')}`;
