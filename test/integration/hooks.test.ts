@@ -80,6 +80,19 @@ describe('attend hook session-start', () => {
     expect(odd.stderr).toMatch(/unknown hook event 'pre-tool-use'/);
   });
 
+  it('stop delivers a message addressed to the session once, as hook JSON', () => {
+    const sent = runBin(['send', '--to', session.sessionId, 'for the hooked session'], { env: bus.env });
+    expect(sent.exitCode, sent.stderr).toBe(0);
+    const stopPayload = payload({ hook_event_name: 'Stop', stop_hook_active: false });
+    const first = runBin(['hook', 'stop'], { env: session.env, cwd: session.cwd, input: stopPayload });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(first.stdout).toContain('for the hooked session');
+    expect(() => JSON.parse(first.stdout)).not.toThrow();
+    const second = runBin(['hook', 'stop'], { env: session.env, cwd: session.cwd, input: payload({ hook_event_name: 'Stop', stop_hook_active: true }) });
+    expect(second.exitCode).toBe(0);
+    expect(second.stdout).toBe('');
+  });
+
   it('stop never fails the session, whatever the drain does', () => {
     for (const input of [payload({ hook_event_name: 'Stop', stop_hook_active: false }), 'garbage']) {
       const r = runBin(['hook', 'stop'], { env: session.env, input });

@@ -7,6 +7,7 @@ import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, messageJson, namesFrom } from './format.js';
 import { neutralize } from '../wire/render.js';
 import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
+import { registerDelivery } from './register-delivery.js';
 import { VERSION } from './version.js';
 import { registerChannels } from './register-channels.js';
 import { registerChat } from './register-chat.js';
@@ -109,8 +110,12 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--page <n>', 'page number, 1 is newest', '1')
     .option('--before <id>', 'only messages older than this id')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body']))
-    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean }) => {
+    .option('--drain', 'the Stop hook: deliver what the sensor has not, then record it (reads the hook JSON on stdin)')
+    .option('--format <format>', 'with --drain: hook (JSON for Claude Code) or plain', 'hook')
+    .option('--trace', 'with --drain: name on stderr the ids delivered, collapsed or left to attend inbox')
+    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
+    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
+      if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
       const inbox = await import('./commands/inbox.js');
       const names = namesFrom(ctx.live(), ctx.identity().id);
       const now = ctx.now();
@@ -144,7 +149,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerChat, registerIntegration];
+const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration];
 
 export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
   const ctx = createContext(opts);

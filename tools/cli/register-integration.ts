@@ -41,29 +41,6 @@ function freshCtx(ctx: Ctx): () => Ctx {
   return () => createContext({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, stdout: ctx.stdout, stderr: ctx.stderr, stdin: ctx.stdin, now: ctx.now });
 }
 
-/** Run the delivery drain for the Stop hook; a failure there is a warning, never a block. */
-async function runStopDrain(ctx: Ctx, payload: string, warn: (line: string) => void): Promise<string> {
-  const { runCli } = await import('./cli.js');
-  const { Readable } = await import('node:stream');
-  let out = '';
-  let err = '';
-  const r = await runCli(['inbox', '--drain', '--format', 'hook'], {
-    env: ctx.env,
-    cwd: ctx.cwd,
-    pid: ctx.pid,
-    now: ctx.now,
-    stdin: Readable.from([payload]),
-    stdout: { write: (t: string) => (out += t), isTTY: false },
-    stderr: { write: (t: string) => (err += t) },
-  });
-  for (const line of err.split('\n')) if (line.trim()) warn(line);
-  if (r.exitCode !== 0) {
-    warn(`attend hook stop: the drain exited ${r.exitCode}; nothing delivered this turn`);
-    return '';
-  }
-  return out;
-}
-
 function registerHook(program: Command, ctx: Ctx, io: Io): void {
   program
     .command('hook')
@@ -90,9 +67,10 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
           const r = hook.runSessionEndHook(ctx, payload);
           r.warnings.forEach(warn);
         } else if (event === 'stop') {
-          const { warnings } = hook.parseHookPayload(payload, ['session_id']);
-          warnings.forEach(warn);
-          stdout = await runStopDrain(ctx, payload, warn);
+          // The drain writes its own output inside the ledger's lock (deliver, then record),
+          // and turns every failure into a warning; it never returns a blocking exit.
+          const { runDrain } = await import('./commands/drain.js');
+          runDrain(ctx, { format: 'hook', payload, trace: false });
         } else {
           warn(`unknown hook event '${event.slice(0, 40)}' (expected ${hook.HOOK_EVENTS.join(', ')}); ignored`);
         }

@@ -109,14 +109,15 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   writePresence(busRoot, { id: 'aaron', kind: 'human', origin: humanCwd, heartbeat: Date.now(), role: 'chat' });
 
   // Steps run asynchronously so an interrupt is handled between and during them.
-  const attend = (who: Actor, args: string[]) =>
+  const attend = (who: Actor, args: string[], input?: string) =>
     new Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { cwd: who.cwd, env: who.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: who.cwd, env: who.env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
       running.step = child;
+      if (input !== undefined) child.stdin?.end(input);
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('error', (error) => resolve({ status: null, stdout, stderr, error }));
       child.on('close', (status) => {
         running.step = null;
@@ -158,6 +159,30 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   await run(human, ['send', '--to', 'nobody-here', 'hello?'], 'refused: nobody live by that name, nothing written');
   io.out('\nEvery message is one file under the bus root:');
   io.out(listSignals(join(busRoot, 'signals')).map((l) => `  signals/${l}`).join('\n'));
+
+  // ---- Delivery (issue #4): both conduits for the `web` session.
+  io.out('\nDelivery: what a Claude Code session sees without asking.');
+  io.out(`\n\u25B8 ${web.label}: Monitor runs \`attend run\`; each stdout line is a notification for the model:`);
+  const sensor = spawn(process.execPath, [BIN, 'run'], { cwd: web.cwd, env: web.env, stdio: ['ignore', 'pipe', 'ignore'] });
+  running.sleepers.push(sensor);
+  let monitor = '';
+  sensor.stdout?.setEncoding('utf8').on('data', (d: string) => (monitor += d));
+  const until = async (pred: () => boolean) => {
+    for (const deadline = Date.now() + 8_000; !pred() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
+  };
+  await until(() => /sensor (started|resumed)/.test(monitor));
+  await run(api, ['send', '--to', 'web', 'can you take the users index?'], "arrives on web's Monitor within milliseconds");
+  await run(human, ['send', 'lunch in 10'], 'and so does #open');
+  await until(() => monitor.includes('lunch in 10'));
+  io.out(monitor.trimEnd().replace(/^/gm, '  \u2502 '));
+  sensor.kill('SIGTERM');
+  await new Promise((r) => sensor.once('exit', r));
+  await run(api, ['send', '--to', 'web', 'index is in, thanks'], "while web's Monitor is not running");
+  io.out(`\n\u25B8 ${web.label}: turn ends; the Stop hook runs \`attend inbox --drain\` and the model reads:`);
+  const drained = await attend(web, ['inbox', '--drain', '--format', 'plain'], '{"stop_hook_active":false}');
+  io.out(drained.stdout.trimEnd().replace(/^/gm, '  \u2502 '));
+  const again = await attend(web, ['inbox', '--drain', '--format', 'plain'], '{"stop_hook_active":true}');
+  io.out(`  (the next Stop finds nothing new and prints ${again.stdout.trim() === '' ? 'nothing' : 'more'}: one ledger, nothing shown twice)`);
 }
 
 function listSignals(dir: string): string[] {

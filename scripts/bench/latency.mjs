@@ -1,0 +1,88 @@
+// Send → Monitor line latency: a message is written through the bus library (as `attend
+// send` writes it) and timed until its header line appears on a running sensor's stdout.
+// p50 and p99 over 1,000 messages, one at a time.
+
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export function fakeSession(tmp, name) {
+  const claudeDir = join(tmp, 'claude');
+  const cwd = join(tmp, 'work', name);
+  mkdirSync(join(claudeDir, 'sessions'), { recursive: true });
+  mkdirSync(cwd, { recursive: true });
+  const proc = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+  const stat = readFileSync(`/proc/${proc.pid}/stat`, 'utf8');
+  const procStart = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  const sessionId = `00000000-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
+  writeFileSync(join(claudeDir, 'sessions', `${proc.pid}.json`), JSON.stringify({ pid: proc.pid, sessionId, cwd, procStart, name, status: 'idle', kind: 'interactive' }));
+  const env = { PATH: process.env.PATH, HOME: tmp, ATTEND_HOME: join(tmp, 'bus'), CLAUDE_CONFIG_DIR: claudeDir, USER: 'bench', CLAUDECODE: '1', CLAUDE_PID: String(proc.pid), CLAUDE_CODE_SESSION_ID: sessionId };
+  return { proc, sessionId, cwd, env, root: env.ATTEND_HOME };
+}
+
+export async function busLib(bin) {
+  const tools = dirname(dirname(bin));
+  const { writeSignal } = await import(pathToFileURL(join(tools, 'bus/signals.js')).href);
+  const { createIdFactory } = await import(pathToFileURL(join(tools, 'wire/ids.js')).href);
+  return { writeSignal, createIdFactory };
+}
+
+export function startSensor(bin, s) {
+  const proc = spawn(process.execPath, [bin, 'run'], { cwd: s.cwd, env: s.env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const state = { out: '', waiters: [] };
+  proc.stdout.setEncoding('utf8').on('data', (d) => {
+    state.out += d;
+    const now = performance.now();
+    state.waiters = state.waiters.filter((w) => (state.out.includes(w.text, w.from) ? (w.resolve(now), false) : true));
+  });
+  const waitFor = (text, from = 0, timeoutMs = 10_000) =>
+    new Promise((resolve, reject) => {
+      if (state.out.includes(text, from)) return resolve(performance.now());
+      const w = { text, from, resolve };
+      state.waiters.push(w);
+      setTimeout(() => reject(new Error(`timed out waiting for ${text}`)), timeoutMs).unref();
+    });
+  return { proc, state, waitFor };
+}
+
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+export default async function ({ bin, tmp, quick }) {
+  const n = quick ? 200 : 1000;
+  const s = fakeSession(tmp, 'latency');
+  const { writeSignal, createIdFactory } = await busLib(bin);
+  const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  const sensor = startSensor(bin, s);
+  try {
+    await sensor.waitFor('sensor started');
+    // Let the watcher finish its start (the event probe) before timing.
+    await new Promise((r) => setTimeout(r, 500));
+    const samples = [];
+    for (let i = 0; i < n; i++) {
+      const id = newId();
+      const from = sensor.state.out.length;
+      const t0 = performance.now();
+      writeSignal(s.root, { kind: 'open' }, id, { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: '*', body: `latency ${i}` });
+      const t1 = await sensor.waitFor(`id=${id}]`, from);
+      samples.push(t1 - t0);
+    }
+    samples.sort((a, b) => a - b);
+    const p50 = pct(samples, 50);
+    const p99 = pct(samples, 99);
+    const max = samples[samples.length - 1];
+    return {
+      title: 'Send → Monitor line latency',
+      markdown: [
+        `${n} messages written one at a time to \`#open\` while \`attend run\` watched (native events), timed until each header line appeared on the sensor's stdout.`,
+        '',
+        '| p50 | p99 | max | goal |',
+        '|---|---|---|---|',
+        `| ${p50.toFixed(1)} ms | ${p99.toFixed(1)} ms | ${max.toFixed(1)} ms | p99 ≤ 100 ms |`,
+      ].join('\n'),
+    };
+  } finally {
+    sensor.proc.kill('SIGTERM');
+    s.proc.kill('SIGKILL');
+  }
+}

@@ -1,0 +1,150 @@
+import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join as pjoin } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Pending, claimSensor, deliveryStatus, ledgerFile, moveLedger, releaseSensor, takePending } from '../../tools/bus/ledger.js';
+import { scopeDir } from '../../tools/bus/layout.js';
+import { createReporter } from '../../tools/bus/signals.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { makeTempBus, type TempBus } from '../helpers/bus.js';
+import { agent, ids, join, put } from '../helpers/delivery.js';
+
+let bus: TempBus;
+beforeEach(() => {
+  bus = makeTempBus();
+});
+afterEach(() => bus.cleanup());
+
+const ORIGIN = '/srv/app';
+const TRAY = { kind: 'tray', key: attendKey(ORIGIN) } as const;
+const OPEN = { kind: 'open' } as const;
+
+function take(who = agent('sid-a', ORIGIN), consumeAll = true, now = Date.now()) {
+  const warnings: string[] = [];
+  const skipped: string[] = [];
+  let seen: Pending | undefined;
+  takePending(bus.root, who, { now, reporter: createReporter((l) => skipped.push(l)), warn: (l) => warnings.push(l) }, (p) => {
+    seen = { ...p, fresh: [...p.fresh] };
+    return { consume: consumeAll ? p.fresh.map((m) => m.id) : [], result: undefined };
+  });
+  return { pending: seen!, warnings, skipped };
+}
+
+describe('consumption ledger', () => {
+  it('cold start: addressed mail of any age, #open younger than 120 s, the rest counted once', () => {
+    const old = ids(() => Date.now() - 3_600_000);
+    for (let i = 0; i < 5; i++) put(bus.root, old, { scope: OPEN, to: '*', body: `old ${i}` });
+    const oldDirect = put(bus.root, old, { scope: TRAY, to: 'sid-a', body: 'old but for you' });
+    put(bus.root, old, { scope: TRAY, to: 'sid-sibling', body: 'for a sibling' });
+    const young = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'young' });
+    const first = take();
+    expect(first.pending.cold).toBe(true);
+    expect(first.pending.fresh.map((m) => m.id).sort()).toEqual([oldDirect, young].sort());
+    expect(first.pending.hidden).toBe(5);
+    const second = take();
+    expect(second.pending.cold).toBe(false);
+    expect(second.pending.fresh).toEqual([]);
+    expect(second.pending.hidden).toBe(0);
+  });
+
+  it('surfaces each message once, and what deliver did not consume stays pending', () => {
+    take();
+    const mk = ids();
+    const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'a' });
+    const b = put(bus.root, mk, { scope: TRAY, to: 'sid-a', body: 'b' });
+    expect(take(undefined, false).pending.fresh.map((m) => m.id)).toEqual([a, b]);
+    expect(take().pending.fresh.map((m) => m.id)).toEqual([a, b]);
+    expect(take().pending.fresh).toEqual([]);
+  });
+
+  it('skips own messages, a sibling\'s tray mail, malformed files and files removed mid-scan', () => {
+    take();
+    const mk = ids();
+    put(bus.root, mk, { scope: OPEN, to: '*', fromKind: 'agent', fromId: 'sid-a', body: 'mine' });
+    put(bus.root, mk, { scope: TRAY, to: 'sid-sibling', body: 'theirs' });
+    const bad = pjoin(scopeDir(bus.root, OPEN), `${mk()}.signal`);
+    writeFileSync(bad, 'not a signal line');
+    const good = put(bus.root, mk, { scope: OPEN, to: '*', body: 'good' });
+    const r = take();
+    expect(r.pending.fresh.map((m) => m.id)).toEqual([good]);
+    expect(r.skipped.join('\n')).toContain('not a signal line');
+    expect(take().skipped).toEqual([]);
+  });
+
+  it('a truncated or garbage ledger is rebuilt with a warning under the cold-start rule, not a flood', () => {
+    const old = ids(() => Date.now() - 3_600_000);
+    for (let i = 0; i < 30; i++) put(bus.root, old, { scope: OPEN, to: '*', body: `old ${i}` });
+    take();
+    const file = ledgerFile(bus.root, 'sid-a');
+    writeFileSync(file, readFileSync(file, 'utf8').slice(0, 20));
+    const r = take();
+    expect(r.warnings.join('\n')).toMatch(/not valid; moved it to .* and rebuilt it/);
+    expect(r.pending.cold).toBe(true);
+    expect(r.pending.fresh).toEqual([]);
+    writeFileSync(file, '\u0000\u0001garbage');
+    expect(take().pending.fresh).toEqual([]);
+    expect(take().warnings).toEqual([]);
+  });
+
+  it('stays small however long the history: watermarks, plus only the recent ids', () => {
+    const t0 = Date.now() - 600_000;
+    // The ledger began before the history was written (ids are back-dated here).
+    take(undefined, true, t0 - 1_000);
+    let clock = t0;
+    const mk = ids(() => clock);
+    for (let i = 0; i < 3000; i++) {
+      clock = t0 + i * 100;
+      put(bus.root, mk, { scope: i % 2 ? OPEN : TRAY, to: i % 2 ? '*' : 'sid-a', body: `m${i}` });
+    }
+    expect(take().pending.fresh).toHaveLength(3000);
+    const size = statSync(ledgerFile(bus.root, 'sid-a')).size;
+    expect(size).toBeLessThan(2_000);
+    expect(take().pending.fresh).toEqual([]);
+  });
+
+  it('a channel joined later delivers from the join on, and applies without restart', () => {
+    const who = agent('sid-a', ORIGIN);
+    take(who);
+    const chan = { kind: 'channel', name: 'ops' } as const;
+    put(bus.root, ids(() => Date.now() - 10_000), { scope: chan, to: '#ops', body: 'before join' });
+    join(bus.root, 'ops', 'sid-a');
+    const after = put(bus.root, ids(() => Date.now() + 5), { scope: chan, to: '#ops', body: 'after join' });
+    expect(take(who).pending.fresh.map((m) => m.id)).toEqual([after]);
+  });
+
+  it('moves the ledger to a new session id after /clear, so nothing repeats', () => {
+    take();
+    put(bus.root, ids(), { scope: OPEN, to: '*', body: 'seen before clear' });
+    take();
+    expect(moveLedger(bus.root, 'sid-a', 'sid-a2')).toBe(true);
+    const r = take(agent('sid-a2', ORIGIN));
+    expect(r.pending.cold).toBe(false);
+    expect(r.pending.fresh).toEqual([]);
+    expect(deliveryStatus(bus.root, 'sid-a').ledger.state).toBe('missing');
+    expect(deliveryStatus(bus.root, 'sid-a2').ledger.state).toBe('ok');
+  });
+
+  it('gives one sensor per session and takes over a dead owner\'s claim', () => {
+    expect(claimSensor(bus.root, 'sid-a', process.pid).ok).toBe(true);
+    expect(deliveryStatus(bus.root, 'sid-a')).toMatchObject({ sensorRunning: true, sensorPid: process.pid });
+    const other = claimSensor(bus.root, 'sid-a', process.ppid);
+    expect(other.ok).toBe(false);
+    releaseSensor(bus.root, 'sid-a', process.pid);
+    // A claim left by a dead process (pid that cannot exist) is taken over.
+    writeFileSync(pjoin(bus.root, 'state', 'sensor', 'sid-a.pid'), '4194304999 123\n');
+    expect(claimSensor(bus.root, 'sid-a', process.pid).ok).toBe(true);
+    releaseSensor(bus.root, 'sid-a', process.pid);
+    expect(deliveryStatus(bus.root, 'sid-a').sensorRunning).toBe(false);
+  });
+
+  it('records nothing when delivery throws, so the next cycle delivers it', () => {
+    take();
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'a' });
+    expect(() =>
+      takePending(bus.root, agent('sid-a', ORIGIN), { now: Date.now(), reporter: createReporter(() => {}), warn: () => {} }, () => {
+        throw new Error('EPIPE');
+      }),
+    ).toThrow('EPIPE');
+    expect(take().pending.fresh.map((m) => m.id)).toEqual([a]);
+    unlinkSync(ledgerFile(bus.root, 'sid-a'));
+  });
+});

@@ -1,0 +1,106 @@
+// `attend inbox --drain` as the Stop hook: a real process fed a hook payload on stdin.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { attendKey } from '../../tools/wire/names.js';
+import { fakeSession, makeTempBus, runBin, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
+import { headerIds, ids, put, startSensor, traceIds } from '../helpers/delivery.js';
+
+let bus: TempBus;
+let s: FakeSession;
+beforeEach(() => {
+  bus = makeTempBus();
+  s = fakeSession(bus, { name: 'alpha' });
+});
+afterEach(() => {
+  s.kill();
+  bus.cleanup();
+});
+
+const OPEN = { kind: 'open' } as const;
+const tray = () => ({ kind: 'tray', key: attendKey(s.cwd) }) as const;
+const payload = (active = false) => JSON.stringify({ session_id: s.sessionId, hook_event_name: 'Stop', stop_hook_active: active, transcript_path: '/x' });
+const drain = (input: string, format = 'hook', extra: string[] = []) => runBin(['inbox', '--drain', '--format', format, ...extra], { env: s.env, cwd: s.cwd, input });
+
+function context(stdout: string): string {
+  const o = JSON.parse(stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+  expect(o.hookSpecificOutput.hookEventName).toBe('Stop');
+  return o.hookSpecificOutput.additionalContext;
+}
+
+describe('attend inbox --drain', () => {
+  it('prints nothing and exits 0 when nothing is pending', () => {
+    const r = drain(payload());
+    expect(r).toMatchObject({ exitCode: 0, stdout: '' });
+  });
+
+  it('delivers as additionalContext with a header per message, then never again', () => {
+    const mk = ids();
+    const a = put(bus.root, mk, { scope: tray(), to: s.sessionId, body: 'please look at the parser' });
+    const r = drain(payload());
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.length).toBeLessThan(10_000);
+    const text = context(r.stdout);
+    expect(text.split('\n')[0]).toBe('[attend] 1 peer message delivered at the turn boundary');
+    expect(headerIds(text)).toEqual([a]);
+    expect(text).toContain('message from hana (human, to you, tray,');
+    expect(text).toContain('attend reply');
+    expect(text.split('\n').at(-1)).toMatch(/^Silence is a valid reply/);
+    expect(drain(payload(true)).stdout).toBe('');
+  });
+
+  it('collapses non-party threads and caps after party ordering', () => {
+    const mk = ids();
+    const root = put(bus.root, mk, { scope: OPEN, to: '*', body: 'anyone seen the flaky test?', fromKind: 'agent', fromId: 'sid-hana' });
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'yes, it is the clock', re: root, fromId: 'tam' });
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'thanks', re: root, fromKind: 'agent', fromId: 'sid-hana' });
+    for (let i = 0; i < 12; i++) put(bus.root, mk, { scope: OPEN, to: '*', body: `noise ${i}`, fromId: `w${i}` });
+    const mine = put(bus.root, mk, { scope: tray(), to: s.sessionId, body: 'for you' });
+    const r = drain(payload(), 'plain', ['--trace']);
+    expect(headerIds(r.stdout)).toEqual([mine]);
+    expect(r.stdout).toMatch(/^\[3 messages, sid-hana and tam, #open, \d+s ago\]$/m);
+    expect(r.stdout).toContain('+4 more — attend inbox');
+    expect(traceIds(r.stderr)).toHaveLength(15);
+  });
+
+  it('honours the re-entry ceiling of 5 rounds', () => {
+    const mk = ids();
+    const outs: string[] = [];
+    for (let round = 0; round < 7; round++) {
+      put(bus.root, mk, { scope: tray(), to: s.sessionId, body: `round ${round}` });
+      outs.push(drain(payload(round > 0)).stdout);
+    }
+    expect(outs.map((o) => o !== '')).toEqual([true, true, true, true, true, false, false]);
+    // A new turn (stop_hook_active false) resets the count and delivers what waited.
+    expect(headerIds(context(drain(payload(false)).stdout))).toHaveLength(2);
+  });
+
+  it('treats a non-JSON payload as a first round with a warning, and stays under 10,000 characters', () => {
+    const mk = ids();
+    for (let i = 0; i < 10; i++) put(bus.root, mk, { scope: tray(), to: s.sessionId, body: `${'long "quoted" text\n'.repeat(300)}` });
+    const r = drain('this is not json');
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toContain('not JSON; treating this as a first round');
+    expect(r.stdout.trimEnd().length).toBeLessThan(10_000);
+    expect(context(r.stdout)).toMatch(/\+\d+ more — attend inbox/);
+  });
+
+  it('never blocks a session that is not resolved, and exits 0', () => {
+    const r = runBin(['inbox', '--drain'], { env: bus.env, input: payload() });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('needs a Claude Code session');
+  });
+
+  it('shares the ledger with the sensor: a message the sensor showed is not drained', async () => {
+    const p = startSensor(s.env, [], s.cwd);
+    try {
+      await waitFor(() => p.stdout().includes('sensor started'));
+      const a = put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'live' });
+      await waitFor(() => headerIds(p.stdout()).includes(a));
+      expect(drain(payload()).stdout).toBe('');
+    } finally {
+      p.proc.kill('SIGKILL');
+      await p.exited;
+    }
+  });
+});

@@ -1,0 +1,152 @@
+// `attend run` as a real child process against a temporary bus, reading its stdout.
+
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join as pjoin } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readPresence } from '../../tools/bus/presence.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
+import { headerIds, ids, join, leave, put, startSensor, type SensorProc, traceIds } from '../helpers/delivery.js';
+
+let bus: TempBus;
+const procs: SensorProc[] = [];
+const sessions: FakeSession[] = [];
+beforeEach(() => {
+  bus = makeTempBus();
+});
+afterEach(async () => {
+  for (const p of procs.splice(0)) {
+    p.proc.kill('SIGKILL');
+    await p.exited;
+  }
+  for (const s of sessions.splice(0)) s.kill();
+  bus.cleanup();
+});
+
+function session(opts: { cwd?: string; name?: string } = {}): FakeSession {
+  const s = fakeSession(bus, opts);
+  sessions.push(s);
+  return s;
+}
+function sensor(s: FakeSession, args: string[] = []): SensorProc {
+  const p = startSensor(s.env, args, s.cwd);
+  procs.push(p);
+  return p;
+}
+const OPEN = { kind: 'open' } as const;
+const started = (p: SensorProc) => waitFor(() => /sensor (started|resumed)/.test(p.stdout()), { what: 'the banner' });
+
+describe('attend run', () => {
+  it('prints a header and a message line per message as they arrive, teaching attend reply once', async () => {
+    const s = session({ name: 'alpha' });
+    const p = sensor(s);
+    await started(p);
+    const mk = ids();
+    const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'first' });
+    await waitFor(() => p.stdout().includes('first'), { what: 'first line' });
+    const b = put(bus.root, mk, { scope: { kind: 'tray', key: attendKey(s.cwd) }, to: s.sessionId, body: 'to you \u001b[31m red' });
+    await waitFor(() => headerIds(p.stdout()).length === 2, { what: 'second message' });
+    const out = p.stdout();
+    expect(headerIds(out)).toEqual([a, b]);
+    expect(out).toContain(`[attend message from_kind=human from=hana to=* id=${a}]\nmessage from hana (human, to #open): first\n`);
+    expect(out).toContain('message from hana (human, to you): to you ␛[31m red');
+    expect(out.match(/attend reply/g)).toHaveLength(1);
+    expect(readPresence(bus.root).some((r) => r.id === s.sessionId && r.role === 'sensor')).toBe(true);
+  });
+
+  it('turns more than 8 messages in one wake into one digest line', async () => {
+    const s = session();
+    // Written before the sensor starts (young, so the cold-start rule delivers them in its first wake).
+    const mk = ids();
+    const want = Array.from({ length: 12 }, (_, i) => put(bus.root, mk, { scope: OPEN, to: '*', body: `m${i}`, fromKind: i < 2 ? 'human' : 'agent', fromId: `w${i}` }));
+    const p = sensor(s, ['--trace']);
+    await waitFor(() => p.stdout().includes('[attend digest'), { what: 'digest' });
+    expect(p.stdout()).toContain('[attend digest count=12 to_you=0 open=12 other=0 human=2 agent=10]');
+    expect(headerIds(p.stdout())).toEqual([]);
+    await waitFor(() => traceIds(p.stderr()).length === 12, { what: 'trace' });
+    expect(traceIds(p.stderr()).sort()).toEqual(want.sort());
+  });
+
+  it('a second sensor for the session exits 0 with a message; a restart resumes without repeats', async () => {
+    const s = session();
+    const p = sensor(s);
+    await started(p);
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'before restart' });
+    await waitFor(() => headerIds(p.stdout()).includes(a));
+    const second = sensor(s);
+    expect(await second.exited).toBe(0);
+    expect(second.stdout()).toMatch(/a sensor is already running for this session \(pid \d+\)/);
+    p.proc.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+    const b = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'while down' });
+    const r = sensor(s);
+    await waitFor(() => headerIds(r.stdout()).includes(b), { what: 'the missed message' });
+    expect(r.stdout().split('\n')[0]).toMatch(/^\[attend\] sensor resumed for .*nothing already delivered is repeated$/);
+    expect(headerIds(r.stdout())).toEqual([b]);
+  });
+
+  it('applies join and leave live', async () => {
+    const s = session();
+    const p = sensor(s);
+    await started(p);
+    join(bus.root, 'ops', s.sessionId);
+    const chan = { kind: 'channel', name: 'ops' } as const;
+    const mk = ids(() => Date.now() + 1);
+    const first = put(bus.root, mk, { scope: chan, to: '#ops', body: 'on ops' });
+    await waitFor(() => headerIds(p.stdout()).includes(first), { what: 'channel message', timeoutMs: 15_000 });
+    // A second one arrives only if the channel's directory is now watched (the safety
+    // rescan is 30 s away, past this deadline).
+    const second = put(bus.root, mk, { scope: chan, to: '#ops', body: 'still on ops' });
+    await waitFor(() => headerIds(p.stdout()).includes(second), { what: 'second channel message', timeoutMs: 8_000 });
+    leave(bus.root, 'ops', s.sessionId);
+    // After a leave the channel goes quiet while #open still arrives: every wake reads
+    // membership afresh, so the wake that brings the marker already excludes #ops.
+    const quiet = put(bus.root, mk, { scope: chan, to: '#ops', body: 'after leave' });
+    const marker = put(bus.root, mk, { scope: OPEN, to: '*', body: 'marker' });
+    await waitFor(() => headerIds(p.stdout()).includes(marker), { what: 'marker' });
+    expect(headerIds(p.stdout())).not.toContain(quiet);
+  });
+
+  it('exits when its Claude process is gone, and on a closed stdout', async () => {
+    const s = session();
+    const p = sensor(s);
+    await started(p);
+    s.kill();
+    expect(await p.exited).toBe(0);
+    expect(p.stderr()).toContain('the Claude Code session is gone');
+
+    const s2 = session();
+    const q = sensor(s2);
+    await started(q);
+    q.proc.stdout!.destroy();
+    put(bus.root, ids(), { scope: OPEN, to: '*', body: 'into a closed pipe' });
+    expect(await q.exited).toBe(0);
+  });
+
+  it('follows /clear to the new session id, carrying the ledger', async () => {
+    const s = session();
+    const p = sensor(s);
+    await started(p);
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'before clear' });
+    await waitFor(() => headerIds(p.stdout()).includes(a));
+    const recPath = pjoin(bus.claudeDir, 'sessions', `${s.pid}.json`);
+    const rec = JSON.parse(readFileSync(recPath, 'utf8')) as Record<string, unknown>;
+    const newId = '00000000-0000-4000-8000-00000000c1ea';
+    writeFileSync(recPath, JSON.stringify({ ...rec, sessionId: newId }));
+    await waitFor(() => p.stderr().includes(`followed /clear`), { what: 'the /clear', timeoutMs: 10_000 });
+    const b = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(s.cwd) }, to: newId, body: 'to the new id' });
+    await waitFor(() => headerIds(p.stdout()).includes(b), { what: 'message to the new id' });
+    expect(headerIds(p.stdout())).toEqual([a, b]);
+    expect(readFileSync(pjoin(bus.root, 'state', 'ledger', `${newId}.json`), 'utf8')).toContain(newId);
+    rmSync(recPath, { force: true });
+  });
+
+  it('polls with --poll (network filesystems)', async () => {
+    const s = session();
+    const p = sensor(s, ['--poll', '--interval', '200']);
+    await started(p);
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'polled' });
+    await waitFor(() => headerIds(p.stdout()).includes(a), { what: 'polled message' });
+    expect(p.stderr()).not.toContain('falling back');
+  });
+});

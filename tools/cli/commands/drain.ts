@@ -1,0 +1,64 @@
+// `attend inbox --drain`: the Stop hook. It writes its own output, inside the ledger's lock,
+// because "deliver first, then record" (spec §5) leaves no room to return the text and let
+// cli.ts print it after the record. A hook error must never block the session: every
+// failure ends as a line on stderr and exit 0.
+
+import type { Ctx } from '../context.js';
+import { writePresence } from '../../bus/presence.js';
+import { moveLedger } from '../../bus/ledger.js';
+import { observeSession } from '../../bus/registry.js';
+import { type DrainFormat, type DrainOutcome, drainOnce, parseStopPayload } from '../../drain/drain.js';
+import type { NameLookup } from '../../wire/party.js';
+
+export interface DrainInput {
+  format: DrainFormat;
+  /** The hook's stdin (JSON); '' when there is none. */
+  payload: string;
+  trace: boolean;
+}
+
+export type DrainCommandResult = DrainOutcome | { output: null; reason: 'not-a-session' | 'error'; message?: string };
+
+export function runDrain(ctx: Ctx, input: DrainInput): DrainCommandResult {
+  const warn = (line: string) => void ctx.stderr.write(`${line}\n`);
+  try {
+    const { payload, warning } = parseStopPayload(input.payload);
+    if (warning) warn(warning);
+    const who = ctx.identity();
+    if (!who.resolved) {
+      // The gate: only a resolved Claude Code session has a turn boundary to deliver at.
+      warn(`attend: --drain needs a Claude Code session (${who.reason}); nothing delivered`);
+      return { output: null, reason: 'not-a-session' };
+    }
+    const root = ctx.root();
+    const envSid = ctx.env.CLAUDE_CODE_SESSION_ID;
+    if (envSid && envSid !== who.id) moveLedger(root, envSid, who.id);
+    if (who.pid !== undefined) {
+      const seen = observeSession(root, { pid: who.pid, procStart: who.record?.procStart ?? '', sessionId: who.id, origin: who.origin });
+      if (seen.previousSessionId) moveLedger(root, seen.previousSessionId, who.id);
+    }
+    writePresence(root, { id: who.id, kind: 'agent', origin: who.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'drain' });
+    const names = (me: string): NameLookup => {
+      const map = new Map(ctx.live().map((p) => [p.id, p.name]));
+      return { me, name: (id) => map.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id) };
+    };
+    return drainOnce(
+      {
+        root,
+        now: ctx.now,
+        reporter: ctx.reporter,
+        names,
+        write: (text) => void ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+        warn,
+        trace: input.trace ? warn : undefined,
+      },
+      who,
+      payload,
+      input.format,
+    );
+  } catch (err) {
+    warn(`attend: the drain failed: ${(err as Error).message ?? String(err)}`);
+    return { output: null, reason: 'error', message: (err as Error).message };
+  }
+}
+

@@ -1,0 +1,80 @@
+// `attend run`: start the sensor for this session. Long-running: it streams observation
+// lines until its Claude process is gone, stdout closes, or a signal arrives.
+
+import { writeSync } from 'node:fs';
+import type { Ctx } from '../context.js';
+import { usageError } from '../../bus/errors.js';
+import { type SensorExit, runSensor } from '../../sensor/run.js';
+
+export interface RunInput {
+  poll: boolean;
+  interval: number;
+  trace: boolean;
+  /** Tests stop an in-process sensor with this; the CLI uses process signals. */
+  stopSignal?: Promise<void>;
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A line writer for fd 1 that is synchronous and flushed: each line is out before the
+ * ledger records it (deliver first, then record), and a closed pipe throws EPIPE here rather
+ * than later in an 'error' event.
+ */
+export function fdLineWriter(fd: number): (line: string) => void {
+  return (line) => {
+    const buf = Buffer.from(`${line}\n`, 'utf8');
+    let off = 0;
+    while (off < buf.length) {
+      try {
+        off += writeSync(fd, buf, off);
+      } catch (err) {
+        // A non-blocking pipe that is full: wait for the reader instead of dropping a line.
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+        Atomics.wait(sleeper, 0, 0, 5);
+      }
+    }
+  };
+}
+
+export async function runRun(ctx: Ctx, input: RunInput): Promise<SensorExit> {
+  if (!Number.isInteger(input.interval) || input.interval < 100 || input.interval > 60_000) {
+    throw usageError('--interval takes milliseconds from 100 to 60000');
+  }
+  const root = ctx.root();
+  const who = ctx.identity();
+  const write = ctx.stdout === process.stdout ? fdLineWriter(1) : (line: string) => void ctx.stdout.write(`${line}\n`);
+  const warn = (line: string) => void ctx.stderr.write(`${line}\n`);
+  if (!who.resolved) warn(`attend: not inside a Claude Code session (${who.reason}); watching as ${who.id}`);
+  let stopSignal = input.stopSignal;
+  const handlers: [NodeJS.Signals, () => void][] = [];
+  if (!stopSignal) {
+    stopSignal = new Promise<void>((resolve) => {
+      for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+        const h = () => resolve();
+        handlers.push([sig, h]);
+        process.on(sig, h);
+      }
+    });
+  }
+  try {
+    return await runSensor({
+      root,
+      sessionsDir: ctx.paths.sessionsDir,
+      identity: who,
+      env: ctx.env,
+      pid: ctx.pid,
+      now: ctx.now,
+      reporter: ctx.reporter,
+      procInfo: ctx.procInfo,
+      write,
+      warn,
+      poll: input.poll,
+      pollIntervalMs: input.interval,
+      trace: input.trace,
+      stopSignal,
+    });
+  } finally {
+    for (const [sig, h] of handlers) process.off(sig, h);
+  }
+}

@@ -1,0 +1,66 @@
+// CLI wiring for delivery: `attend run` (the sensor) and the drain behind `attend inbox
+// --drain` (the inbox command itself is registered in cli.ts and dispatches here).
+
+import type { Command } from 'commander';
+import type { Ctx } from './context.js';
+import type { Io, Registrar } from './cli.js';
+import { usageError } from '../bus/errors.js';
+
+function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+}
+
+async function readHookStdin(ctx: Ctx): Promise<string> {
+  // By hand at a terminal there is no payload to wait for.
+  if ((ctx.stdin as { isTTY?: boolean }).isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `attend inbox --drain [--format hook|plain]`: always exit 0, whatever happens. */
+export async function runInboxDrain(ctx: Ctx, io: Io, opts: { format?: string; trace?: boolean; json?: boolean }): Promise<void> {
+  const format = opts.format ?? 'hook';
+  if (format !== 'hook' && format !== 'plain') {
+    // Not a usage error (exit 2): Claude Code shows a Stop hook's exit 2 to the model as a
+    // blocking error. A misconfigured hook must never block the session.
+    io.err(`attend: --format takes hook or plain, not '${format.slice(0, 20)}'; nothing delivered`);
+    io.setExitCode(0);
+    return;
+  }
+  let payload = '';
+  try {
+    payload = await readHookStdin(ctx);
+  } catch (err) {
+    io.err(`attend: cannot read the Stop hook payload: ${(err as Error).message}`);
+  }
+  const { runDrain } = await import('./commands/drain.js');
+  runDrain(ctx, { format, payload, trace: opts.trace ?? false });
+  io.setExitCode(0);
+}
+
+export const registerDelivery: Registrar = (program: Command, ctx: Ctx, io: Io) => {
+  program
+    .command('run')
+    .description('the sensor: print one line per new message, for Claude Code\'s Monitor tool')
+    .option('--poll', 'poll the directories instead of native file events (network filesystems)')
+    .option('--interval <ms>', 'polling interval in milliseconds', '1000')
+    .option('--trace', 'name on stderr the ids each digest line stands for')
+    .addHelpText(
+      'after',
+      `${examples(['attend run', 'attend run --poll --interval 2000'])}
+Start it through Claude Code's Monitor tool (command "attend run"); re-arm it when it expires.
+It resumes from the session's delivery ledger and never repeats a message. Lines:
+  [attend message from_kind=agent from=<id> to=* id=<id>]
+  message from <sender> (<kind>, to <addressee>): <body>
+  [attend digest count=12 to_you=3 open=9 other=0 human=2 agent=10]   (more than 8 at once)
+`,
+    )
+    .action(async (opts: { poll?: boolean; interval: string; trace?: boolean }) => {
+      if (!/^\d+$/.test(opts.interval)) throw usageError(`--interval takes milliseconds, not '${opts.interval.slice(0, 20)}'`);
+      const { runRun } = await import('./commands/run.js');
+      const r = await runRun(ctx, { poll: opts.poll ?? false, interval: Number(opts.interval), trace: opts.trace ?? false });
+      if (r.reason === 'claude-gone') io.err('attend: the Claude Code session is gone; the sensor stops');
+      io.setExitCode(0);
+    });
+};

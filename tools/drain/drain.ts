@@ -1,0 +1,142 @@
+// The Stop-hook drain (spec §5): at the turn boundary, deliver what the sensor has not,
+// party-aware, through the same ledger. The writer is injected so the output is written
+// inside the ledger's lock before anything is recorded (deliver first, then record).
+
+import type { Identity } from '../identity/resolve.js';
+import { takePending } from '../bus/ledger.js';
+import { receiveScopes } from '../bus/receive.js';
+import { type Message, type Reporter, findMessage } from '../bus/signals.js';
+import { noteSurfaced } from '../bus/surfaced.js';
+import { type DeliveryMessage, type NameLookup, planDrain, renderDrain } from '../wire/party.js';
+
+/** Blocks in a row before the drain lets the session stop (ADR-172's re-entry ceiling). */
+export const DRAIN_ROUND_CEILING = 5;
+/** Claude Code caps hook output at 10,000 characters (claude-code.md). */
+export const HOOK_OUTPUT_MAX = 10_000;
+
+export type DrainFormat = 'hook' | 'plain';
+
+export interface StopPayload {
+  sessionId?: string;
+  stopHookActive: boolean;
+}
+
+/** Parse the Stop hook's stdin. Anything that is not a JSON object reads as a first round. */
+export function parseStopPayload(text: string): { payload: StopPayload; warning?: string } {
+  const trimmed = text.trim();
+  if (trimmed === '') return { payload: { stopHookActive: false } };
+  try {
+    const o = JSON.parse(trimmed) as unknown;
+    if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new Error('not an object');
+    const r = o as Record<string, unknown>;
+    const payload: StopPayload = { stopHookActive: r.stop_hook_active === true };
+    if (typeof r.session_id === 'string') payload.sessionId = r.session_id;
+    return { payload };
+  } catch {
+    return { payload: { stopHookActive: false }, warning: 'attend: the Stop hook payload on stdin is not JSON; treating this as a first round' };
+  }
+}
+
+export interface DrainDeps {
+  root: string;
+  now(): number;
+  reporter: Reporter;
+  names(me: string): NameLookup;
+  write(text: string): void;
+  warn(line: string): void;
+  trace?: ((line: string) => void) | undefined;
+}
+
+export interface DrainOutcome {
+  /** What was written; null when nothing was pending or the ceiling was reached. */
+  output: string | null;
+  reason: 'delivered' | 'nothing-pending' | 'ceiling';
+  shown: string[];
+  collapsed: string[];
+  overflow: string[];
+}
+
+/**
+ * Hook output: `hookSpecificOutput.additionalContext` rather than `decision: block`. Both
+ * continue the turn, but the model reads a block's reason as `Stop hook blocking error
+ * from command: ...` — an error to fix — while additional context arrives as a
+ * `<system-reminder>` it reads as information (claude-code.md, "Stop"). Peer messages are
+ * information; some of them need no answer at all.
+ */
+export function formatHookOutput(text: string): string {
+  return JSON.stringify({ hookSpecificOutput: { hookEventName: 'Stop', additionalContext: text } });
+}
+
+const MAX_PARENT_HOPS = 32;
+
+export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, format: DrainFormat): DrainOutcome {
+  return takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
+    const ledger = p.ledger;
+    if (!payload.stopHookActive) ledger.drainRounds = 0;
+    const none: DrainOutcome = { output: null, reason: 'nothing-pending', shown: [], collapsed: [], overflow: [] };
+    if (ledger.drainRounds >= DRAIN_ROUND_CEILING) {
+      // Leave everything pending: the sensor or the next turn delivers it.
+      deps.warn(`attend: ${ledger.drainRounds} Stop-hook rounds in a row; letting the session stop`);
+      return { consume: [], result: { ...none, reason: 'ceiling' } };
+    }
+    const notes: string[] = [];
+    if (p.hidden > 0) notes.push(`[attend] ${p.hidden} earlier message${p.hidden === 1 ? '' : 's'} not shown; attend inbox`);
+    for (const inv of p.invited) notes.push(`[attend] invited to #${inv.channel}: ${inv.count} earlier message${inv.count === 1 ? '' : 's'} to read, ${inv.older} older not shown`);
+    if (p.fresh.length === 0 && notes.length === 0) return { consume: [], result: none };
+
+    const known = resolveParents(deps, who, p.fresh);
+    const now = deps.now();
+    const names = deps.names(who.id);
+    const items = planDrain(p.fresh, who.id, known);
+    let budget = HOOK_OUTPUT_MAX - 1_000;
+    let rendered = renderDrain(items, names, now, { budget, notes, teach: !ledger.taught && p.fresh.length > 0 });
+    let output = format === 'hook' ? formatHookOutput(rendered.text) : rendered.text;
+    // JSON escaping grows the text; shrink the budget until the hook output fits.
+    while (output.length >= HOOK_OUTPUT_MAX && budget > 1_000) {
+      budget -= 1_000;
+      rendered = renderDrain(items, names, now, { budget, notes, teach: !ledger.taught && p.fresh.length > 0 });
+      output = format === 'hook' ? formatHookOutput(rendered.text) : rendered.text;
+    }
+    deps.write(output);
+    if (p.fresh.length > 0) ledger.taught = true;
+    ledger.drainRounds += 1;
+    const shownMsgs = p.fresh.filter((m) => rendered.shown.includes(m.id) && m.fromId !== who.id);
+    const newest = shownMsgs[shownMsgs.length - 1];
+    if (newest) noteSurfaced(deps.root, who.id, { id: newest.id, time: newest.time });
+    deps.trace?.(`attend: trace drain shown=${rendered.shown.join(',')} collapsed=${rendered.collapsed.join(',')} overflow=${rendered.overflow.join(',')}`);
+    // Collapsed threads and the "+N more" remainder are consumed too: they were announced,
+    // and `attend inbox` still lists them. Otherwise the next round would block again.
+    return {
+      consume: p.fresh.map((m) => m.id),
+      result: { output, reason: 'delivered', shown: rendered.shown, collapsed: rendered.collapsed, overflow: rendered.overflow },
+    };
+  });
+}
+
+/** The `re` ancestors of the fresh messages, read from the receive set (bounded per chain). */
+function resolveParents(deps: DrainDeps, who: Identity, fresh: Message[]): Map<string, DeliveryMessage> {
+  const known = new Map<string, DeliveryMessage>();
+  for (const m of fresh) known.set(m.id, m);
+  const scopes = receiveScopes(deps.root, who);
+  const missing = new Set<string>();
+  for (const m of fresh) {
+    let cur: DeliveryMessage | undefined = m;
+    for (let hop = 0; cur?.re !== undefined && hop < MAX_PARENT_HOPS; hop++) {
+      const re: string = cur.re;
+      if (known.has(re)) {
+        cur = known.get(re);
+        continue;
+      }
+      if (missing.has(re)) break;
+      const parent = findMessage(deps.root, scopes, re, deps.reporter);
+      if (!parent) {
+        missing.add(re);
+        break;
+      }
+      known.set(parent.id, parent);
+      cur = parent;
+    }
+  }
+  for (const m of fresh) known.delete(m.id);
+  return known;
+}

@@ -1,0 +1,292 @@
+// `attend run`: the long-running sensor Claude Code's Monitor starts (spec §5,
+// claude-code.md "Monitor"). Every stdout line is an event for the model, so stdout carries
+// observation lines only; diagnostics go to stderr.
+//
+// Lifetime: one sensor per session (a claim file); it heartbeats, follows `/clear` to the new
+// session id, and exits when its Claude process is gone, when stdout is closed (EPIPE), or on
+// SIGTERM/SIGINT/SIGHUP (Monitor's expiry) — so a re-armed Monitor never leaves an orphan.
+
+import { existsSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Identity, ProcInfo } from '../identity/resolve.js';
+import { readSessionRecordFile } from '../identity/system.js';
+import { channelsFile } from '../bus/channels.js';
+import { claimSensor, moveLedger, moveSensorClaim, readLedger, releaseSensor } from '../bus/ledger.js';
+import { scopeDir, scopeLabel } from '../bus/layout.js';
+import { removePresence, writePresence } from '../bus/presence.js';
+import { receiveScopes } from '../bus/receive.js';
+import { observeSession } from '../bus/registry.js';
+import { ensureDir } from '../bus/root.js';
+import type { Reporter } from '../bus/signals.js';
+import { listLive } from '../bus/roster.js';
+import type { NameLookup } from '../wire/party.js';
+import { scanOnce } from './scan.js';
+
+export const HEARTBEAT_MS = 30_000;
+const TICK_MS = 2_000;
+const PROBE_WAIT_MS = 2_000;
+const CLAIM_WAIT_MS = 3_000;
+
+export interface SensorOptions {
+  root: string;
+  sessionsDir: string;
+  identity: Identity;
+  env: Readonly<Record<string, string | undefined>>;
+  pid: number;
+  now(): number;
+  reporter: Reporter;
+  procInfo(pid: number): ProcInfo | null;
+  write(line: string): void;
+  warn(line: string): void;
+  poll: boolean;
+  pollIntervalMs: number;
+  trace: boolean;
+  /** Resolves when the sensor should stop (signals); injected so tests can stop it. */
+  stopSignal?: Promise<void>;
+}
+
+export interface SensorExit {
+  reason: 'claude-gone' | 'stdout-closed' | 'signal' | 'already-running';
+  delivered: number;
+}
+
+type Watcher = { close(): Promise<void> };
+
+function displayNames(opts: SensorOptions): (me: string) => NameLookup {
+  let cache: { at: number; map: Map<string, string> } | undefined;
+  return (me) => {
+    const now = opts.now();
+    if (!cache || now - cache.at > 5_000) {
+      const peers = listLive({ root: opts.root, sessionsDir: opts.sessionsDir, now, procInfo: opts.procInfo });
+      cache = { at: now, map: new Map(peers.map((p) => [p.id, p.name])) };
+    }
+    const map = cache.map;
+    return { me, name: (id) => map.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id) };
+  };
+}
+
+export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
+  let who = opts.identity;
+  const root = opts.root;
+
+  // Follow a /clear that happened before this sensor started: the env still names the old id.
+  const envSid = opts.env.CLAUDE_CODE_SESSION_ID;
+  if (who.resolved && envSid && envSid !== who.id) moveLedger(root, envSid, who.id);
+  if (who.resolved && who.pid !== undefined) {
+    const seen = observeSession(root, { pid: who.pid, procStart: who.record?.procStart ?? '', sessionId: who.id, origin: who.origin });
+    if (seen.previousSessionId) moveLedger(root, seen.previousSessionId, who.id);
+  }
+
+  let claim = claimSensor(root, who.id, opts.pid);
+  // A Monitor re-armed right after its predecessor expired: give the old sensor a moment to go.
+  const claimDeadline = opts.now() + CLAIM_WAIT_MS;
+  while (!claim.ok && opts.now() < claimDeadline) {
+    await delay(100);
+    claim = claimSensor(root, who.id, opts.pid);
+  }
+  if (!claim.ok) {
+    opts.write(`[attend] a sensor is already running for this session (pid ${claim.owner.pid}); this one exits`);
+    return { reason: 'already-running', delivered: 0 };
+  }
+
+  const warm = readLedger(root, who.id).state === 'ok';
+  const names = displayNames(opts);
+  let delivered = 0;
+  let stopping: SensorExit['reason'] | undefined;
+  let wake: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const stop = (reason: SensorExit['reason']) => {
+    stopping ??= reason;
+    wake();
+  };
+  void opts.stopSignal?.then(() => stop('signal'));
+
+  const scopesLabel = () => receiveScopes(root, who).map((s) => (s.kind === 'tray' ? 'your tray' : scopeLabel(s))).join(', ');
+  const heartbeat = () => {
+    try {
+      writePresence(root, { id: who.id, kind: who.kind, origin: who.origin, heartbeat: opts.now(), pid: opts.pid, role: 'sensor' });
+    } catch (err) {
+      opts.warn(`attend: heartbeat failed: ${(err as Error).message}`);
+    }
+  };
+
+  const me = names(who.id).name(who.id);
+  try {
+    opts.write(
+      warm
+        ? `[attend] sensor resumed for ${me}: watching ${scopesLabel()}; nothing already delivered is repeated`
+        : `[attend] sensor started for ${me}: watching ${scopesLabel()}`,
+    );
+  } catch {
+    stop('stdout-closed');
+  }
+  heartbeat();
+  if (stopping) {
+    releaseSensor(root, who.id, opts.pid);
+    removePresence(root, who.id, 'sensor');
+    return { reason: stopping, delivered };
+  }
+
+  let scanQueued = false;
+  const scan = () => {
+    scanQueued = false;
+    if (stopping) return;
+    try {
+      const r = scanOnce({ root, now: opts.now, reporter: opts.reporter, names, write: opts.write, warn: opts.warn, trace: opts.trace ? opts.warn : undefined }, who);
+      delivered += r.delivered.length;
+      if (r.closed) stop('stdout-closed');
+    } catch (err) {
+      // A lock timeout or a full disk must not kill the sensor: the next wake retries.
+      opts.warn(`attend: scan failed: ${(err as Error).message}`);
+    }
+  };
+  const requestScan = () => {
+    if (scanQueued) return;
+    scanQueued = true;
+    setImmediate(scan);
+  };
+
+  // ---- watching
+  let usePolling = opts.poll;
+  let watcher: Watcher | undefined;
+  let watchedKey = '';
+  let sawProbe = false;
+  const probeName = `.attend-probe-${opts.pid}`;
+  const dirsOf = () => receiveScopes(root, who).map((s) => scopeDir(root, s));
+  // Restarts are serialized: two overlapping ones would leave a watcher nobody closes.
+  let restarting: Promise<void> = Promise.resolve();
+  const startWatcher = (): Promise<void> => {
+    restarting = restarting.then(restartWatcher, restartWatcher);
+    return restarting;
+  };
+  const restartWatcher = async () => {
+    const dirs = dirsOf();
+    for (const d of dirs) ensureDir(d);
+    const key = `${usePolling}|${dirs.join('\n')}`;
+    if (key === watchedKey && watcher) return;
+    watchedKey = key;
+    await watcher?.close();
+    const { watch } = await import('chokidar');
+    // The state directory, not channels.json itself: chokidar stops delivering events for
+    // the whole watcher when one watched path does not exist yet.
+    const stDir = dirname(channelsFile(root));
+    ensureDir(stDir);
+    const w = watch([...dirs, stDir], {
+      ignoreInitial: true,
+      depth: 0,
+      usePolling,
+      interval: opts.pollIntervalMs,
+      binaryInterval: opts.pollIntervalMs,
+      persistent: true,
+    });
+    // A rename into place shows up as 'add' or as 'change' depending on timing: take both.
+    w.on('all', (event: string, path: string) => {
+      if (event !== 'add' && event !== 'change') return;
+      if (path.endsWith(probeName)) sawProbe = true;
+      else if (path.endsWith('.signal')) requestScan();
+      else if (path === channelsFile(root)) void onMembership();
+    });
+    w.on('error', (err: unknown) => opts.warn(`attend: watcher: ${(err as Error).message ?? String(err)}`));
+    await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+    watcher = w as unknown as Watcher;
+  };
+  let membershipStamp = channelsStamp(root);
+  let watchingLabel = scopesLabel();
+  const onMembership = async () => {
+    membershipStamp = channelsStamp(root);
+    const label = scopesLabel();
+    if (label !== watchingLabel) {
+      watchingLabel = label;
+      opts.warn(`attend: now watching ${label}`);
+    }
+    requestScan();
+    try {
+      await startWatcher();
+    } catch (err) {
+      // Never fatal: the 30 s rescan and the membership tick still deliver.
+      opts.warn(`attend: could not restart the watcher: ${(err as Error).message}`);
+    }
+    requestScan();
+  };
+
+  await startWatcher();
+  if (!usePolling) {
+    // Some filesystems (network mounts, some containers) never deliver native events:
+    // prove that one arrives, else fall back to polling.
+    const probe = join(scopeDir(root, { kind: 'open' }), probeName);
+    try {
+      writeFileSync(probe, '');
+      const deadline = Date.now() + PROBE_WAIT_MS;
+      while (!sawProbe && Date.now() < deadline) await delay(20);
+    } finally {
+      try {
+        unlinkSync(probe);
+      } catch {
+        // already gone
+      }
+    }
+    if (!sawProbe) {
+      opts.warn('attend: native file events are not delivered here; falling back to polling');
+      usePolling = true;
+      await startWatcher();
+    }
+  }
+  // Messages written while the watcher was starting.
+  scan();
+
+  // ---- ticks: liveness, /clear, membership fallback, heartbeat
+  let lastBeat = opts.now();
+  const tick = setInterval(() => {
+    if (stopping) return;
+    const claudePid = who.pid;
+    if (who.resolved && claudePid !== undefined) {
+      const info = opts.procInfo(claudePid);
+      const start = who.record?.procStart;
+      if (!info || (start !== undefined && info.start !== '' && info.start !== start)) return stop('claude-gone');
+      const rec = readSessionRecordFile(opts.sessionsDir, claudePid);
+      if (rec && rec.sessionId !== who.id) {
+        const old = who.id;
+        who = { ...who, id: rec.sessionId, sessionId: rec.sessionId, from: `claude:${rec.sessionId}`, record: rec };
+        moveLedger(root, old, who.id);
+        moveSensorClaim(root, old, who.id, opts.pid);
+        removePresence(root, old, 'sensor');
+        observeSession(root, { pid: claudePid, procStart: rec.procStart ?? '', sessionId: who.id, origin: who.origin });
+        opts.warn(`attend: followed /clear from ${old} to ${who.id}`);
+        heartbeat();
+        void onMembership();
+      }
+    }
+    const stamp = channelsStamp(root);
+    if (stamp !== membershipStamp) void onMembership();
+    if (opts.now() - lastBeat >= HEARTBEAT_MS) {
+      lastBeat = opts.now();
+      heartbeat();
+      // A safety net for an event the watcher missed; listing is cheap (names only).
+      requestScan();
+    }
+  }, TICK_MS);
+
+  await stopped;
+  clearInterval(tick);
+  await watcher?.close();
+  releaseSensor(root, who.id, opts.pid);
+  removePresence(root, who.id, 'sensor');
+  return { reason: stopping ?? 'signal', delivered };
+}
+
+function channelsStamp(root: string): string {
+  const file = channelsFile(root);
+  if (!existsSync(file)) return '';
+  try {
+    const st = statSync(file);
+    return `${st.mtimeMs}:${st.ino}:${st.size}`;
+  } catch {
+    return '';
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
