@@ -86,17 +86,19 @@ function registerMcp(program: Command, ctx: Ctx): void {
   program
     .command('mcp')
     .description('serve attend as an MCP server over stdio (send, reply, inbox, read, peers, whoami, channels, join, leave)')
+    .option('--channel', "run as a Claude Code channel: push this session's new messages as notifications/claude/channel")
     .addHelpText(
       'after',
       examples([
         'attend mcp',
         'claude mcp add attend -- attend mcp',
+        'claude mcp add attend-channel -- attend mcp --channel   # then: claude --channels server:attend-channel',
         `echo '{"mcpServers":{"attend":{"command":"attend","args":["mcp"]}}}' > .mcp.json`,
       ]),
     )
-    .action(async () => {
+    .action(async (opts: { channel?: boolean }) => {
       const { runMcp } = await import('./commands/mcp.js');
-      await runMcp(ctx, { makeCtx: freshCtx(ctx) });
+      await runMcp(ctx, { makeCtx: freshCtx(ctx), channel: opts.channel ?? false });
     });
 }
 
