@@ -71,7 +71,9 @@ describe('attend hook session-start', () => {
 
   it('session-end removes the presence; an unknown event is ignored with exit 0', () => {
     expect(runBin(['hook', 'session-start'], { env: session.env, input: payload() }).exitCode).toBe(0);
-    expect(readPresence(bus.root)).toHaveLength(1);
+    // The Stop hook's drain stamps a 'drain' heartbeat too; the end takes both.
+    expect(runBin(['hook', 'stop'], { env: session.env, input: payload({ hook_event_name: 'Stop' }) }).exitCode).toBe(0);
+    expect(readPresence(bus.root).map((p) => p.role).sort()).toEqual(['drain', 'session']);
     const end = runBin(['hook', 'session-end'], { env: session.env, input: payload({ hook_event_name: 'SessionEnd' }) });
     expect(end.exitCode).toBe(0);
     expect(readPresence(bus.root)).toEqual([]);

@@ -95,6 +95,8 @@ export function runSessionEndHook(ctx: Ctx, payloadText: string): HookResult {
     warnings.push('no session to mark as ended');
     return { stdout: '', warnings };
   }
-  removePresence(ctx.root(), id, 'session');
+  // Every heartbeat this session left (its own, and the Stop hook's 'drain' stamp) would keep
+  // it in the live roster for up to 90 s after it is gone.
+  for (const p of readPresence(ctx.root())) if (p.id === id) removePresence(ctx.root(), id, p.role ?? 'cli');
   return { stdout: '', warnings };
 }
