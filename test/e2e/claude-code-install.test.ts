@@ -2,7 +2,10 @@
 // SessionStart hook runs from ~/.claude/settings.json, the installed MCP server is offered, and
 // `attend doctor` from the Bash tool finds the session (issue #6 §2, §5).
 
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseSignal } from '../../tools/wire/envelope.js';
 import { runBin } from '../helpers/bus.js';
 import { type ClaudeHome, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
 import { type FakeAnthropic, conversationText, lastText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
@@ -37,5 +40,30 @@ describe('claude code after attend install', () => {
     expect(checks.hooks?.status).toBe('ok');
     expect(checks['attend on PATH']?.status).toBe('ok');
     expect(checks['MCP server']?.status).toBe('ok');
+  });
+
+  it('--scope project: the project .mcp.json serves send with the session identity, and the project hooks run', async () => {
+    const h = (home = makeClaudeHome());
+    const MCP_SEND = 'mcp__attend__send';
+    api = await startFakeAnthropic((req) => {
+      const step = toolResultCount(req);
+      if (step === 0) return { tool: 'ToolSearch', input: { query: `select:${MCP_SEND}` } };
+      if (step === 1) return { tool: MCP_SEND, input: { message: 'from the project mcp server' } };
+      return { text: 'done' };
+    });
+    const env = h.env({ baseUrl: api.url });
+    const install = runBin(['install', '--scope', 'project'], { env, cwd: h.project });
+    expect(install.exitCode, install.stderr).toBe(0);
+    // Project MCP servers wait for the user's approval; this stands in for it.
+    h.writeSettings({ enableAllProjectMcpServers: true });
+    const run = runClaude(['-p', 'go', '--allowedTools', `ToolSearch,${MCP_SEND}`, '--output-format', 'json'], { env, cwd: h.project });
+    const code = await run.exited(60_000);
+    expect(code, run.stderr()).toBe(0);
+    const { session_id } = JSON.parse(run.stdout()) as { session_id: string };
+    expect(conversationText(api.requests[0]!)).toContain('attend is available');
+    const dir = join(h.root, 'signals', '_broadcast');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.signal'));
+    expect(files).toHaveLength(1);
+    expect(parseSignal(readFileSync(join(dir, files[0]!), 'utf8').trimEnd())).toMatchObject({ fromKind: 'agent', fromId: session_id, body: 'from the project mcp server' });
   });
 });
