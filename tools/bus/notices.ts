@@ -4,8 +4,9 @@
 // and #open for a human or a session whose origin is unknown (issue #3 §1, §3).
 
 import type { Identity } from '../identity/resolve.js';
-import { type Envelope, type Scope } from '../wire/envelope.js';
-import { attendKey, projectOf } from '../wire/names.js';
+import type { Scope } from '../wire/envelope.js';
+import { attendKey } from '../wire/names.js';
+import { envelopeFrom } from './compose.js';
 import { writeSignal } from './signals.js';
 
 export interface NoticeTarget {
@@ -21,10 +22,6 @@ export interface NoticeWritten {
   files: string[];
 }
 
-function positional(text: string): string {
-  return text.replace(/[|\r\n]/g, '_');
-}
-
 export function noticeScopes(targets: NoticeTarget[]): Scope[] {
   const seen = new Map<string, Scope>();
   for (const t of targets) {
@@ -38,15 +35,7 @@ export function noticeScopes(targets: NoticeTarget[]): Scope[] {
 export function writeNotice(root: string, actor: Identity, newId: () => string, targets: NoticeTarget[], body: string): NoticeWritten | null {
   if (targets.length === 0) return null;
   const to = [...new Set(targets.map((t) => t.id))].join(',');
-  const env: Envelope = {
-    from: actor.from,
-    project: positional(projectOf(actor.origin)),
-    cwd: positional(actor.origin),
-    fromKind: actor.kind,
-    fromId: actor.id,
-    to,
-    body,
-  };
+  const env = envelopeFrom(actor, { to, body });
   const id = newId();
   const files = noticeScopes(targets).map((scope) => writeSignal(root, scope, id, env));
   return { id, to, files };

@@ -3,14 +3,15 @@
 
 import type { Ctx } from '../context.js';
 import { notFoundError, refusedError, usageError } from '../../bus/errors.js';
+import { envelopeFrom } from '../../bus/compose.js';
 import { receiveScopes } from '../../bus/receive.js';
 import { requireChannel } from '../../bus/channels.js';
 import type { Peer } from '../../bus/roster.js';
 import { MAX_BODY_BYTES, type Message, findMessage, writeSignal } from '../../bus/signals.js';
 import { readSurfaced } from '../../bus/surfaced.js';
 import { resolveTargets } from '../../bus/targets.js';
-import { type Envelope, type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, envelopeProblems } from '../../wire/envelope.js';
-import { attendKey, parseChannelName, printable, projectOf } from '../../wire/names.js';
+import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, envelopeProblems } from '../../wire/envelope.js';
+import { attendKey, parseChannelName, printable } from '../../wire/names.js';
 import { scopeLabel } from '../../bus/layout.js';
 import { listScopes } from '../../bus/signals.js';
 
@@ -38,11 +39,6 @@ export function checkBody(message: string): void {
   if (bytes > MAX_BODY_BYTES) {
     throw refusedError(`the message is ${bytes} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, 'send a path to a file instead');
   }
-}
-
-function positional(text: string): string {
-  // A path with `|` or a line break would split the line; these fields are display only.
-  return text.replace(/[|\r\n]/g, '_');
 }
 
 interface Route {
@@ -86,17 +82,7 @@ export function runSend(ctx: Ctx, input: SendInput): SendResult {
 
 function writeRouted(ctx: Ctx, input: SendInput, route: Route, notes: string[]): SendResult {
   const who = ctx.identity();
-  const env: Envelope = {
-    from: who.from,
-    project: positional(projectOf(who.origin)),
-    cwd: positional(who.origin),
-    fromKind: who.kind,
-    fromId: who.id,
-    to: route.to,
-    body: input.message,
-  };
-  if (input.onBehalfOf !== undefined) env.onBehalfOf = input.onBehalfOf;
-  if (input.re !== undefined) env.re = input.re;
+  const env = envelopeFrom(who, { to: route.to, body: input.message, re: input.re, onBehalfOf: input.onBehalfOf });
   const problems = envelopeProblems(env);
   if (problems.length > 0) throw usageError(problems.join('; '));
   const root = ctx.root();
