@@ -1,6 +1,6 @@
 // `attend doctor`: each check, its failure, and the fix it names.
 
-import { chmodSync, mkdirSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writePresence } from '../../tools/bus/presence.js';
@@ -54,6 +54,15 @@ describe('attend doctor', () => {
     const { exitCode, checks } = doctor(env);
     expect(Object.values(checks).filter((c) => c.status !== 'ok')).toEqual([]);
     expect(exitCode).toBe(0);
+  });
+
+  it('the attend plugin, installed through Claude Code, counts for hooks, MCP and skill', () => {
+    mkdirSync(join(bus.claudeDir, 'plugins'), { recursive: true });
+    writeFileSync(join(bus.claudeDir, 'plugins', 'installed_plugins.json'), JSON.stringify({ version: 2, plugins: { 'attend@local': [{ installPath: '/x' }] } }));
+    const { checks } = doctor({ ...session.env, PATH: pathWithAttend });
+    expect(checks.hooks).toMatchObject({ status: 'ok', detail: 'from the attend plugin' });
+    expect(checks['MCP server']?.status).toBe('ok');
+    expect(checks.skill?.status).toBe('ok');
   });
 
   it('a group-writable bus root fails with the chmod that fixes it', () => {

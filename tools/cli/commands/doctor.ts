@@ -45,6 +45,13 @@ function safeRead(path: string): { value: Record<string, unknown> | null; error:
   }
 }
 
+/** The attend plugin, installed through Claude Code's plugin manager or running this command. */
+function pluginInstalled(ctx: Ctx): boolean {
+  if (ctx.env.CLAUDE_PLUGIN_ROOT && existsSync(join(ctx.env.CLAUDE_PLUGIN_ROOT, 'hooks', 'hooks.json'))) return true;
+  const plugins = safeRead(join(ctx.paths.claudeDir, 'plugins', 'installed_plugins.json')).value?.plugins;
+  return typeof plugins === 'object' && plugins !== null && Object.keys(plugins).some((k) => k === 'attend' || k.startsWith('attend@'));
+}
+
 export function runDoctor(ctx: Ctx): DoctorResult {
   const checks: Check[] = [];
   const onPath = findOnPath(ctx.env, 'attend');
@@ -56,7 +63,7 @@ export function runDoctor(ctx: Ctx): DoctorResult {
 
   const user = targetsFor(ctx, 'user');
   const project = targetsFor(ctx, 'project');
-  const pluginHooks = ctx.env.CLAUDE_PLUGIN_ROOT ? existsSync(join(ctx.env.CLAUDE_PLUGIN_ROOT, 'hooks', 'hooks.json')) : false;
+  const pluginHooks = pluginInstalled(ctx);
   const hookFindings: string[] = [];
   const hookErrors: string[] = [];
   for (const [label, t] of [['user', user], ['project', project]] as const) {
