@@ -35,7 +35,7 @@ function renderChat(opts: { depth?: 0 | 1 | 2 | 3 } = {}) {
   // What start-chat's heartbeat does, so the operator is live for others to address.
   writePresence(root, { id: 'tester', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
   const source = createBusSource({ root, rescanMs: 200 });
-  const actions = createChatActions({ makeCtx, root, me: 'tester', now: Date.now });
+  const actions = createChatActions({ makeCtx, root, now: Date.now });
   const inst = render(<App me="tester" source={source} actions={actions} depth={opts.depth ?? 0} now={Date.now} mouse={false} setMouse={() => {}} rosterMs={200} />);
   unmounts.push(() => inst.unmount());
   const frame = () => inst.lastFrame() ?? '';
@@ -70,13 +70,17 @@ describe('attend chat frames', () => {
     expect(f).toMatch(/\d\d:\d\d:\d\d Nick {2}#open/);
     expect(f).toContain('to #open (everyone)');
     expect(f).toContain('Esc quit');
+    // Nothing delivers to Nick (no sensor heartbeat, no drain): the roster says so.
+    expect(f).toContain('Nick idle deaf');
     expect(f).not.toContain('\x1b[');
   });
 
   it('sends to a fuzzy-matched @name and writes the signal file as the human', async () => {
     const hana = live('Hana');
+    writePresence(bus.root, { id: hana.sessionId, kind: 'agent', origin: hana.cwd, heartbeat: Date.now(), role: 'sensor', pid: hana.pid });
     const c = renderChat();
-    await c.until((x) => x.includes('Hana idle'), 'roster');
+    const roster = await c.until((x) => x.includes('Hana idle'), 'roster');
+    expect(roster).not.toContain('deaf');
     await c.type('@hanna ship it');
     await c.until((x) => x.includes('to Hana'), 'destination shown before Enter');
     c.press('\r');
@@ -164,7 +168,7 @@ describe('attend chat frames', () => {
     expect(f).toContain('to #ops');
     await c.type('/channels');
     c.press('\r');
-    await c.until((x) => x.includes('#ops (joined) — 1 member — deploys and incidents'), 'channel list');
+    await c.until((x) => x.includes('#ops (joined, pinned) — 1 member, 1 live — deploys and incidents'), 'channel list');
   });
 
   it('completes @names with Tab and cycles', async () => {

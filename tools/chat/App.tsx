@@ -8,6 +8,7 @@ import type { Peer } from '../bus/roster.js';
 import type { ChatActions, ChannelInfo } from './actions.js';
 import type { BusSource } from './bus-source.js';
 import { accent, type ColorDepth, colorFor } from './colors.js';
+import { peerStatus } from './peer-status.js';
 import { COMMANDS, runSlash } from './slash.js';
 import { composeReducer, emptyCompose, hasDraft } from './state/compose.js';
 import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, tabsOf, visibleItems, isDirect } from './state/feed.js';
@@ -31,14 +32,6 @@ export interface AppProps {
 
 const OLDER_PAGE = 1000;
 const MAX_COMPOSE_ROWS = 5;
-
-export function peerStatus(p: Peer): string {
-  // The channels helper adds deaf detection to Peer; read it defensively until it lands.
-  const x = p as Peer & { deaf?: boolean; status?: string };
-  if (x.deaf === true || x.status === 'deaf') return 'deaf';
-  const s = p.record?.status;
-  return s === 'busy' || s === 'idle' ? s : p.kind === 'human' ? 'here' : 'live';
-}
 
 function useTerminalSize(): { columns: number; rows: number } {
   const { stdout } = useStdout();
@@ -416,13 +409,18 @@ export function App(props: AppProps) {
         <Text wrap="truncate-end">
           <Text dimColor>live: </Text>
           {others.length === 0 ? <Text dimColor>nobody else</Text> : null}
-          {others.map((p, i) => (
-            <Text key={p.id}>
-              {i > 0 ? <Text dimColor> · </Text> : null}
-              <Text {...(colorFor(p.id, depth) ? { color: colorFor(p.id, depth) as string } : {})}>{neutralize(p.name)}</Text>
-              <Text dimColor>{` ${peerStatus(p)}`}</Text>
-            </Text>
-          ))}
+          {others.map((p, i) => {
+            const st = peerStatus(p);
+            return (
+              <Text key={p.id}>
+                {i > 0 ? <Text dimColor> · </Text> : null}
+                <Text {...(colorFor(p.id, depth) ? { color: colorFor(p.id, depth) as string } : {})}>{neutralize(p.name)}</Text>
+                <Text dimColor>{` ${st.status}`}</Text>
+                {/* Deaf: nothing delivers to it, so what is sent there piles up unread. */}
+                {st.deaf ? <Text {...(accent(depth, 'yellow') ? { color: 'yellow' } : {})}>{' deaf'}</Text> : null}
+              </Text>
+            );
+          })}
           <Text dimColor>{` · ${me} (you)${mouse ? ' · mouse on' : ''}`}</Text>
         </Text>
       </Box>

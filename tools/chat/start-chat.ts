@@ -62,7 +62,7 @@ export async function startChat(ctx: Ctx, opts: ChatOptions): Promise<number> {
   out.write(ALT_SCREEN_ON);
   if (opts.mouse) setMouse(true);
   const source = createBusSource({ root });
-  const actions = createChatActions({ makeCtx, root, me: me.id, now: ctx.now });
+  const actions = createChatActions({ makeCtx, root, now: ctx.now });
   const depth = detectColorDepth(ctx.env, true);
   let exitCode = 0;
   // Ink erases its previous frame line by line; after a shrink that frame is taller than
