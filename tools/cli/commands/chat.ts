@@ -13,6 +13,7 @@ export async function runChat(ctx: Ctx, input: ChatInput): Promise<number> {
   if (!stdinTTY || ctx.stdout.isTTY !== true) {
     throw new AttendError('attend chat needs a terminal (stdin and stdout must be a TTY)', EXIT.usage, 'read with `attend inbox`, write with `attend send`');
   }
-  const { startChat } = await import('../../chat/start-chat.js');
+  const { loadChatUi } = await import('../../chat/load.js');
+  const { startChat } = await loadChatUi();
   return startChat(ctx, input);
 }
