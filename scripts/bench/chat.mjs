@@ -130,7 +130,7 @@ export default async function ({ bin, tmp, quick }) {
 
   const f = (x) => `${x.toFixed(1)} ms`;
   const markdown = [
-    `History: ${HISTORY.toLocaleString('en-US')} messages in #open on a real temporary bus; terminal 100×30; Ink render with maxFps 60 (as \`attend chat\`).`,
+    `History: ${HISTORY.toLocaleString('en-US')} messages in #open on a real temporary bus; terminal 100×30; Ink render with the options \`attend chat\` uses (tools/chat/mount.ts), React production build.`,
     '',
     '| measure | goal | median | p95 | max | runs |',
     '|---|---|---|---|---|---|',
