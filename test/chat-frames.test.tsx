@@ -4,6 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
+import stringWidth from 'string-width';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChatActions } from '../tools/chat/actions.js';
 import { App } from '../tools/chat/App.js';
@@ -136,6 +137,23 @@ describe('attend chat frames', () => {
     expect(f).toContain('<U+202E>');
     expect(f).toContain('more lines');
     for (const row of f.split('\n')) expect(row.length).toBeLessThanOrEqual(100);
+  });
+
+  it('wraps wide characters by terminal columns instead of cutting them off', async () => {
+    const nick = live('Nick');
+    const body = `${'漢字かな'.repeat(40)}🎉end`; // 160 CJK characters (320 columns), an emoji, ASCII
+    await runInProcess(['send', body], { env: nick.env });
+    const c = renderChat();
+    const f = await c.until((x) => x.includes('end'), 'wide body');
+    for (const row of f.split('\n')) expect(stringWidth(row)).toBeLessThanOrEqual(100);
+    expect(f.replace(/[^漢]/g, '')).toHaveLength(40);
+    expect(f).toContain('🎉end');
+    // A draft of 120 columns takes two compose rows, all of it shown.
+    for (let i = 0; i < 60; i++) c.press('語');
+    const draft = await c.until((x) => x.replace(/[^語]/g, '').length === 60, 'wide draft on two rows');
+    for (const row of draft.split('\n')) expect(stringWidth(row)).toBeLessThanOrEqual(100);
+    expect(draft).toMatch(/^> 語{49}$/m);
+    expect(draft).toMatch(/^ {2}語{11} ?$/m);
   });
 
   it('reports a malformed file and a vanished bus directory on the status line', async () => {
