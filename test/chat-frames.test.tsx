@@ -4,6 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
+import stringWidth from 'string-width';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChatActions } from '../tools/chat/actions.js';
 import { App } from '../tools/chat/App.js';
@@ -35,7 +36,7 @@ function renderChat(opts: { depth?: 0 | 1 | 2 | 3 } = {}) {
   // What start-chat's heartbeat does, so the operator is live for others to address.
   writePresence(root, { id: 'tester', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
   const source = createBusSource({ root, rescanMs: 200 });
-  const actions = createChatActions({ makeCtx, root, me: 'tester', now: Date.now });
+  const actions = createChatActions({ makeCtx, root, now: Date.now });
   const inst = render(<App me="tester" source={source} actions={actions} depth={opts.depth ?? 0} now={Date.now} mouse={false} setMouse={() => {}} rosterMs={200} />);
   unmounts.push(() => inst.unmount());
   const frame = () => inst.lastFrame() ?? '';
@@ -70,13 +71,17 @@ describe('attend chat frames', () => {
     expect(f).toMatch(/\d\d:\d\d:\d\d Nick {2}#open/);
     expect(f).toContain('to #open (everyone)');
     expect(f).toContain('Esc quit');
+    // Nothing delivers to Nick (no sensor heartbeat, no drain): the roster says so.
+    expect(f).toContain('Nick idle deaf');
     expect(f).not.toContain('\x1b[');
   });
 
   it('sends to a fuzzy-matched @name and writes the signal file as the human', async () => {
     const hana = live('Hana');
+    writePresence(bus.root, { id: hana.sessionId, kind: 'agent', origin: hana.cwd, heartbeat: Date.now(), role: 'sensor', pid: hana.pid });
     const c = renderChat();
-    await c.until((x) => x.includes('Hana idle'), 'roster');
+    const roster = await c.until((x) => x.includes('Hana idle'), 'roster');
+    expect(roster).not.toContain('deaf');
     await c.type('@hanna ship it');
     await c.until((x) => x.includes('to Hana'), 'destination shown before Enter');
     c.press('\r');
@@ -134,6 +139,23 @@ describe('attend chat frames', () => {
     for (const row of f.split('\n')) expect(row.length).toBeLessThanOrEqual(100);
   });
 
+  it('wraps wide characters by terminal columns instead of cutting them off', async () => {
+    const nick = live('Nick');
+    const body = `${'漢字かな'.repeat(40)}🎉end`; // 160 CJK characters (320 columns), an emoji, ASCII
+    await runInProcess(['send', body], { env: nick.env });
+    const c = renderChat();
+    const f = await c.until((x) => x.includes('end'), 'wide body');
+    for (const row of f.split('\n')) expect(stringWidth(row)).toBeLessThanOrEqual(100);
+    expect(f.replace(/[^漢]/g, '')).toHaveLength(40);
+    expect(f).toContain('🎉end');
+    // A draft of 120 columns takes two compose rows, all of it shown.
+    for (let i = 0; i < 60; i++) c.press('語');
+    const draft = await c.until((x) => x.replace(/[^語]/g, '').length === 60, 'wide draft on two rows');
+    for (const row of draft.split('\n')) expect(stringWidth(row)).toBeLessThanOrEqual(100);
+    expect(draft).toMatch(/^> 語{49}$/m);
+    expect(draft).toMatch(/^ {2}語{11} ?$/m);
+  });
+
   it('reports a malformed file and a vanished bus directory on the status line', async () => {
     const c = renderChat();
     mkdirSync(join(c.root, 'signals', '_broadcast'), { recursive: true });
@@ -164,7 +186,7 @@ describe('attend chat frames', () => {
     expect(f).toContain('to #ops');
     await c.type('/channels');
     c.press('\r');
-    await c.until((x) => x.includes('#ops (joined) — 1 member — deploys and incidents'), 'channel list');
+    await c.until((x) => x.includes('#ops (joined, pinned) — 1 member, 1 live — deploys and incidents'), 'channel list');
   });
 
   it('completes @names with Tab and cycles', async () => {

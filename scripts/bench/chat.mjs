@@ -45,11 +45,10 @@ const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Mat
 export default async function ({ bin, tmp, quick }) {
   const dist = join(dirname(bin), '..');
   const load = (p) => import(pathToFileURL(join(dist, p)).href);
-  const { render } = await import('ink');
-  const { createElement } = await import('react');
-  const { App } = await load('chat/App.js');
-  const { createBusSource } = await load('chat/bus-source.js');
-  const { createChatActions } = await load('chat/actions.js');
+  // The UI modules as `attend chat` loads them (React in production mode); Ink and React are
+  // imported only under tools/chat.
+  const { loadChatUi } = await load('chat/load.js');
+  const { mountChat, createBusSource, createChatActions } = await loadChatUi();
   const { createContext } = await load('cli/context.js');
   const { writeSignal } = await load('bus/signals.js');
   const { createIdFactory } = await load('wire/ids.js');
@@ -67,15 +66,13 @@ export default async function ({ bin, tmp, quick }) {
     const stdout = new FakeStdout();
     const stdin = new FakeStdin();
     const source = createBusSource({ root });
-    const actions = createChatActions({ makeCtx, root, me: 'bench', now: Date.now });
+    const actions = createChatActions({ makeCtx, root, now: Date.now });
     const t0 = performance.now();
     let firstFrame = 0;
     stdout.onWrite = (s) => {
       if (!firstFrame && s.includes(`history message ${HISTORY - 1}`)) firstFrame = performance.now() - t0;
     };
-    const inst = render(createElement(App, { me: 'bench', source, actions, depth: 0, now: Date.now, mouse: false, setMouse: () => {} }), {
-      stdout, stdin, stderr: new FakeStdout(), exitOnCtrlC: false, patchConsole: false, maxFps: 60,
-    });
+    const inst = mountChat({ me: 'bench', source, actions, depth: 0, now: Date.now, mouse: false, setMouse: () => {} }, { stdout, stdin, stderr: new FakeStdout() });
     return { inst, stdout, stdin, firstFrame: () => firstFrame };
   };
 
@@ -97,12 +94,27 @@ export default async function ({ bin, tmp, quick }) {
     writeSignal(root, { kind: 'open' }, newId(), envelope(`live ${arrived++}`));
   }, 20);
   const keys = quick ? 40 : 150;
+  // Drafts stay on one compose row: every ROUND keys the draft is deleted (one chunk of
+  // DELs, as a held Backspace arrives) and the next round starts with a capital letter no
+  // earlier draft started with, so `> ${typed}` can only match the frame this key produced.
+  const ROUND = 40;
   const lat = [];
   let typed = '';
   for (let k = 0; k < keys; k++) {
-    const ch = String.fromCharCode(97 + (k % 26));
+    if (k > 0 && k % ROUND === 0) {
+      const old = `> ${typed}`;
+      const cleared = new Promise((res) => {
+        m.stdout.onWrite = (s) => {
+          if (s.includes('live:') && !s.includes(old)) res();
+        };
+      });
+      m.stdin.send('\x7f'.repeat(typed.length));
+      await Promise.race([cleared, new Promise((res) => setTimeout(res, 2000))]);
+      typed = '';
+    }
+    const ch = k % ROUND === 0 ? String.fromCharCode(65 + ((k / ROUND) % 26)) : String.fromCharCode(97 + (k % 26));
     typed += ch;
-    const want = `> ${typed.slice(-60)}`;
+    const want = `> ${typed}`;
     const t0 = performance.now();
     const done = new Promise((res) => {
       m.stdout.onWrite = (s) => {
@@ -118,7 +130,7 @@ export default async function ({ bin, tmp, quick }) {
 
   const f = (x) => `${x.toFixed(1)} ms`;
   const markdown = [
-    `History: ${HISTORY.toLocaleString('en-US')} messages in #open on a real temporary bus; terminal 100×30; Ink render with maxFps 60 (as \`attend chat\`).`,
+    `History: ${HISTORY.toLocaleString('en-US')} messages in #open on a real temporary bus; terminal 100×30; Ink render with the options \`attend chat\` uses (tools/chat/mount.ts), React production build.`,
     '',
     '| measure | goal | median | p95 | max | runs |',
     '|---|---|---|---|---|---|',

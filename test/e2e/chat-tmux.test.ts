@@ -14,10 +14,27 @@ let socket: string;
 const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
 const screen = () => tmux('capture-pane', '-p', '-t', 'chat');
 
+// tmux 3.3 sometimes leaves the exited chat a zombie with no pane_dead_status, so the pane
+// runs a shell that waits for attend and writes its exit status to a file.
+let statusFile: string;
+function startChat(env: Record<string, string>, cols: number, rows: number): void {
+  const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  tmux('new-session', '-d', '-x', String(cols), '-y', String(rows), '-s', 'chat', 'env', ...vars, 'sh', '-c', `"$0" "$@"; echo $? > '${statusFile}'`, process.execPath, BIN, 'chat');
+  // Keep the pane after the command exits, to read what it left behind.
+  tmux('set-option', '-t', 'chat', 'remain-on-exit', 'on');
+}
+const exitStatus = (what: string) => waitFor(() => existsSync(statusFile) && readFileSync(statusFile, 'utf8').trim(), { what, timeoutMs: 10_000 });
+/** The chat process: the pane's shell's one child. */
+function chatPid(): number {
+  const sh = tmux('display-message', '-p', '-t', 'chat', '#{pane_pid}').trim();
+  return Number(readFileSync(`/proc/${sh}/task/${sh}/children`, 'utf8').trim().split(/\s+/)[0]);
+}
+
 beforeEach(() => {
   bus = makeTempBus();
   nick = fakeSession(bus, { name: 'Nick' });
   socket = `attend-chat-${process.pid}-${Date.now()}`;
+  statusFile = join(bus.dir, 'chat-exit-status');
 });
 afterEach(() => {
   try {
@@ -43,10 +60,7 @@ async function until(pred: (s: string) => boolean, what: string): Promise<string
 
 describe('attend chat in tmux', () => {
   it('sends, receives, holds its layout on resize, and restores the terminal on quit', async () => {
-    const env = Object.entries({ ...bus.env, TERM: 'xterm-256color' }).map(([k, v]) => `${k}=${v}`);
-    tmux('new-session', '-d', '-x', '100', '-y', '30', '-s', 'chat', 'env', ...env, process.execPath, BIN, 'chat');
-    // Keep the pane after the command exits, to read what it left behind.
-    tmux('set-option', '-t', 'chat', 'remain-on-exit', 'on');
+    startChat({ ...bus.env, TERM: 'xterm-256color' }, 100, 30);
     await until((s) => s.includes('Esc quit') && s.includes('Nick idle'), 'first frame with the roster');
     const presence = join(bus.root, 'state', 'presence', 'tester~chat.json');
     expect(existsSync(presence)).toBe(true);
@@ -73,24 +87,19 @@ describe('attend chat in tmux', () => {
     expect(small).toContain('from another process');
 
     tmux('send-keys', '-t', 'chat', 'Escape');
-    await waitFor(() => tmux('display-message', '-p', '-t', 'chat', '#{pane_dead}').trim() === '1', { what: 'chat to exit', timeoutMs: 10_000 });
-    expect(tmux('display-message', '-p', '-t', 'chat', '#{pane_dead_status}').trim()).toBe('0');
+    expect(await exitStatus('chat to exit')).toBe('0');
     // Back on the normal screen: the alternate screen and its frame are gone.
     expect(screen()).not.toContain('Esc quit');
     expect(existsSync(presence)).toBe(false);
   });
 
   it('restores the terminal and removes its heartbeat on SIGTERM', async () => {
-    const env = Object.entries(bus.env).map(([k, v]) => `${k}=${v}`);
-    tmux('new-session', '-d', '-x', '80', '-y', '24', '-s', 'chat', 'env', ...env, process.execPath, BIN, 'chat');
-    tmux('set-option', '-t', 'chat', 'remain-on-exit', 'on');
+    startChat(bus.env, 80, 24);
     await until((s) => s.includes('Enter send'), 'first frame');
-    // `env` execs node, so the pane's process is the chat itself.
-    const pid = Number(tmux('display-message', '-p', '-t', 'chat', '#{pane_pid}').trim());
-    expect(pid).toBeGreaterThan(0);
+    const pid = chatPid();
+    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain(`${BIN}\0chat`);
     process.kill(pid, 'SIGTERM');
-    await waitFor(() => tmux('display-message', '-p', '-t', 'chat', '#{pane_dead}').trim() === '1', { what: 'exit on SIGTERM', timeoutMs: 10_000 });
-    expect(tmux('display-message', '-p', '-t', 'chat', '#{pane_dead_status}').trim()).toBe('143');
+    expect(await exitStatus('exit on SIGTERM')).toBe('143');
     expect(screen()).not.toContain('Enter send');
     expect(existsSync(join(bus.root, 'state', 'presence', 'tester~chat.json'))).toBe(false);
   });

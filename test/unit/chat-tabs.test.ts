@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from '../../tools/bus/signals.js';
 import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, tabsFor, tabsOf, visibleItems } from '../../tools/chat/state/feed.js';
 import { itemLines, type LineContext, MAX_BODY_LINES, visibleWindow, wrapBody } from '../../tools/chat/state/lines.js';
+import stringWidth from 'string-width';
+import { composeRows } from '../../tools/chat/state/compose.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 
 let seq = 0;
@@ -128,6 +130,43 @@ describe('lines', () => {
     const many = wrapBody(Array.from({ length: 5000 }, (_, i) => `line ${i}`).join('\n'), 50);
     expect(many).toHaveLength(MAX_BODY_LINES);
     expect(many[MAX_BODY_LINES - 1]).toMatch(/^… 4,971 more lines/);
+  });
+
+  it('wraps wide characters by terminal columns, keeping every character', () => {
+    const cjk = '漢字かな交じり文'.repeat(20); // 160 characters, 320 columns
+    const rows = wrapBody(cjk, 50);
+    expect(rows.every((r) => stringWidth(r) <= 50)).toBe(true);
+    expect(rows.slice(0, -1).every((r) => stringWidth(r) === 50)).toBe(true);
+    expect(rows.join('')).toBe(cjk);
+    expect(rows).toHaveLength(Math.ceil(320 / 50));
+    // An emoji is two columns and a surrogate pair: never split, never past the edge.
+    const emoji = `ab${'🎉'.repeat(30)}`;
+    const erows = wrapBody(emoji, 9);
+    expect(erows.join('')).toBe(emoji);
+    expect(erows.every((r) => stringWidth(r) <= 9)).toBe(true);
+    // The fold line counts hidden rows in columns too.
+    const folded = wrapBody('字'.repeat(2000), 40, 5);
+    expect(folded[4]).toMatch(/^… 96 more lines/);
+  });
+
+  it('cuts a header of wide names at the column width', () => {
+    const wide: LineContext = { ...lc, width: 20, name: () => '名前がとても長いセッション' };
+    const [header] = itemLines({ kind: 'msg', msg: { ...msg(), scopes: [{ kind: 'open' } as Scope] } }, wide);
+    const row = header!.map((s) => s.text).join('');
+    expect(stringWidth(row)).toBeLessThanOrEqual(20);
+    expect(row.endsWith('…')).toBe(true);
+  });
+
+  it('lays the draft out in columns with the cursor on a whole character', () => {
+    const draft = '日本語'.repeat(4); // 12 characters, 24 columns
+    const end = composeRows(draft, draft.length, 10);
+    expect(end.rows.map((r) => r.before + r.at + r.after)).toEqual(['日本語日本', '語日本語日', '本語 ']);
+    expect(end.rows[2]).toEqual({ before: '本語', at: ' ', after: '' });
+    expect(end.cursorRow).toBe(2);
+    const mid = composeRows(draft, 6, 10);
+    expect(mid.rows[1]).toEqual({ before: '語', at: '日', after: '本語日' });
+    expect(mid.cursorRow).toBe(1);
+    for (const r of [...end.rows, ...mid.rows]) expect(stringWidth(r.before + r.at + r.after)).toBeLessThanOrEqual(10);
   });
 
   it('windows the bottom rows and reports the top', () => {

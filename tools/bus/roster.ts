@@ -54,6 +54,15 @@ export function liveSessionRecords(sessionsDir: string, procInfo: (pid: number) 
   return out;
 }
 
+/**
+ * An agent nothing delivers to (no fresh sensor heartbeat, no drain in the last 10 minutes):
+ * messages to it pile up unread (issue #3 §6). Humans are never deaf, and a peer whose
+ * delivery was not read (not from listLive) is not judged.
+ */
+export function isDeaf(p: Pick<Peer, 'kind' | 'delivery'>): boolean {
+  return p.kind === 'agent' && p.delivery !== undefined && !p.delivery.delivering;
+}
+
 const NO_DELIVERY: Delivery = { sensor: null, drain: null, chat: null, delivering: false };
 
 export function listLive(src: RosterSources): Peer[] {

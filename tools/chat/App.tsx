@@ -8,10 +8,12 @@ import type { Peer } from '../bus/roster.js';
 import type { ChatActions, ChannelInfo } from './actions.js';
 import type { BusSource } from './bus-source.js';
 import { accent, type ColorDepth, colorFor } from './colors.js';
+import { peerStatus } from './peer-status.js';
 import { COMMANDS, runSlash } from './slash.js';
-import { composeReducer, emptyCompose, hasDraft } from './state/compose.js';
+import { composeReducer, composeRows, emptyCompose, hasDraft } from './state/compose.js';
 import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, tabsOf, visibleItems, isDirect } from './state/feed.js';
 import { type Line, type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
+import { textWidth } from './state/width.js';
 import { type Completion, completeAt, type DefaultDest, describeDest, type PeerRef, resolveRoute, unreachableReason } from './state/routing.js';
 import { neutralize } from '../wire/render.js';
 
@@ -31,14 +33,6 @@ export interface AppProps {
 
 const OLDER_PAGE = 1000;
 const MAX_COMPOSE_ROWS = 5;
-
-export function peerStatus(p: Peer): string {
-  // The channels helper adds deaf detection to Peer; read it defensively until it lands.
-  const x = p as Peer & { deaf?: boolean; status?: string };
-  if (x.deaf === true || x.status === 'deaf') return 'deaf';
-  const s = p.record?.status;
-  return s === 'busy' || s === 'idle' ? s : p.kind === 'human' ? 'here' : 'live';
-}
 
 function useTerminalSize(): { columns: number; rows: number } {
   const { stdout } = useStdout();
@@ -102,35 +96,6 @@ const TabBar = memo(function TabBar({ feed, depth, width }: { feed: FeedState; d
   );
 });
 
-/** The draft as rows, with the cursor drawn as an inverse cell. */
-function composeRows(text: string, cursor: number, width: number): { rows: { before: string; at: string; after: string }[]; cursorRow: number } {
-  const w = Math.max(4, width);
-  const rows: { before: string; at: string; after: string }[] = [];
-  let cursorRow = 0;
-  let offset = 0;
-  const logical = text.split('\n');
-  for (let li = 0; li < logical.length; li++) {
-    const line = neutralize(logical[li] ?? '');
-    // neutralize keeps lengths for printable text; controls were already dropped on input.
-    const cps = Array.from(logical[li] ?? '');
-    const shown = Array.from(line).length === cps.length ? Array.from(line) : cps;
-    const cursorInLine = cursor >= offset && cursor <= offset + (logical[li] ?? '').length;
-    const cpCursor = cursorInLine ? Array.from((logical[li] ?? '').slice(0, cursor - offset)).length : -1;
-    for (let start = 0; start === 0 || start < shown.length; start += w) {
-      const seg = shown.slice(start, start + w);
-      const isLastSeg = start + w >= shown.length;
-      if (cpCursor >= start && (cpCursor < start + w || (isLastSeg && cpCursor === shown.length))) {
-        const k = cpCursor - start;
-        rows.push({ before: seg.slice(0, k).join(''), at: seg[k] ?? ' ', after: seg.slice(k + 1).join('') });
-        cursorRow = rows.length - 1;
-      } else rows.push({ before: seg.join(''), at: '', after: '' });
-      if (shown.length === 0) break;
-    }
-    offset += (logical[li] ?? '').length + 1;
-  }
-  return { rows, cursorRow };
-}
-
 export function App(props: AppProps) {
   const { me, source, actions, depth, now } = props;
   const app = useApp();
@@ -154,10 +119,17 @@ export function App(props: AppProps) {
   const completion = useRef<Completion | null>(null);
   const lastRaw = useRef('');
 
+  // The store's channel names, for the source's rescans to add to the directories they
+  // find. Set here, synchronously, not in an effect: a channel created by a slash command
+  // has no directory until its first message, and a rescan that ran before the effect
+  // would drop its tab (and move the operator back to merged).
+  const chanNames = useRef<string[]>(chanInfo.map((c) => c.name));
   const refreshRoster = useCallback(() => {
     try {
       setPeers(actions.peers());
-      setChanInfo(actions.channels());
+      const info = actions.channels();
+      chanNames.current = info.map((c) => c.name);
+      setChanInfo(info);
     } catch (err) {
       setBusStatus(`cannot read the roster: ${(err as Error).message}`);
     }
@@ -171,9 +143,7 @@ export function App(props: AppProps) {
     });
     return () => source.stop();
   }, [source]);
-  const chanNames = useRef<string[]>(chanInfo.map((c) => c.name));
   useEffect(() => {
-    chanNames.current = chanInfo.map((c) => c.name);
     dispatch({ type: 'channels', names: [...source.channelDirs(), ...chanNames.current] });
   }, [chanInfo, source]);
 
@@ -399,7 +369,7 @@ export function App(props: AppProps) {
       <Box height={1} width={width} overflow="hidden">
         <Text wrap="truncate-end" {...(destBad && accent(depth, 'yellow') ? { color: 'yellow' } : accent(depth, 'green') ? { color: 'green' } : {})}>
           {`── ${destText} `}
-          {'─'.repeat(Math.max(0, width - destText.length - 4))}
+          {'─'.repeat(Math.max(0, width - textWidth(destText) - 4))}
         </Text>
       </Box>
       <Box flexDirection="column" height={composeHeight}>
@@ -416,13 +386,18 @@ export function App(props: AppProps) {
         <Text wrap="truncate-end">
           <Text dimColor>live: </Text>
           {others.length === 0 ? <Text dimColor>nobody else</Text> : null}
-          {others.map((p, i) => (
-            <Text key={p.id}>
-              {i > 0 ? <Text dimColor> · </Text> : null}
-              <Text {...(colorFor(p.id, depth) ? { color: colorFor(p.id, depth) as string } : {})}>{neutralize(p.name)}</Text>
-              <Text dimColor>{` ${peerStatus(p)}`}</Text>
-            </Text>
-          ))}
+          {others.map((p, i) => {
+            const st = peerStatus(p);
+            return (
+              <Text key={p.id}>
+                {i > 0 ? <Text dimColor> · </Text> : null}
+                <Text {...(colorFor(p.id, depth) ? { color: colorFor(p.id, depth) as string } : {})}>{neutralize(p.name)}</Text>
+                <Text dimColor>{` ${st.status}`}</Text>
+                {/* Deaf: nothing delivers to it, so what is sent there piles up unread. */}
+                {st.deaf ? <Text {...(accent(depth, 'yellow') ? { color: 'yellow' } : {})}>{' deaf'}</Text> : null}
+              </Text>
+            );
+          })}
           <Text dimColor>{` · ${me} (you)${mouse ? ' · mouse on' : ''}`}</Text>
         </Text>
       </Box>

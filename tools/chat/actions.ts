@@ -1,26 +1,41 @@
 // What chat does to the bus, behind one interface, so the UI never knows where an
-// operation lives. Sends go through runSend/runReply (the one envelope writer). Channel
-// operations call updateChannels directly for now; the channels helper's command functions
-// replace them at merge (see the report for which).
+// operation lives. Sends go through runSend/runReply (the one envelope writer); channel
+// verbs go through the channel command functions (tools/cli/commands/channels.ts), so the
+// rules (who may kick whom, dissolve refused while others are live, #open cannot be left,
+// the owed backlog on an invited join, notices to the members) have one implementation.
+// Errors are the commands' AttendErrors; slash.ts turns them into the status line.
 
-import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { newChannel, readChannels, updateChannels } from '../bus/channels.js';
-import { notFoundError, refusedError } from '../bus/errors.js';
+import { readChannels, requireChannel } from '../bus/channels.js';
 import { scopeDir } from '../bus/layout.js';
 import type { Peer } from '../bus/roster.js';
 import { SIGNAL_EXT } from '../bus/signals.js';
+import {
+  type ChannelsResult,
+  type DissolveResult,
+  type InviteResult,
+  type JoinResult,
+  type KickResult,
+  type LeaveResult,
+  runChannels,
+  runCreate,
+  runDescribe,
+  runDissolve,
+  runInvite,
+  runJoin,
+  runKick,
+  runLeave,
+} from '../cli/commands/channels.js';
 import type { Ctx } from '../cli/context.js';
 import { runReply, runSend, type SendResult } from '../cli/commands/send.js';
 import { idTime } from '../wire/ids.js';
 import type { Destination } from './state/routing.js';
 
+/** A channel as the tabs and the reachability check see it. */
 export interface ChannelInfo {
   name: string;
-  description: string;
   members: string[];
-  invited: string[];
-  joined: boolean;
 }
 
 export interface PurgeResult {
@@ -34,14 +49,22 @@ export interface ChatActions {
   reply(parentId: string, body: string): SendResult;
   /** The live roster, fresh on every call. */
   peers(): Peer[];
+  /**
+   * Channel names and member ids for tabs and "would reach nobody", read every roster
+   * refresh. A plain read of the store: the shared listing (runChannels) prunes under the
+   * lock and rewrites the store, which an open chat should not do every two seconds.
+   */
   channels(): ChannelInfo[];
-  join(channel: string): string;
-  leave(channel: string): string;
-  create(channel: string, description: string): string;
-  describe(channel: string, text: string): string;
-  invite(id: string, channel: string): string;
-  kick(id: string, channel: string): string;
-  dissolve(channel: string): string;
+  /** `/channels`: the shared listing. */
+  listChannels(): ChannelsResult;
+  join(channel: string): JoinResult;
+  leave(channel: string): LeaveResult;
+  /** Create, then join: the operator who creates a channel from chat is in it. */
+  create(channel: string, description: string): { channel: string; description: string; join: JoinResult };
+  describe(channel: string, text: string): { channel: string; description: string };
+  invite(who: string, channel: string): InviteResult;
+  kick(who: string, channel: string): KickResult;
+  dissolve(channel: string, force: boolean): DissolveResult;
   purge(channel: string): PurgeResult;
 }
 
@@ -49,7 +72,6 @@ export interface ActionDeps {
   /** A fresh context for each operation (a fresh roster), always the human identity. */
   makeCtx(): Ctx;
   root: string;
-  me: string;
   now(): number;
 }
 
@@ -57,14 +79,7 @@ export interface ActionDeps {
 export const PURGE_KEEP_MS = 24 * 3600_000;
 
 export function createChatActions(deps: ActionDeps): ChatActions {
-  const { root, me } = deps;
-  const channelDir = (c: string) => scopeDir(root, { kind: 'channel', name: c });
-  const ensureDir = (c: string) => mkdirSync(channelDir(c), { recursive: true, mode: 0o700 });
-
-  function requireChannel(c: string): void {
-    if (!readChannels(root).channels[c] && !existsSync(channelDir(c))) throw notFoundError(`no channel #${c}`, '/channels lists them');
-  }
-
+  const { root } = deps;
   return {
     send(dest, body) {
       const ctx = deps.makeCtx();
@@ -80,116 +95,32 @@ export function createChatActions(deps: ActionDeps): ChatActions {
     },
     channels() {
       const store = readChannels(root);
-      const names = new Set(Object.keys(store.channels));
-      try {
-        for (const d of readdirSync(join(root, 'signals'))) if (d.startsWith('@') && d.length > 1) names.add(d.slice(1));
-      } catch {
-        // no signals dir yet
-      }
-      return [...names].sort().map((name) => {
-        const c = store.channels[name];
-        return {
-          name,
-          description: c?.description ?? '',
-          members: Object.keys(c?.members ?? {}).sort(),
-          invited: Object.keys(c?.invites ?? {}).sort(),
-          joined: c?.members[me] !== undefined,
-        };
-      });
+      return Object.keys(store.channels)
+        .sort()
+        .map((name) => ({ name, members: Object.keys(store.channels[name]?.members ?? {}).sort() }));
     },
-    join(c) {
-      const created = updateChannels(root, (s) => {
-        const had = s.channels[c] !== undefined;
-        const ch = (s.channels[c] ??= newChannel(deps.now(), me));
-        ch.members[me] = { kind: 'human', joined: deps.now() };
-        delete ch.invites[me];
-        return !had;
-      });
-      ensureDir(c);
-      return created ? `created and joined #${c}` : `joined #${c}`;
+    listChannels: () => runChannels(deps.makeCtx()),
+    join: (channel) => runJoin(deps.makeCtx(), { channel }),
+    leave: (channel) => runLeave(deps.makeCtx(), { channel }),
+    create(channel, description) {
+      const ctx = deps.makeCtx();
+      const made = runCreate(ctx, { channel, description });
+      return { channel: made.channel, description: made.description, join: runJoin(ctx, { channel: made.channel }) };
     },
-    leave(c) {
-      const was = updateChannels(root, (s) => {
-        const ch = s.channels[c];
-        if (!ch || ch.members[me] === undefined) return false;
-        delete ch.members[me];
-        return true;
-      });
-      if (!was) throw notFoundError(`you are not in #${c}`);
-      return `left #${c}`;
+    describe(channel, text) {
+      const r = runDescribe(deps.makeCtx(), { channel, text });
+      return { channel: r.channel, description: r.description };
     },
-    create(c, description) {
-      updateChannels(root, (s) => {
-        if (s.channels[c]) throw refusedError(`#${c} already exists`, `/join #${c}`);
-        const ch = newChannel(deps.now(), me);
-        ch.description = description;
-        ch.members[me] = { kind: 'human', joined: deps.now() };
-        s.channels[c] = ch;
-      });
-      ensureDir(c);
-      return `created #${c}${description ? `: ${description}` : ''}`;
-    },
-    describe(c, text) {
-      updateChannels(root, (s) => {
-        const ch = s.channels[c];
-        if (!ch) throw notFoundError(`no channel #${c}`, `/create #${c} ${text}`);
-        ch.description = text;
-      });
-      return `#${c}: ${text}`;
-    },
-    invite(id, c) {
-      requireChannel(c);
-      updateChannels(root, (s) => {
-        const ch = (s.channels[c] ??= newChannel(deps.now(), me));
-        if (ch.members[id]) throw refusedError(`${id} is already in #${c}`);
-        ch.invites[id] = { by: me, at: deps.now() };
-      });
-      // An agent learns of the invite the way it learns of anything: a message.
-      try {
-        runSend(deps.makeCtx(), { message: `${me} invites you to #${c}: attend join #${c}`, to: [id] });
-      } catch {
-        // not live: the invite stays in the store for when it is
-      }
-      return `invited ${id} to #${c}`;
-    },
-    kick(id, c) {
-      const was = updateChannels(root, (s) => {
-        const ch = s.channels[c];
-        if (!ch) throw notFoundError(`no channel #${c}`);
-        const had = ch.members[id] !== undefined || ch.invites[id] !== undefined;
-        delete ch.members[id];
-        delete ch.invites[id];
-        return had;
-      });
-      if (!was) throw notFoundError(`${id} is not in #${c}`);
-      return `removed ${id} from #${c}`;
-    },
-    dissolve(c) {
-      requireChannel(c);
-      updateChannels(root, (s) => {
-        delete s.channels[c];
-      });
-      const dir = channelDir(c);
-      let removed = 0;
-      try {
-        for (const n of readdirSync(dir)) {
-          if (!n.endsWith(SIGNAL_EXT)) continue;
-          unlinkSync(join(dir, n));
-          removed++;
-        }
-        rmdirSync(dir);
-      } catch {
-        // a file that is not ours keeps the directory; the channel is gone from the store
-      }
-      return `dissolved #${c} (${removed} message${removed === 1 ? '' : 's'} deleted)`;
-    },
+    invite: (who, channel) => runInvite(deps.makeCtx(), { who, channel }),
+    kick: (who, channel) => runKick(deps.makeCtx(), { who, channel }),
+    dissolve: (channel, force) => runDissolve(deps.makeCtx(), { channel, force }),
     purge(c) {
-      requireChannel(c);
+      requireChannel(root, c);
       // Conservative rule until the consumption ledger (tools/bus/ledger.ts) is merged: a
       // live session may not have consumed anything from the last 24 hours, so only older
       // messages go.
       const cutoff = deps.now() - PURGE_KEEP_MS;
-      const dir = channelDir(c);
+      const dir = scopeDir(root, { kind: 'channel', name: c });
       let removed = 0;
       let kept = 0;
       let names: string[] = [];

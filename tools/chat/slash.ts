@@ -1,11 +1,12 @@
 // Slash commands (issue #5 §3): parse one line, run it against ChatActions, return what to
 // show. Errors come back as notices, never thrown into the UI.
 
-import { AttendError } from '../bus/errors.js';
+import { AttendError, EXIT } from '../bus/errors.js';
 import type { Peer } from '../bus/roster.js';
-import { parseChannelName } from '../wire/names.js';
+import { parseChannelArg } from '../cli/commands/channels.js';
 import { neutralize } from '../wire/render.js';
 import type { ChatActions } from './actions.js';
+import { peerStatusText } from './peer-status.js';
 import { matchName } from './state/routing.js';
 
 export const COMMANDS: Record<string, string> = {
@@ -19,7 +20,7 @@ export const COMMANDS: Record<string, string> = {
   describe: '/describe #c text — set a channel description',
   invite: '/invite @name [#c] — invite someone',
   kick: '/kick @name [#c] — remove someone',
-  dissolve: '/dissolve [#c] — delete a channel and its history',
+  dissolve: '/dissolve [#c] [--force] — delete a channel and its history (--force while others are live)',
   reply: '/reply [text] — reply to the newest message here',
   purge: '/purge [#c] — delete old history (keeps what may be unread)',
   clear: '/clear — clear this tab (display only)',
@@ -54,34 +55,48 @@ export function parseSlash(line: string): { name: string; args: string[]; rest: 
   return { name: (m[1] ?? '').toLowerCase(), args: rest.length ? rest.split(/\s+/) : [], rest };
 }
 
+/** The channel a command names: its argument, else the active channel tab. Validated by the command. */
 function channelArg(raw: string | undefined, fallback: string | null): string {
-  const name = raw ?? (fallback !== null ? fallback : undefined);
-  if (name === undefined) throw new AttendError('name a channel (#name), or run this from a channel tab', 2);
-  const parsed = parseChannelName(name);
-  if (!parsed.ok) throw new AttendError(parsed.reason, 2);
-  return parsed.name;
+  const name = raw ?? fallback ?? undefined;
+  if (name === undefined) throw new AttendError('name a channel (#name), or run this from a channel tab', EXIT.usage);
+  return name;
 }
 
 function personArg(raw: string | undefined, peers: Peer[], extraIds: string[] = []): { id: string; name: string } {
-  if (raw === undefined || raw.replace(/^@/, '').length === 0) throw new AttendError('name someone: @name', 2);
+  if (raw === undefined || raw.replace(/^@/, '').length === 0) throw new AttendError('name someone: @name', EXIT.usage);
   const q = raw.replace(/^@/, '');
   const pool = [...peers.map((p) => ({ id: p.id, name: p.name })), ...extraIds.filter((id) => !peers.some((p) => p.id === id)).map((id) => ({ id, name: id }))];
   const m = matchName(q, pool, (p) => p.name, (p) => p.id);
   if (m.kind === 'one') return m.item;
-  if (m.kind === 'ambiguous') throw new AttendError(`@${q} is ambiguous: ${m.items.map((p) => p.name).join(', ')}`, 2);
-  throw new AttendError(`nobody called @${q}${peers.length ? `; live: ${peers.map((p) => p.name).join(', ')}` : ''}`, 1);
+  if (m.kind === 'ambiguous') throw new AttendError(`@${q} is ambiguous: ${m.items.map((p) => p.name).join(', ')}`, EXIT.usage);
+  throw new AttendError(`nobody called @${q}${peers.length ? `; live: ${peers.map((p) => p.name).join(', ')}` : ''}`, EXIT.notFound);
 }
 
-function peerStatus(p: Peer): string {
-  const x = p as Peer & { deaf?: boolean; status?: string };
-  if (x.deaf === true || x.status === 'deaf') return 'deaf';
-  return p.record?.status ?? (p.kind === 'human' ? 'here' : 'live');
+function flags(...words: string[]): string {
+  const w = words.filter((x) => x.length > 0);
+  return w.length > 0 ? ` (${w.join(', ')})` : '';
 }
 
 function describePeer(p: Peer, channels: string[]): string {
-  const parts = [`${neutralize(p.name)} (${p.kind})`, `id ${p.id}`, `at ${neutralize(p.origin)}`, peerStatus(p)];
+  const parts = [`${neutralize(p.name)} (${p.kind})`, `id ${p.id}`, `at ${neutralize(p.origin)}`, peerStatusText(p)];
   if (channels.length) parts.push(`in ${channels.map((c) => `#${c}`).join(' ')}`);
   return parts.join(' · ');
+}
+
+// The channel commands' hints name CLI verbs; in chat the same step is a slash command.
+const HINT_VERBS: [RegExp, string][] = [
+  [/\battend (join|leave|dissolve|invite|kick) /g, '/$1 '],
+  [/\battend channels describe (\S+) /g, '/describe $1 '],
+  [/\battend channels --joined lists yours/g, '/channels lists them'],
+  [/\battend join <name> creates one/g, '/join #name creates one'],
+];
+
+/** An error as one status line: the message, and the hint in chat's own terms. */
+export function errorLine(err: unknown): string {
+  const e = err as Error & { hint?: string };
+  let hint = err instanceof AttendError ? e.hint : undefined;
+  if (hint !== undefined) for (const [re, to] of HINT_VERBS) hint = hint.replace(re, to);
+  return `${e.message}${hint ? ` (${hint})` : ''}`;
 }
 
 export function runSlash(line: string, env: SlashEnv): SlashOutcome {
@@ -100,58 +115,78 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         return { lines: peers.map((p) => info(describePeer(p, chans.filter((c) => c.members.includes(p.id)).map((c) => c.name)))), consumed: true };
       }
       case 'whois': {
-        const p = personArg(cmd.args[0], a.peers());
-        const peer = a.peers().find((x) => x.id === p.id);
+        const peers = a.peers();
+        const p = personArg(cmd.args[0], peers);
+        const peer = peers.find((x) => x.id === p.id);
         const chans = a.channels().filter((c) => c.members.includes(p.id)).map((c) => c.name);
         return { lines: [info(peer ? describePeer(peer, chans) : `${p.id}: not live`)], consumed: true };
       }
       case 'channels': {
-        const list = a.channels();
-        if (list.length === 0) return { lines: [info('no channels yet: /create #name')], consumed: true };
-        return {
-          lines: list.map((c) => info(`#${c.name}${c.joined ? ' (joined)' : ''} — ${c.members.length} member${c.members.length === 1 ? '' : 's'}${c.description ? ` — ${neutralize(c.description)}` : ''}`)),
-          consumed: true,
-        };
+        const rows = a.listChannels().channels;
+        const lines = rows.map((c) =>
+          info(
+            `${c.label}${flags(c.joined ? 'joined' : '', c.pinned && c.name !== 'open' ? 'pinned' : '')} — ${c.memberCount} member${c.memberCount === 1 ? '' : 's'}, ${c.liveCount} live${c.description ? ` — ${neutralize(c.description)}` : ''}`,
+          ),
+        );
+        if (rows.length <= 1) lines.push(info('no other channels yet: /create #name'));
+        return { lines, consumed: true };
       }
       case 'join': {
-        const c = channelArg(cmd.args[0], null);
-        return { lines: [info(a.join(c))], consumed: true, channelsChanged: true, switchTo: `#${c}` };
+        const r = a.join(channelArg(cmd.args[0], null));
+        if (r.channel === 'open') return { lines: [info('#open is the commons: always joined')], consumed: true, switchTo: '#open' };
+        const lines = [info(r.alreadyMember ? `already in #${r.channel}` : `joined #${r.channel}${r.created ? ' (new channel)' : ''}`)];
+        if (r.invited) lines.push(info(`invited by ${r.invited.by}: ${r.invited.owed} earlier messages owed to you${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`));
+        return { lines, consumed: true, channelsChanged: true, switchTo: `#${r.channel}` };
       }
       case 'leave': {
-        const c = channelArg(cmd.args[0], env.tabChannel);
-        return { lines: [info(a.leave(c))], consumed: true, channelsChanged: true };
+        const r = a.leave(channelArg(cmd.args[0], env.tabChannel));
+        return { lines: [info(`left #${r.channel}${r.removed ? ' (it was empty and unpinned, so it is gone)' : ''}`)], consumed: true, channelsChanged: true };
       }
       case 'create': {
-        const c = channelArg(cmd.args[0], null);
-        const desc = cmd.rest.slice((cmd.args[0] ?? '').length).trim();
-        return { lines: [info(a.create(c, desc))], consumed: true, channelsChanged: true, switchTo: `#${c}` };
+        const raw = channelArg(cmd.args[0], null);
+        const r = a.create(raw, cmd.rest.slice(raw.length).trim());
+        return { lines: [info(`created #${r.channel} (pinned) and joined it${r.description ? `: ${neutralize(r.description)}` : ''}`)], consumed: true, channelsChanged: true, switchTo: `#${r.channel}` };
       }
       case 'describe': {
-        const c = channelArg(cmd.args[0], null);
-        const text = cmd.rest.slice((cmd.args[0] ?? '').length).trim();
-        if (!text) throw new AttendError('/describe #c needs the description text', 2);
-        return { lines: [info(a.describe(c, text))], consumed: true };
+        const raw = channelArg(cmd.args[0], null);
+        const text = cmd.rest.slice(raw.length).trim();
+        if (!text) throw new AttendError('/describe #c needs the description text', EXIT.usage);
+        const r = a.describe(raw, text);
+        return { lines: [info(`#${r.channel}: ${neutralize(r.description)}`)], consumed: true };
       }
-      case 'invite':
+      case 'invite': {
+        const r = a.invite(personArg(cmd.args[0], a.peers()).id, channelArg(cmd.args[1], env.tabChannel));
+        return { lines: [info(`invited ${neutralize(r.invitee.name)} to #${r.channel}${r.notice ? ' (told)' : ''}`)], consumed: true, channelsChanged: true };
+      }
       case 'kick': {
-        const c = channelArg(cmd.args[1], env.tabChannel);
-        const members = a.channels().find((x) => x.name === c);
-        const who = personArg(cmd.args[0], a.peers(), [...(members?.members ?? []), ...(members?.invited ?? [])]);
-        return { lines: [info(cmd.name === 'invite' ? a.invite(who.id, c) : a.kick(who.id, c))], consumed: true };
+        const raw = channelArg(cmd.args[1], env.tabChannel);
+        const chan = parseChannelArg(raw);
+        const members = chan.open ? [] : (a.channels().find((x) => x.name === chan.name)?.members ?? []);
+        const r = a.kick(personArg(cmd.args[0], a.peers(), members).id, raw);
+        return { lines: [info(`removed ${neutralize(r.kicked.name)} from #${r.channel}${r.notice ? ' (told)' : ''}`)], consumed: true, channelsChanged: true };
       }
       case 'dissolve': {
-        const c = channelArg(cmd.args[0], env.tabChannel);
-        return { lines: [info(a.dissolve(c))], consumed: true, channelsChanged: true, switchTo: 'merged' };
+        const force = cmd.args.includes('--force');
+        const rest = cmd.args.filter((x) => x !== '--force');
+        const r = a.dissolve(channelArg(rest[0], env.tabChannel), force);
+        const told = r.notified.length;
+        return {
+          lines: [info(`dissolved #${r.channel} (${r.removedMessages} message${r.removedMessages === 1 ? '' : 's'} deleted${told > 0 ? `, ${told} member${told === 1 ? '' : 's'} told` : ''})`)],
+          consumed: true,
+          channelsChanged: true,
+          switchTo: 'merged',
+        };
       }
       case 'purge': {
-        const c = channelArg(cmd.args[0], env.tabChannel);
-        const r = a.purge(c);
-        return { lines: [info(`#${c}: deleted ${r.removed}, kept ${r.kept}; ${r.rule}`)], consumed: true };
+        const chan = parseChannelArg(channelArg(cmd.args[0], env.tabChannel));
+        if (chan.open) throw new AttendError('#open is the commons: its history is not purged from chat', EXIT.refused, 'attend cleanup removes the messages of projects that are gone');
+        const r = a.purge(chan.name);
+        return { lines: [info(`#${chan.name}: deleted ${r.removed}, kept ${r.kept}; ${r.rule}`)], consumed: true };
       }
       case 'reply': {
         const target = env.replyTarget();
-        if (!target) throw new AttendError('nothing to reply to in this tab', 1);
-        if (!cmd.rest) throw new AttendError(`/reply needs text (replying to ${target.sender})`, 2);
+        if (!target) throw new AttendError('nothing to reply to in this tab', EXIT.notFound);
+        if (!cmd.rest) throw new AttendError(`/reply needs text (replying to ${target.sender})`, EXIT.usage);
         const r = a.reply(target.id, cmd.rest);
         return { lines: [info(`replied to ${neutralize(target.sender)} (${r.scopes.join(', ')})`), ...r.notes.map(info)], consumed: true };
       }
@@ -166,7 +201,6 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         return { lines: [{ text: `unknown command /${neutralize(cmd.name.slice(0, 30))}; /help lists them`, level: 'error' }], consumed: false };
     }
   } catch (err) {
-    const e = err as Error & { hint?: string };
-    return { lines: [{ text: `${e.message}${e.hint ? ` (${e.hint})` : ''}`, level: 'error' }], consumed: false };
+    return { lines: [{ text: errorLine(err), level: 'error' }], consumed: false };
   }
 }

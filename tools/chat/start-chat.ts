@@ -1,16 +1,14 @@
 // The lifecycle of one `attend chat` (issue #5 §5): human identity, heartbeat, the
 // alternate screen, Ink, and a terminal restored on every way out (quit, SIGTERM, SIGHUP,
-// a crash). Loaded lazily by tools/cli/commands/chat.ts so Ink and React never load for
-// `attend send`.
+// a crash). Loaded lazily by tools/cli/commands/chat.ts (through load.ts) so Ink and React
+// never load for `attend send`.
 
-import { createElement } from 'react';
-import { render } from 'ink';
 import { removePresence, writePresence } from '../bus/presence.js';
 import { type Ctx, createContext } from '../cli/context.js';
 import { createChatActions } from './actions.js';
-import { App } from './App.js';
 import { createBusSource } from './bus-source.js';
 import { detectColorDepth } from './colors.js';
+import { mountChat } from './mount.js';
 
 export const HEARTBEAT_MS = 30_000;
 
@@ -62,7 +60,7 @@ export async function startChat(ctx: Ctx, opts: ChatOptions): Promise<number> {
   out.write(ALT_SCREEN_ON);
   if (opts.mouse) setMouse(true);
   const source = createBusSource({ root });
-  const actions = createChatActions({ makeCtx, root, me: me.id, now: ctx.now });
+  const actions = createChatActions({ makeCtx, root, now: ctx.now });
   const depth = detectColorDepth(ctx.env, true);
   let exitCode = 0;
   // Ink erases its previous frame line by line; after a shrink that frame is taller than
@@ -70,11 +68,7 @@ export async function startChat(ctx: Ctx, opts: ChatOptions): Promise<number> {
   // Ink's, registered below), then Ink draws the new frame on a clean screen.
   const onResize = () => out.write('\x1b[2J\x1b[H');
   out.on('resize', onResize);
-  const instance = render(createElement(App, { me: me.id, source, actions, depth, now: ctx.now, mouse: opts.mouse, setMouse }), {
-    exitOnCtrlC: false,
-    patchConsole: false,
-    maxFps: 60,
-  });
+  const instance = mountChat({ me: me.id, source, actions, depth, now: ctx.now, mouse: opts.mouse, setMouse });
   const onSignal = (signal: NodeJS.Signals, code: number) => () => {
     exitCode = 128 + code;
     instance.unmount();

@@ -2,6 +2,9 @@
 // cursor is a UTF-16 offset that never rests inside a surrogate pair, so editing never
 // splits an emoji into garbage.
 
+import { neutralize } from '../../wire/render.js';
+import { type Cell, cells } from './width.js';
+
 export interface ComposeState {
   text: string;
   cursor: number;
@@ -113,4 +116,58 @@ export function composeReducer(s: ComposeState, a: ComposeAction): ComposeState 
 /** Whether quitting now would lose typed text. */
 export function hasDraft(s: ComposeState): boolean {
   return s.text.trim().length > 0;
+}
+
+/**
+ * The draft as rows of at most `width` terminal columns, with the cursor drawn as an
+ * inverse cell. The cursor is a UTF-16 offset into the draft; it sits on a grapheme
+ * boundary because the compose reducer moves by code points and inserts whole keys.
+ */
+export function composeRows(text: string, cursor: number, width: number): { rows: { before: string; at: string; after: string }[]; cursorRow: number } {
+  const w = Math.max(4, width);
+  const rows: { before: string; at: string; after: string }[] = [];
+  let cursorRow = 0;
+  let offset = 0;
+  for (const raw of text.split('\n')) {
+    // Controls were dropped on input; neutralize is the guard for anything that got through,
+    // and keeps printable text as it is, so offsets into `raw` still hold for printable text.
+    const line = neutralize(raw);
+    const same = line === raw;
+    let row: Cell[] = [];
+    let used = 0;
+    const lineRows: Cell[][] = [];
+    for (const c of cells(line)) {
+      if (used + c.width > w && used > 0) {
+        lineRows.push(row);
+        row = [];
+        used = 0;
+      }
+      row.push(c);
+      used += c.width;
+    }
+    lineRows.push(row);
+    const inLine = cursor - offset >= 0 && cursor - offset <= raw.length;
+    // Where neutralize changed the text, offsets do not map: the cursor shows at the end.
+    const local = same ? cursor - offset : line.length;
+    const hasCursor = inLine;
+    for (let r = 0; r < lineRows.length; r++) {
+      const cs = lineRows[r] as Cell[];
+      const k = hasCursor ? cs.findIndex((c) => c.index === local) : -1;
+      // At the end of the line the cursor is a blank cell after the last row's text.
+      const atEnd = hasCursor && local === line.length && r === lineRows.length - 1;
+      if (k >= 0) {
+        rows.push({ before: cs.slice(0, k).map((c) => c.text).join(''), at: cs[k]?.text ?? ' ', after: cs.slice(k + 1).map((c) => c.text).join('') });
+        cursorRow = rows.length - 1;
+      } else if (atEnd) {
+        const full = cs.reduce((n, c) => n + c.width, 0) >= w;
+        if (full) {
+          rows.push({ before: cs.map((c) => c.text).join(''), at: '', after: '' });
+          rows.push({ before: '', at: ' ', after: '' });
+        } else rows.push({ before: cs.map((c) => c.text).join(''), at: ' ', after: '' });
+        cursorRow = rows.length - 1;
+      } else rows.push({ before: cs.map((c) => c.text).join(''), at: '', after: '' });
+    }
+    offset += raw.length + 1;
+  }
+  return { rows, cursorRow };
 }

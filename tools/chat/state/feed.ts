@@ -115,10 +115,11 @@ function merge(s: FeedState, incoming: Message[]): { messages: ChatMessage[]; by
   return { messages, byId, fresh };
 }
 
-function capMemory(s: FeedState): FeedState {
+/** `fresh`: s.byId was built by this reducer step and may be trimmed in place (no second copy). */
+function capMemory(s: FeedState, fresh = false): FeedState {
   if (s.scroll > 0 || s.messages.length <= MEMORY_CAP) return s;
   const drop = s.messages.slice(0, s.messages.length - MEMORY_CAP);
-  const byId = new Map(s.byId);
+  const byId = fresh ? (s.byId as Map<string, ChatMessage>) : new Map(s.byId);
   for (const m of drop) byId.delete(m.id);
   return { ...s, messages: s.messages.slice(-MEMORY_CAP), byId, hasOlder: true };
 }
@@ -127,7 +128,7 @@ export function feedReducer(s: FeedState, a: FeedAction): FeedState {
   switch (a.type) {
     case 'loaded': {
       const { messages, byId } = merge({ ...s, messages: [], byId: new Map() }, a.messages);
-      return capMemory({ ...s, messages, byId, hasOlder: a.hasOlder });
+      return capMemory({ ...s, messages, byId, hasOlder: a.hasOlder }, true);
     }
     case 'older': {
       const { messages, byId } = merge(s, a.messages);
@@ -146,7 +147,7 @@ export function feedReducer(s: FeedState, a: FeedAction): FeedState {
       }
       // Scrolled back, the view stays on what the operator is reading.
       const scroll = s.scroll > 0 ? s.scroll + addRows : 0;
-      return capMemory({ ...s, messages, byId, unread, scroll });
+      return capMemory({ ...s, messages, byId, unread, scroll }, true);
     }
     case 'channels': {
       const names = [...new Set(a.names)].sort();

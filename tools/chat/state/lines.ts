@@ -1,11 +1,12 @@
 // Turning messages into terminal lines, pure. Bodies are neutralised (tools/wire/render.ts)
-// before anything else, then hard-wrapped by code points and capped, so a 10,000-character
-// line or a body of thousands of lines costs a bounded number of rows and can never carry an
-// escape sequence to the terminal.
+// before anything else, then hard-wrapped by terminal columns (width.ts) and capped, so a
+// 10,000-character line or a body of thousands of lines costs a bounded number of rows and
+// can never carry an escape sequence to the terminal.
 
 import { addressees } from '../../wire/envelope.js';
 import { neutralize } from '../../wire/render.js';
 import type { ChatMessage, FeedItem } from './feed.js';
+import { rowsOf, textWidth, truncateColumns, wrapColumns } from './width.js';
 
 export interface Seg {
   text: string;
@@ -34,17 +35,7 @@ export interface LineContext {
 
 const wrapCache = new WeakMap<object, { width: number; max: number; lines: string[] }>();
 
-function chunk(line: string, width: number, out: string[], limit: number): void {
-  if (line.length <= width && !/[\uD800-\uDFFF]/.test(line)) {
-    out.push(line);
-    return;
-  }
-  const cps = Array.from(line);
-  if (cps.length === 0) out.push('');
-  for (let i = 0; i < cps.length && out.length < limit; i += width) out.push(cps.slice(i, i + width).join(''));
-}
-
-/** A body as at most MAX_BODY_LINES rows of at most `width` code points each. */
+/** A body as at most MAX_BODY_LINES rows of at most `width` terminal columns each. */
 export function wrapBody(body: string, width: number, maxLines = MAX_BODY_LINES): string[] {
   const w = Math.max(8, width);
   const cap = Math.max(2, maxLines);
@@ -53,12 +44,12 @@ export function wrapBody(body: string, width: number, maxLines = MAX_BODY_LINES)
   const limit = cap + 1;
   for (const line of src) {
     if (out.length >= limit) break;
-    chunk(line, w, out, limit);
+    out.push(...wrapColumns(line, w, limit - out.length));
   }
   if (out.length > cap) {
-    // Count what is hidden without wrapping all of it: a huge body stays cheap.
+    // Count what is hidden without building the rows: a huge body stays cheap.
     let total = 0;
-    for (const line of src) total += Math.max(1, Math.ceil(line.length / w));
+    for (const line of src) total += rowsOf(line, w);
     const hidden = Math.max(1, total - (cap - 1));
     return [...out.slice(0, cap - 1), `… ${hidden.toLocaleString('en-US')} more lines (attend inbox <id> shows it all)`];
   }
@@ -93,12 +84,12 @@ function truncate(line: Line, width: number): Line {
   const out: Line = [];
   for (const seg of line) {
     if (left <= 0) break;
-    const cps = Array.from(seg.text);
-    if (cps.length <= left) {
+    const w = textWidth(seg.text);
+    if (w <= left) {
       out.push(seg);
-      left -= cps.length;
+      left -= w;
     } else {
-      out.push({ ...seg, text: `${cps.slice(0, Math.max(0, left - 1)).join('')}…` });
+      out.push({ ...seg, text: truncateColumns(seg.text, left) });
       left = 0;
     }
   }

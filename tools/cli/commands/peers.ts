@@ -3,6 +3,7 @@
 
 import type { Ctx } from '../context.js';
 import { readChannels } from '../../bus/channels.js';
+import { isDeaf } from '../../bus/roster.js';
 
 export interface PeerRow {
   id: string;
@@ -42,7 +43,7 @@ export function runPeers(ctx: Ctx): { peers: PeerRow[] } {
       sensor: d.sensor,
       drain: d.drain,
       delivering: d.delivering,
-      deaf: p.kind === 'agent' && !d.delivering,
+      deaf: isDeaf({ kind: p.kind, delivery: d }),
       me: p.id === me,
     };
   });
