@@ -514,3 +514,18 @@ describe('help, version and exit codes', () => {
     expect(b.stderr).toMatch(/^attend: no live recipient 'ghost'; live: api \(.*web \(.*\)\n$/);
   });
 });
+
+describe('a reader that goes away', () => {
+  it.each([[['--help']], [['inbox', '--help']], [['inbox']]])('attend %j into a closed pipe ends quietly with exit 0', async (args) => {
+    const { spawn } = await import('node:child_process');
+    const { BIN } = await import('../helpers/bus.js');
+    const child = spawn(process.execPath, [BIN, ...args], { env: bus.env, cwd: bus.home, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Close the read end before anything is written, as `| head` does once it has its line.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|at /);
+    expect(code).toBe(0);
+  });
+});

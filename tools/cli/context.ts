@@ -47,6 +47,23 @@ export interface CtxOptions {
   identity?: 'resolve' | 'human';
 }
 
+const guarded = new WeakSet<object>();
+
+/**
+ * A reader that goes away early (`attend inbox | head`) closes the pipe: what it wanted has
+ * been written, so the command ends quietly instead of dying on an unhandled EPIPE.
+ */
+function quietOnClosedPipe<T extends NodeJS.WritableStream>(stream: T): T {
+  if (!guarded.has(stream)) {
+    guarded.add(stream);
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(Number(process.exitCode ?? 0));
+      throw err;
+    });
+  }
+  return stream;
+}
+
 export function createContext(opts: CtxOptions = {}): Ctx {
   const env = opts.env ?? process.env;
   const paths = resolvePaths(env);
@@ -55,7 +72,7 @@ export function createContext(opts: CtxOptions = {}): Ctx {
   const now = opts.now ?? Date.now;
   // The standard streams are created on first touch, which costs ~3 ms each (it loads
   // node's stream machinery); `attend send` never touches stdin, so they stay lazy.
-  const stderr = (): Output => opts.stderr ?? process.stderr;
+  const stderr = (): Output => opts.stderr ?? quietOnClosedPipe(process.stderr);
   let identity: Identity | undefined;
   let live: Peer[] | undefined;
   let rootChecked = false;
@@ -67,7 +84,7 @@ export function createContext(opts: CtxOptions = {}): Ctx {
     now,
     newId: createIdFactory({ now, pid, random: Math.random }),
     get stdout() {
-      return opts.stdout ?? process.stdout;
+      return opts.stdout ?? quietOnClosedPipe(process.stdout);
     },
     get stderr() {
       return stderr();
