@@ -170,6 +170,15 @@ describe('liveness and pruning', () => {
     expect(list.map((p) => p.id)).toEqual(['hana']);
     expect(list[0]).toMatchObject({ kind: 'human', delivering: true, deaf: false });
   });
+
+  it('a fresh heartbeat whose process has died (a crash, a SIGKILL) keeps nobody live', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    writePresence(bus.root, { id: 'crashed', kind: 'human', origin: '/home/crashed', heartbeat: Date.now(), role: 'chat', pid: dead });
+    writePresence(bus.root, { id: 'running', kind: 'human', origin: '/home/running', heartbeat: Date.now(), role: 'chat', pid: process.pid });
+    const list = await peers(human());
+    expect(list.map((p) => p.id)).toEqual(['running']);
+  });
 });
 
 describe('peers and status', () => {

@@ -65,9 +65,21 @@ export function isDeaf(p: Pick<Peer, 'kind' | 'delivery'>): boolean {
 
 const NO_DELIVERY: Delivery = { sensor: null, drain: null, chat: null, delivering: false };
 
+/**
+ * A sensor, a chat or a session heartbeat belongs to a running process: once that process is
+ * gone (a crash, a SIGKILL) its last beat must not keep anyone live or "delivering" for the
+ * rest of the 90 s. A drain's record is a point in time, so it has no process to check.
+ */
+const LONG_LIVED_ROLES = new Set(['sensor', 'chat', 'session']);
+
+function presenceAlive(p: PresenceRecord, procInfo: (pid: number) => ProcInfo | null): boolean {
+  if (p.pid === undefined || !LONG_LIVED_ROLES.has(p.role ?? '')) return true;
+  return procInfo(p.pid) !== null;
+}
+
 export function listLive(src: RosterSources): Peer[] {
   const byId = new Map<string, Peer>();
-  const records = readPresence(src.root);
+  const records = readPresence(src.root).filter((p) => presenceAlive(p, src.procInfo));
   for (const rec of liveSessionRecords(src.sessionsDir, src.procInfo)) {
     byId.set(rec.sessionId, {
       id: rec.sessionId,
