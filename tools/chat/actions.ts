@@ -5,12 +5,9 @@
 // the owed backlog on an invited join, notices to the members) have one implementation.
 // Errors are the commands' AttendErrors; slash.ts turns them into the status line.
 
-import { readdirSync, statSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
-import { readChannels, requireChannel } from '../bus/channels.js';
-import { scopeDir } from '../bus/layout.js';
+import { readChannels } from '../bus/channels.js';
+import type { PurgeResult } from '../bus/purge.js';
 import type { Peer } from '../bus/roster.js';
-import { SIGNAL_EXT } from '../bus/signals.js';
 import {
   type ChannelsResult,
   type DissolveResult,
@@ -26,22 +23,16 @@ import {
   runJoin,
   runKick,
   runLeave,
+  runPurge,
 } from '../cli/commands/channels.js';
 import type { Ctx } from '../cli/context.js';
 import { runReply, runSend, type SendResult } from '../cli/commands/send.js';
-import { idTime } from '../wire/ids.js';
 import type { Destination } from './state/routing.js';
 
 /** A channel as the tabs and the reachability check see it. */
 export interface ChannelInfo {
   name: string;
   members: string[];
-}
-
-export interface PurgeResult {
-  removed: number;
-  kept: number;
-  rule: string;
 }
 
 export interface ChatActions {
@@ -74,9 +65,6 @@ export interface ActionDeps {
   root: string;
   now(): number;
 }
-
-/** Messages younger than this survive /purge when no consumption ledger can prove more. */
-export const PURGE_KEEP_MS = 24 * 3600_000;
 
 export function createChatActions(deps: ActionDeps): ChatActions {
   const { root } = deps;
@@ -114,42 +102,6 @@ export function createChatActions(deps: ActionDeps): ChatActions {
     invite: (who, channel) => runInvite(deps.makeCtx(), { who, channel }),
     kick: (who, channel) => runKick(deps.makeCtx(), { who, channel }),
     dissolve: (channel, force) => runDissolve(deps.makeCtx(), { channel, force }),
-    purge(c) {
-      requireChannel(root, c);
-      // Conservative rule until the consumption ledger (tools/bus/ledger.ts) is merged: a
-      // live session may not have consumed anything from the last 24 hours, so only older
-      // messages go.
-      const cutoff = deps.now() - PURGE_KEEP_MS;
-      const dir = scopeDir(root, { kind: 'channel', name: c });
-      let removed = 0;
-      let kept = 0;
-      let names: string[] = [];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        names = [];
-      }
-      for (const n of names) {
-        if (!n.endsWith(SIGNAL_EXT) || n.startsWith('.')) continue;
-        const id = n.slice(0, -SIGNAL_EXT.length);
-        let t = idTime(id);
-        if (t === null) {
-          try {
-            t = statSync(join(dir, n)).mtimeMs;
-          } catch {
-            continue;
-          }
-        }
-        if (t < cutoff) {
-          try {
-            unlinkSync(join(dir, n));
-            removed++;
-          } catch {
-            kept++;
-          }
-        } else kept++;
-      }
-      return { removed, kept, rule: 'kept every message younger than 24 h (no consumption ledger on this bus yet)' };
-    },
+    purge: (channel) => runPurge(deps.makeCtx(), { channel }),
   };
 }

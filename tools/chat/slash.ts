@@ -181,7 +181,8 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         const chan = parseChannelArg(channelArg(cmd.args[0], env.tabChannel));
         if (chan.open) throw new AttendError('#open is the commons: its history is not purged from chat', EXIT.refused, 'attend cleanup removes the messages of projects that are gone');
         const r = a.purge(chan.name);
-        return { lines: [info(`#${chan.name}: deleted ${r.removed}, kept ${r.kept}; ${r.rule}`)], consumed: true };
+        const held = r.heldBy.length > 0 ? `; kept what ${r.heldBy.length} live member${r.heldBy.length === 1 ? ' has' : 's have'} not been shown yet` : '';
+        return { lines: [info(`#${chan.name}: deleted ${r.removed}, kept ${r.kept}${held}`)], consumed: true };
       }
       case 'reply': {
         const target = env.replyTarget();

@@ -172,6 +172,20 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     });
 
   program
+    .command('purge')
+    .description("delete a channel's history except what a live member has not been shown yet")
+    .argument('<channel>', 'channel name, with or without #')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend purge ops', 'attend purge #ops --json']))
+    .action(async (channel: string, opts: { json?: boolean }) => {
+      const { runPurge } = await import('./commands/channels.js');
+      const r = runPurge(ctx, { channel });
+      if (opts.json) return io.json(r);
+      const held = r.heldBy.length > 0 ? `; kept for ${r.heldBy.length} live member${r.heldBy.length === 1 ? '' : 's'} not yet shown them` : '';
+      io.out(`purged #${r.channel}: ${r.removed} removed, ${r.kept} kept${held}`);
+    });
+
+  program
     .command('peers')
     .description('every live session and human: name, origin, status, channels, last seen, delivery')
     .option('--json', 'print JSON')

@@ -9,6 +9,7 @@ import { AttendError, EXIT, notFoundError, refusedError, usageError } from '../.
 import { scopeDir } from '../../bus/layout.js';
 import { writeNotice, type NoticeTarget } from '../../bus/notices.js';
 import { OWED_BACKLOG, writeOwed } from '../../bus/owed.js';
+import { type PurgeResult, purgeChannel } from '../../bus/purge.js';
 import { readRegistry, registeredAlive } from '../../bus/registry.js';
 import type { Peer } from '../../bus/roster.js';
 import { listIds } from '../../bus/signals.js';
@@ -370,4 +371,21 @@ export function runDissolve(ctx: Ctx, input: { channel: string; force?: boolean 
   // Dissolving is one of the three ways messages leave the disk (spec §2).
   rmSync(dir, { recursive: true, force: true });
   return { channel: name, notified: members.map((m) => m.id), removedMessages, notice: notice?.id ?? null };
+}
+
+/**
+ * `attend purge <channel>` and chat's `/purge`: delete a channel's history except what a live
+ * member has not been shown yet (tools/bus/purge.ts holds the rule). Like dissolving, it is
+ * for members; a human may purge any channel.
+ */
+export function runPurge(ctx: Ctx, input: { channel: string }): PurgeResult {
+  const name = namedChannel(input.channel, 'purged');
+  const me = ctx.identity();
+  const store = readChannels(ctx.root());
+  const c = store.channels[name];
+  if (!c) throw unknownChannel(store, name);
+  if (me.kind === 'agent' && !c.members[me.id]) throw refusedError(`only members of #${name} can purge it`);
+  const alive = livenessOf(ctx);
+  const liveIds = new Set(Object.keys(c.members).filter((id) => alive(id)));
+  return purgeChannel(ctx.root(), name, { now: ctx.now(), liveIds });
 }
