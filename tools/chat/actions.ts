@@ -9,6 +9,7 @@ import { newChannel, readChannels, updateChannels } from '../bus/channels.js';
 import { notFoundError, refusedError } from '../bus/errors.js';
 import { scopeDir } from '../bus/layout.js';
 import type { Peer } from '../bus/roster.js';
+import { INDEX_NAME } from '../bus/dir-index.js';
 import { SIGNAL_EXT } from '../bus/signals.js';
 import type { Ctx } from '../cli/context.js';
 import { runReply, runSend, type SendResult } from '../cli/commands/send.js';
@@ -173,6 +174,7 @@ export function createChatActions(deps: ActionDeps): ChatActions {
       let removed = 0;
       try {
         for (const n of readdirSync(dir)) {
+          if (n === INDEX_NAME) unlinkSync(join(dir, n));
           if (!n.endsWith(SIGNAL_EXT)) continue;
           unlinkSync(join(dir, n));
           removed++;
