@@ -3,7 +3,7 @@
 //
 // Shape: per receive directory a watermark (every id below it is consumed) plus one set of
 // consumed ids above the watermarks. Ids sort by creation time (tools/wire/ids.ts), so
-// consulting the ledger is a directory listing and string comparisons; only files above
+// consulting the ledger is string comparisons on ids; only files above
 // the watermark and not in the set are ever read. A watermark only moves past ids older
 // than LEDGER_GRACE_MS, because a writer's id is taken a moment before its file appears:
 // the set holds what is younger, so the file stays as small as the last half minute of

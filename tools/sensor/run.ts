@@ -267,7 +267,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     if (opts.now() - lastBeat >= HEARTBEAT_MS) {
       lastBeat = opts.now();
       heartbeat();
-      // A safety net for an event the watcher missed; listing is cheap (names only).
+      // A safety net for an event the watcher missed; cheap (the index hint, rarely a listing).
       requestScan();
     }
   }, TICK_MS);
