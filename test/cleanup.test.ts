@@ -157,3 +157,21 @@ it('--all also removes old state of sessions that are gone, keeping humans and t
   expect(existsSync(goneSensor)).toBe(false);
   expect(existsSync(humanSurfaced)).toBe(true);
 });
+
+it("removes a dead tray's delivery index with the tray, never the index of a directory it keeps", async () => {
+  const deadKey = attendKey('/srv/dead with index');
+  const liveKey = attendKey('/srv/alive with index');
+  mkdirSync(join(bus.claudeDir, 'projects', projectSlug('/srv/alive with index')), { recursive: true });
+  put(deadKey, '0old-a.signal', line('old'), 2 * HOUR);
+  put(deadKey, '.index', '0old-a - 1\n', 2 * HOUR);
+  const liveIndex = put(liveKey, '.index', '0old-b - 1\n', 2 * HOUR);
+  put(liveKey, '0old-b.signal', line('kept'), 2 * HOUR);
+  const real = await cleanup();
+  expect(real.items.map((i) => [i.kind, i.what])).toEqual([
+    ['message', `signals/${deadKey}/0old-a.signal`],
+    ['temporary', `signals/${deadKey}/.index`],
+    ['tray', `signals/${deadKey}/`],
+  ]);
+  expect(existsSync(join(bus.root, 'signals', deadKey))).toBe(false);
+  expect(existsSync(liveIndex)).toBe(true);
+});

@@ -37,7 +37,8 @@ function signals(): Record<string, string> {
   const out: Record<string, string> = {};
   const base = join(bus.root, 'signals');
   if (!existsSync(base)) return out;
-  for (const dir of readdirSync(base)) for (const f of readdirSync(join(base, dir))) out[`${dir}/${f}`] = readFileSync(join(base, dir, f), 'utf8');
+  // Messages only: the `.index` hint beside them is not part of the layout readers see.
+  for (const dir of readdirSync(base)) for (const f of readdirSync(join(base, dir))) if (f.endsWith('.signal')) out[`${dir}/${f}`] = readFileSync(join(base, dir, f), 'utf8');
   return out;
 }
 

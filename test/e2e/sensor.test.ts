@@ -1,11 +1,13 @@
 // `attend run` as a real child process against a temporary bus, reading its stdout.
 
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync, readSync, rmSync, writeFileSync, constants as fsc } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readSensor } from '../../tools/bus/ledger.js';
 import { readPresence } from '../../tools/bus/presence.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
+import { BIN, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
 import { headerIds, ids, join, leave, put, startSensor, type SensorProc, traceIds } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -121,6 +123,56 @@ describe('attend run', () => {
     q.proc.stdout!.destroy();
     put(bus.root, ids(), { scope: OPEN, to: '*', body: 'into a closed pipe' });
     expect(await q.exited).toBe(0);
+  });
+
+  it('notices while idle that its stdout reader is gone (a socket), and a re-armed sensor starts', async () => {
+    const s = session();
+    const p = sensor(s);
+    await started(p);
+    await waitFor(() => readSensor(bus.root, s.sessionId)?.pid === p.proc.pid, { what: 'the claim' });
+    // Nothing is written to the bus: only the probe can notice the closed read end.
+    p.proc.stdout!.destroy();
+    expect(await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('still running'), 15_000))])).toBe(0);
+    expect(readSensor(bus.root, s.sessionId)).toBeNull();
+    expect(readPresence(bus.root).some((r) => r.id === s.sessionId && r.role === 'sensor')).toBe(false);
+    const q = sensor(s);
+    await started(q);
+    expect(q.stdout()).not.toContain('already running');
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'to the re-armed sensor' });
+    await waitFor(() => headerIds(q.stdout()).includes(a), { what: 'delivery by the re-armed sensor' });
+  });
+
+  it('notices while idle that its stdout reader is gone (a real FIFO)', async () => {
+    const s = session();
+    const fifo = pjoin(bus.dir, 'monitor.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // This process is the reader, as the Claude process is for Monitor: an ancestor.
+    const rd = openSync(fifo, fsc.O_RDONLY | fsc.O_NONBLOCK);
+    const wr = openSync(fifo, fsc.O_WRONLY);
+    const proc = spawn(process.execPath, [BIN, 'run'], { env: s.env, cwd: s.cwd, stdio: ['ignore', wr, 'pipe'] });
+    closeSync(wr);
+    let err = '';
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    procs.push({ proc, stdout: () => '', stderr: () => err, exited });
+    let out = '';
+    const buf = Buffer.alloc(4096);
+    await waitFor(
+      () => {
+        try {
+          const n = readSync(rd, buf, 0, buf.length, null);
+          out += buf.toString('utf8', 0, n);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+        }
+        return /sensor started/.test(out);
+      },
+      { what: 'the banner through the FIFO' },
+    );
+    await waitFor(() => readSensor(bus.root, s.sessionId)?.pid === proc.pid, { what: 'the claim' });
+    closeSync(rd);
+    expect(await Promise.race([exited, new Promise((r) => setTimeout(() => r(`still running: ${err}`), 15_000))])).toBe(0);
+    expect(readSensor(bus.root, s.sessionId)).toBeNull();
   });
 
   it('follows /clear to the new session id, carrying the ledger', async () => {

@@ -10,6 +10,7 @@ import { existsSync, lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:
 import { join } from 'node:path';
 import { slugOfKey } from '../wire/names.js';
 import { type ChannelStore, pruneStore, readChannels, updateChannels } from './channels.js';
+import { INDEX_NAME } from './dir-index.js';
 import { signalsDir, stateDir } from './layout.js';
 import { owedDir } from './owed.js';
 import { HEARTBEAT_FRESH_MS, presenceDir } from './presence.js';
@@ -80,13 +81,24 @@ const isTemporary = (n: string) => n.startsWith('.') && n.endsWith('.tmp');
 function sweepDir(root: string, dirName: string, reason: string, opts: { now: number; grace: number }, items: CleanupItem[]): boolean {
   const dir = join(signalsDir(root), dirName);
   let remaining = 0;
+  let index: FileInfo | undefined;
   for (const f of listDir(dir)) {
+    if (f.name === INDEX_NAME && f.isFile) {
+      index = f;
+      continue;
+    }
     const old = opts.now - f.mtimeMs >= opts.grace;
     if (f.isFile && old && isSignal(f.name)) items.push({ kind: 'message', what: `signals/${dirName}/${f.name}`, bytes: f.bytes, reason });
     else if (f.isFile && old && isTemporary(f.name)) items.push({ kind: 'temporary', what: `signals/${dirName}/${f.name}`, bytes: f.bytes, reason: 'leftover of an interrupted write' });
     else remaining++;
   }
+  if (remaining === 0 && index) items.push(indexItem(dirName, index));
   return remaining === 0;
+}
+
+/** The index hint (tools/bus/dir-index.ts) goes with its directory, never on its own. */
+function indexItem(dirName: string, f: FileInfo): CleanupItem {
+  return { kind: 'temporary', what: `signals/${dirName}/${f.name}`, bytes: f.bytes, reason: 'delivery index of a directory being removed' };
 }
 
 export function planCleanup(root: string, opts: CleanupOptions): CleanupPlan {
@@ -110,7 +122,12 @@ export function planCleanup(root: string, opts: CleanupOptions): CleanupPlan {
     const projectGone = projectsKnown && !existsSync(join(opts.projectsDir, slug)) && !opts.liveKeys.has(d.name);
     let empty: boolean;
     if (projectGone) empty = sweepDir(root, d.name, `project ${slug} is gone from ${opts.projectsDir}`, { now: opts.now, grace }, items);
-    else empty = listDir(join(signalsDir(root), d.name)).length === 0;
+    else {
+      const files = listDir(join(signalsDir(root), d.name));
+      const index = files.find((f) => f.name === INDEX_NAME && f.isFile);
+      empty = files.length === (index ? 1 : 0);
+      if (empty && index) items.push(indexItem(d.name, index));
+    }
     if (empty) items.push({ kind: 'tray', what: `signals/${d.name}/`, bytes: 0, reason: projectGone ? 'tray of a project that is gone' : 'empty tray' });
   }
   // Stale members and the empty unpinned channels they leave, judged on a copy.

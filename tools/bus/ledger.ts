@@ -3,11 +3,18 @@
 //
 // Shape: per receive directory a watermark (every id below it is consumed) plus one set of
 // consumed ids above the watermarks. Ids sort by creation time (tools/wire/ids.ts), so
-// consulting the ledger is a directory listing and string comparisons; only files above
+// consulting the ledger is string comparisons on ids; only files above
 // the watermark and not in the set are ever read. A watermark only moves past ids older
 // than LEDGER_GRACE_MS, because a writer's id is taken a moment before its file appears:
 // the set holds what is younger, so the file stays as small as the last half minute of
 // traffic however long the bus's history grows.
+//
+// Finding the ids above a watermark without listing the directory: each directory's index
+// hint (tools/bus/dir-index.ts) is read from the byte offset the ledger remembers, and
+// trusted only while it explains every change to the directory; otherwise, and at least
+// every RECONCILE_MS, the directory is listed in full. A watermark never moves past what
+// the last full listing saw (less the grace window), so a file the index missed is picked up
+// by the next full listing instead of being taken for consumed.
 //
 // Every read-modify-write happens under the ledger's lock, and the scan, the delivery and
 // the record happen inside one hold of it, so two conduits never surface the same message.
@@ -20,6 +27,7 @@ import { procInfoFromProc } from '../identity/system.js';
 import { addressees } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
+import { type IndexState, readIndex } from './dir-index.js';
 import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
 import { withLock } from './lock.js';
@@ -49,6 +57,8 @@ export interface Ledger {
   taught: boolean;
   /** Stop-hook blocks in a row (the re-entry ceiling). */
   drainRounds: number;
+  /** Receive directory name → where this session is in that directory's index hint. */
+  index: Record<string, IndexState>;
 }
 
 export function ledgerDir(root: string): string {
@@ -60,7 +70,7 @@ export function ledgerFile(root: string, sid: string): string {
 }
 
 function newLedger(sid: string, now: number): Ledger {
-  return { version: 1, sid, created: now, updated: now, marks: {}, above: [], taught: false, drainRounds: 0 };
+  return { version: 1, sid, created: now, updated: now, marks: {}, above: [], taught: false, drainRounds: 0, index: {} };
 }
 
 function parseLedger(text: string): Ledger | null {
@@ -78,10 +88,32 @@ function parseLedger(text: string): Ledger | null {
       above: o.above,
       taught: o.taught === true,
       drainRounds: typeof o.drainRounds === 'number' ? o.drainRounds : 0,
+      index: parseIndexStates(o.index),
     };
   } catch {
     return null;
   }
+}
+
+/** Index positions are only a shortcut: anything malformed is dropped (a full listing). */
+function parseIndexStates(v: unknown): Record<string, IndexState> {
+  const out: Record<string, IndexState> = {};
+  if (typeof v !== 'object' || v === null) return out;
+  for (const [dir, st] of Object.entries(v as Record<string, Partial<IndexState>>)) {
+    if (
+      st &&
+      typeof st.file === 'string' &&
+      Number.isSafeInteger(st.off) &&
+      st.off! >= 0 &&
+      typeof st.mtime === 'string' &&
+      /^\d{1,30}$/.test(st.mtime) &&
+      typeof st.listed === 'number' &&
+      Array.isArray(st.known) &&
+      st.known.every((id) => typeof id === 'string' && isMessageId(id))
+    )
+      out[dir] = { file: st.file, off: st.off!, mtime: st.mtime, listed: st.listed, known: st.known };
+  }
+  return out;
 }
 
 export type LedgerRead = { state: 'missing' } | { state: 'ok'; ledger: Ledger } | { state: 'corrupt' };
@@ -188,7 +220,21 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     const freshIds = new Set<string>();
     let hidden = 0;
     const listed = new Map<string, string[]>();
+    const listedAt = new Map<string, number>();
+    const nextIndex = new Map<string, IndexState>();
     const scopes = receiveScopes(root, who);
+    // The ids at or above `mark` in one directory: from its index hint when that explains
+    // every change since the last cycle, else from a full listing.
+    const scanDir = (dirName: string, dir: string, mark: string | undefined): string[] => {
+      const r = readIndex(dir, ledger.index[dirName], now);
+      if (r.state) nextIndex.set(dirName, r.state);
+      listedAt.set(dirName, r.ok ? r.state.listed : now);
+      if (!r.ok) return listIdsFrom(dir, mark);
+      const set = new Set<string>();
+      for (const id of r.state.known) if (mark === undefined || id >= mark) set.add(id);
+      for (const id of r.ids) if ((mark === undefined || id >= mark) && isMessageId(id)) set.add(id);
+      return [...set].sort();
+    };
     let joinedAt: Record<string, number> | undefined;
     const recentFloor = idFloor(now - COLD_RECENT_MS);
 
@@ -214,7 +260,7 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       }
       if (marks[dirName] === undefined) {
         // Cold start for this directory.
-        const ids = listIdsFrom(dir, undefined);
+        const ids = scanDir(dirName, dir, undefined);
         listed.set(dirName, ids);
         if (scope.kind === 'tray') {
           let found = 0;
@@ -255,7 +301,7 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
         }
         continue;
       }
-      const ids = listIdsFrom(dir, marks[dirName]);
+      const ids = scanDir(dirName, dir, marks[dirName]);
       listed.set(dirName, ids);
       for (const id of ids) {
         if (isConsumed(dirName, id) || freshIds.has(id)) continue;
@@ -284,7 +330,15 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
 
     for (const id of auto) consumed.add(id);
     for (const id of consume) consumed.add(id);
-    advanceMarks(ledger, listed, consumed, now);
+    advanceMarks(ledger, listed, consumed, now, listedAt);
+    // What each directory's index position must still offer next time: seen, not consumed.
+    ledger.index = {};
+    for (const [dirName, st] of nextIndex) {
+      const mark = marks[dirName];
+      const ids = listed.get(dirName) ?? [];
+      st.known = ids.filter((id) => !consumed.has(id) && (mark === undefined || id >= mark));
+      ledger.index[dirName] = st;
+    }
     // A directory left behind (a channel left) loses its watermark: a later join starts
     // from the join, not from where this session left off.
     const current = new Set(scopes.map(scopeDirName));
@@ -301,12 +355,13 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
 /**
  * Move each directory's watermark up to the first id not yet consumed, but never past ids
  * younger than the grace window: a file whose id was taken earlier may still be on its way.
+ * Nor past what the directory's last full listing saw (`listedAt`): between full listings
+ * the ids come from the index hint, and a file it missed must stay above the watermark.
  */
-function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: Set<string>, now: number): void {
-  const floor = idFloor(now - LEDGER_GRACE_MS);
+function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: Set<string>, now: number, listedAt: Map<string, number>): void {
   for (const [dir, ids] of listed) {
     const old = ledger.marks[dir];
-    let next = floor;
+    let next = idFloor(Math.min(now, listedAt.get(dir) ?? now) - LEDGER_GRACE_MS);
     for (const id of ids) {
       if (old !== undefined && id < old) continue;
       if (!consumed.has(id)) {

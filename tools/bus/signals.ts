@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { type Envelope, type ResolvedEnvelope, type Scope, formatSignal, parseSignal, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
+import { appendIndex, dirStamp } from './dir-index.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
 
 export const SIGNAL_EXT = '.signal';
@@ -40,10 +41,17 @@ export function createReporter(write: (line: string) => void): Reporter {
 
 export const silentReporter: Reporter = { skip() {} };
 
-/** Write one message atomically; returns its path. The line ends with one `\n`. */
+/**
+ * Write one message atomically; returns its path. The line ends with one `\n`. Then the id
+ * goes into the directory's index hint, with the directory's mtime before and after, so a
+ * reader can tell that nothing else changed in between (tools/bus/dir-index.ts).
+ */
 export function writeSignal(root: string, scope: Scope, id: string, env: Envelope): string {
-  const path = join(scopeDir(root, scope), `${id}${SIGNAL_EXT}`);
+  const dir = scopeDir(root, scope);
+  const path = join(dir, `${id}${SIGNAL_EXT}`);
+  const before = dirStamp(dir);
   writeFileAtomic(path, `${formatSignal(env)}\n`);
+  appendIndex(dir, id, before);
   return path;
 }
 

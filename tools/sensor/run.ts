@@ -3,7 +3,8 @@
 // observation lines only; diagnostics go to stderr.
 //
 // Lifetime: one sensor per session (a claim file); it heartbeats, follows `/clear` to the new
-// session id, and exits when its Claude process is gone, when stdout is closed (EPIPE), or on
+// session id, and exits when its Claude process is gone, when stdout is closed (EPIPE on a
+// write, or the reader probe on a tick while idle: tools/sensor/reader-probe.ts), or on
 // SIGTERM/SIGINT/SIGHUP (Monitor's expiry) — so a re-armed Monitor never leaves an orphan.
 
 import { existsSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -41,6 +42,8 @@ export interface SensorOptions {
   poll: boolean;
   pollIntervalMs: number;
   trace: boolean;
+  /** True once stdout's reader is gone; checked every tick, so an idle sensor notices too. */
+  readerGone?: (() => boolean) | undefined;
   /** Resolves when the sensor should stop (signals); injected so tests can stop it. */
   stopSignal?: Promise<void>;
 }
@@ -240,6 +243,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   let lastBeat = opts.now();
   const tick = setInterval(() => {
     if (stopping) return;
+    if (opts.readerGone?.()) return stop('stdout-closed');
     const claudePid = who.pid;
     if (who.resolved && claudePid !== undefined) {
       const info = opts.procInfo(claudePid);
@@ -263,7 +267,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     if (opts.now() - lastBeat >= HEARTBEAT_MS) {
       lastBeat = opts.now();
       heartbeat();
-      // A safety net for an event the watcher missed; listing is cheap (names only).
+      // A safety net for an event the watcher missed; cheap (the index hint, rarely a listing).
       requestScan();
     }
   }, TICK_MS);

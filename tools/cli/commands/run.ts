@@ -4,6 +4,7 @@
 import { writeSync } from 'node:fs';
 import type { Ctx } from '../context.js';
 import { usageError } from '../../bus/errors.js';
+import { createReaderProbe } from '../../sensor/reader-probe.js';
 import { type SensorExit, runSensor } from '../../sensor/run.js';
 
 export interface RunInput {
@@ -43,7 +44,8 @@ export async function runRun(ctx: Ctx, input: RunInput): Promise<SensorExit> {
   }
   const root = ctx.root();
   const who = ctx.identity();
-  const write = ctx.stdout === process.stdout ? fdLineWriter(1) : (line: string) => void ctx.stdout.write(`${line}\n`);
+  const onFd1 = ctx.stdout === process.stdout;
+  const write = onFd1 ? fdLineWriter(1) : (line: string) => void ctx.stdout.write(`${line}\n`);
   const warn = (line: string) => void ctx.stderr.write(`${line}\n`);
   if (!who.resolved) warn(`attend: not inside a Claude Code session (${who.reason}); watching as ${who.id}`);
   let stopSignal = input.stopSignal;
@@ -69,6 +71,7 @@ export async function runRun(ctx: Ctx, input: RunInput): Promise<SensorExit> {
       procInfo: ctx.procInfo,
       write,
       warn,
+      readerGone: onFd1 ? (createReaderProbe(1) ?? undefined) : undefined,
       poll: input.poll,
       pollIntervalMs: input.interval,
       trace: input.trace,

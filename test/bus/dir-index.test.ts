@@ -1,0 +1,178 @@
+// The per-directory index hint (tools/bus/dir-index.ts): trusted only while it explains every
+// change to its directory; anything it cannot explain falls back to a full listing, and a
+// file it missed is delivered late by the reconciling listing, never taken for consumed.
+
+import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join as pjoin } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INDEX_NAME, RECONCILE_MS, readIndex } from '../../tools/bus/dir-index.js';
+import { type Ledger, ledgerFile, takePending } from '../../tools/bus/ledger.js';
+import { scopeDir } from '../../tools/bus/layout.js';
+import { createReporter } from '../../tools/bus/signals.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { makeTempBus, type TempBus } from '../helpers/bus.js';
+import { agent, ids, put } from '../helpers/delivery.js';
+
+let bus: TempBus;
+beforeEach(() => {
+  bus = makeTempBus();
+});
+afterEach(() => bus.cleanup());
+
+const ORIGIN = '/srv/app';
+const TRAY = { kind: 'tray', key: attendKey(ORIGIN) } as const;
+const OPEN = { kind: 'open' } as const;
+const openDir = () => scopeDir(bus.root, OPEN);
+
+function take(now = Date.now()): { fresh: string[]; skipped: string[] } {
+  const skipped: string[] = [];
+  let fresh: string[] = [];
+  takePending(bus.root, agent('sid-a', ORIGIN), { now, reporter: createReporter((l) => skipped.push(l)), warn: () => {} }, (p) => {
+    fresh = p.fresh.map((m) => m.id);
+    return { consume: fresh, result: undefined };
+  });
+  return { fresh, skipped };
+}
+
+function ledger(): Ledger {
+  return JSON.parse(readFileSync(ledgerFile(bus.root, 'sid-a'), 'utf8')) as Ledger;
+}
+
+/** A message written the way an older attend or another tool writes the layout: no index line. */
+function putForeign(id: string, body = 'foreign'): void {
+  mkdirSync(openDir(), { recursive: true });
+  writeFileSync(pjoin(openDir(), `${id}.signal`), `external:old@pts-1|p|/p|from_kind:human|from_id:old|to:*|${body}\n`, { mode: 0o600 });
+}
+
+describe('directory index hint', () => {
+  it('is read from the remembered offset: the ids written since, and the ledger moves on', () => {
+    const mk = ids();
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'first' });
+    take();
+    const st = ledger().index['_broadcast'];
+    expect(st).toBeDefined();
+    const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'a' });
+    const b = put(bus.root, mk, { scope: OPEN, to: '*', body: 'b' });
+    const r = readIndex(openDir(), st, Date.now());
+    expect(r.ok && r.ids).toEqual([a, b]);
+    expect(take().fresh).toEqual([a, b]);
+    expect(ledger().index['_broadcast']!.off).toBeGreaterThan(st!.off);
+    expect(take().fresh).toEqual([]);
+  });
+
+  it('a file written without its index line, followed by indexed writes, is not trusted: it is listed and delivered', () => {
+    const mk = ids();
+    take();
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'indexed before' });
+    take();
+    const foreign = mk();
+    putForeign(foreign);
+    const after = put(bus.root, mk, { scope: OPEN, to: '*', body: 'indexed after' });
+    const r = readIndex(openDir(), ledger().index['_broadcast'], Date.now());
+    expect(r.ok).toBe(false);
+    expect(r.ok ? '' : r.why).toBe('unexplained change');
+    expect(take().fresh).toEqual([foreign, after]);
+  });
+
+  it('a directory an older attend made (no index) is listed in full, and adopts the index once one appears', () => {
+    const mk = ids();
+    take();
+    const old = mk();
+    putForeign(old, 'from an older attend');
+    expect(readIndex(openDir(), undefined, Date.now())).toMatchObject({ ok: false, why: 'no index' });
+    expect(take().fresh).toEqual([old]);
+    expect(ledger().index['_broadcast']).toBeUndefined();
+    const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'new writer' });
+    expect(take().fresh).toEqual([a]);
+    expect(ledger().index['_broadcast']).toBeDefined();
+    const b = put(bus.root, mk, { scope: OPEN, to: '*', body: 'indexed' });
+    expect(readIndex(openDir(), ledger().index['_broadcast'], Date.now())).toMatchObject({ ok: true, ids: [b] });
+  });
+
+  it('a truncated, garbage or recreated index falls back to a full listing and loses nothing', () => {
+    const mk = ids();
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'seed' });
+    take();
+    const index = pjoin(openDir(), INDEX_NAME);
+
+    const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'a' });
+    truncateSync(index, 3);
+    expect(readIndex(openDir(), ledger().index['_broadcast'], Date.now())).toMatchObject({ ok: false, why: 'index truncated' });
+    expect(take().fresh).toEqual([a]);
+
+    const b = put(bus.root, mk, { scope: OPEN, to: '*', body: 'b' });
+    appendFileSync(index, '\u0000\u0001 garbage | not a line\n');
+    expect(readIndex(openDir(), ledger().index['_broadcast'], Date.now())).toMatchObject({ ok: false, why: 'garbage line' });
+    expect(take().fresh).toEqual([b]);
+
+    unlinkSync(index);
+    const c = put(bus.root, mk, { scope: OPEN, to: '*', body: 'c' });
+    expect(readIndex(openDir(), ledger().index['_broadcast'], Date.now())).toMatchObject({ ok: false });
+    expect(take().fresh).toEqual([c]);
+    expect(take().fresh).toEqual([]);
+  });
+
+  it('a partial last line is not read as an id; the change it leaves unexplained is listed instead', () => {
+    const mk = ids();
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'seed' });
+    take();
+    const st = ledger().index['_broadcast']!;
+    const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'a' });
+    const index = pjoin(openDir(), INDEX_NAME);
+    const text = readFileSync(index, 'utf8');
+    writeFileSync(index, text.slice(0, -5));
+    expect(readIndex(openDir(), st, Date.now())).toMatchObject({ ok: false, why: 'unexplained change' });
+    expect(take().fresh).toEqual([a]);
+    // The rest of the line arrives: its fragment is garbage, so the next cycle lists again.
+    writeFileSync(index, text);
+    const b = put(bus.root, mk, { scope: OPEN, to: '*', body: 'b' });
+    expect(take().fresh).toEqual([b]);
+    const c = put(bus.root, mk, { scope: OPEN, to: '*', body: 'c' });
+    expect(readIndex(openDir(), ledger().index['_broadcast'], Date.now())).toMatchObject({ ok: true, ids: [c] });
+  });
+
+  it('deletes by cleanup, purge or dissolve force a full listing; a dissolved and recreated directory starts over', () => {
+    const mk = ids();
+    take();
+    const gone = put(bus.root, mk, { scope: OPEN, to: '*', body: 'to be purged' });
+    take();
+    unlinkSync(pjoin(openDir(), `${gone}.signal`));
+    expect(readIndex(openDir(), ledger().index['_broadcast'], Date.now())).toMatchObject({ ok: false, why: 'unexplained change' });
+    expect(take().fresh).toEqual([]);
+    const st = ledger().index['_broadcast'];
+    rmSync(openDir(), { recursive: true });
+    const again = put(bus.root, mk, { scope: OPEN, to: '*', body: 'after the directory was recreated' });
+    expect(readIndex(openDir(), st, Date.now())).toMatchObject({ ok: false });
+    expect(take().fresh).toEqual([again]);
+  });
+
+  it('one id fanned out into several directories is delivered once', () => {
+    const mk = ids();
+    take();
+    const id = mk();
+    put(bus.root, mk, { scope: OPEN, to: 'sid-a', body: 'fan-out', id });
+    put(bus.root, mk, { scope: TRAY, to: 'sid-a', body: 'fan-out', id });
+    expect(take().fresh).toEqual([id]);
+    expect(take().fresh).toEqual([]);
+  });
+
+  it('a miss the index cannot see is delivered by the reconciling full listing, never taken for consumed', () => {
+    const mk = ids();
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'seed' });
+    const t0 = Date.now();
+    take(t0);
+    // Forge the blind spot: a foreign file lands, and the ledger's stamp already covers it
+    // (as when it lands within one timestamp tick of a change the reader saw).
+    const foreign = mk();
+    putForeign(foreign);
+    const file = ledgerFile(bus.root, 'sid-a');
+    const l = ledger();
+    l.index['_broadcast']!.mtime = readIndex(openDir(), undefined, t0).state!.mtime;
+    writeFileSync(file, JSON.stringify(l));
+    expect(take(t0 + 60_000).fresh).toEqual([]);
+    // Well past the grace window the watermark still has not passed it.
+    expect(ledger().marks['_broadcast']! <= foreign).toBe(true);
+    expect(take(t0 + RECONCILE_MS + 1_000).fresh).toEqual([foreign]);
+    expect(take(t0 + RECONCILE_MS + 2_000).fresh).toEqual([]);
+  });
+});

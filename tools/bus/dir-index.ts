@@ -1,0 +1,139 @@
+// The per-directory index hint (issue #4, "drain cost grows with history").
+//
+// Listing a receive directory costs O(history): `readdirSync` of 100,000 names is ~80 ms, and
+// Linux has no "entries since" call. So every attend writer, after renaming a message into
+// place, appends one line to `signals/<scope>/.index` (a dot-file, not `*.signal`, so the
+// layout and every reader that only reads `*.signal` are untouched):
+//
+//     <id> <dir mtime before the write, ns, or -> <dir mtime after the rename, ns>\n
+//
+// with O_APPEND in one write(2) (atomic for a line this short). A reader that remembers a
+// byte offset reads only what was appended since, instead of listing the directory.
+//
+// The index is a hint and never the truth. A file can be in the directory without its line:
+// a writer that crashed between rename and append, an older attend, another tool writing the
+// layout by hand; and cleanup/purge/dissolve delete files without a line. Each of those
+// changes the directory's mtime without explaining it, and that is what the reader checks:
+// the lines' before/after stamps must chain from the directory mtime the reader saw at its
+// last sync to the directory's mtime now (`explains` below). A write nobody indexed breaks
+// the chain, whatever came after it, so the reader falls back to a full listing. What the
+// chain cannot see is a foreign write inside an indexed writer's own stat-to-stat window or
+// within one timestamp tick of another change; the ledger covers that by listing in full at
+// least every RECONCILE_MS and by never moving a watermark past what a full listing saw
+// (tools/bus/ledger.ts), so such a message is late, never lost.
+
+import { closeSync, fstatSync, openSync, readSync, statSync, writeSync, constants as fsc } from 'node:fs';
+import { join } from 'node:path';
+import { FILE_MODE } from './root.js';
+
+export const INDEX_NAME = '.index';
+/** A full listing at least this often per directory, whatever the index says. */
+export const RECONCILE_MS = 10 * 60_000;
+
+/** The directory's mtime in ns as a decimal string, or '-' when it cannot be read. */
+export function dirStamp(dir: string): string {
+  try {
+    return statSync(dir, { bigint: true }).mtimeNs.toString();
+  } catch {
+    return '-';
+  }
+}
+
+/**
+ * Writer side: record that `id` was renamed into `dir`. `before` is dirStamp(dir) taken
+ * before the write began. Never throws: a missing line only costs the reader a full listing.
+ */
+export function appendIndex(dir: string, id: string, before: string): void {
+  try {
+    const after = dirStamp(dir);
+    const fd = openSync(join(dir, INDEX_NAME), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    try {
+      writeSync(fd, `${id} ${before} ${after}\n`);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // the directory went away, or the disk is full: the reader lists in full
+  }
+}
+
+/** What a reader remembers per directory (kept in the session's ledger). */
+export interface IndexState {
+  /** The index file's identity (inode and birth time): a recreated index starts over. */
+  file: string;
+  /** Bytes of the index already read. */
+  off: number;
+  /** Directory mtime (ns) up to which everything in the directory is known. */
+  mtime: string;
+  /** When the directory was last listed in full (ms). */
+  listed: number;
+  /** Ids at or above the watermark seen since and not consumed yet. */
+  known: string[];
+}
+
+export type IndexRead =
+  | { ok: true; ids: string[]; state: IndexState }
+  /** List in full; `state` is what to remember after that listing (none without an index). */
+  | { ok: false; why: string; state: IndexState | undefined };
+
+const LINE = /^([A-Za-z0-9_-]{1,128}) (-|\d{1,30}) (\d{1,30})$/;
+
+/**
+ * Reader side: the ids appended to `dir`'s index since `prev`, if the index explains every
+ * change to the directory since then; otherwise why not. Call before listing: the stamps are
+ * taken first, so a full listing that follows sees everything they cover.
+ */
+export function readIndex(dir: string, prev: IndexState | undefined, now: number): IndexRead {
+  const current = dirStamp(dir);
+  let fd: number;
+  try {
+    fd = openSync(join(dir, INDEX_NAME), fsc.O_RDONLY | fsc.O_NOFOLLOW);
+  } catch {
+    return { ok: false, why: 'no index', state: undefined };
+  }
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    if (!st.isFile()) return { ok: false, why: 'not a file', state: undefined };
+    const file = `${st.ino}:${st.birthtimeNs}`;
+    const size = Number(st.size);
+    const fresh: IndexState = { file, off: size, mtime: current, listed: now, known: [] };
+    if (current === '-') return { ok: false, why: 'no directory', state: undefined };
+    if (!prev) return { ok: false, why: 'first sight', state: fresh };
+    if (prev.file !== file) return { ok: false, why: 'index replaced', state: fresh };
+    if (size < prev.off) return { ok: false, why: 'index truncated', state: fresh };
+    if (now - prev.listed >= RECONCILE_MS || now < prev.listed) return { ok: false, why: 'reconcile', state: fresh };
+    const buf = Buffer.alloc(size - prev.off);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, prev.off + got);
+      if (n === 0) break;
+      got += n;
+    }
+    // A line is complete only with its newline; a partial tail is read next time.
+    const end = buf.lastIndexOf(10, got - 1) + 1;
+    const ids: string[] = [];
+    const before: bigint[] = [];
+    const after = new Set<string>();
+    let maxAfter = BigInt(prev.mtime);
+    for (const line of buf.toString('utf8', 0, end).split('\n')) {
+      if (line === '') continue;
+      const m = LINE.exec(line);
+      if (!m) return { ok: false, why: 'garbage line', state: fresh };
+      ids.push(m[1]!);
+      if (m[2] === '-') return { ok: false, why: 'directory created by the writer', state: fresh };
+      before.push(BigInt(m[2]!));
+      after.add(m[3]!);
+      const a = BigInt(m[3]!);
+      if (a > maxAfter) maxAfter = a;
+    }
+    const last = BigInt(prev.mtime);
+    const explained = (ns: bigint) => ns <= last || after.has(ns.toString());
+    if (!before.every(explained) || !explained(BigInt(current))) return { ok: false, why: 'unexplained change', state: fresh };
+    const cur = BigInt(current);
+    return { ok: true, ids, state: { file, off: prev.off + end, mtime: (cur > maxAfter ? cur : maxAfter).toString(), listed: prev.listed, known: prev.known } };
+  } catch {
+    return { ok: false, why: 'unreadable', state: undefined };
+  } finally {
+    closeSync(fd);
+  }
+}
