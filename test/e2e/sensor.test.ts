@@ -87,6 +87,20 @@ describe('attend run', () => {
     expect(headerIds(r.stdout())).toEqual([b]);
   });
 
+  it('SIGTERM while the bus is being removed under it still ends the sensor (no orphan)', async () => {
+    const s = session();
+    const p = sensor(s);
+    await started(p);
+    for (let i = 0; i < 20; i++) {
+      const id = put(bus.root, ids(), { scope: OPEN, to: '*', body: `m ${i}` });
+      await waitFor(() => headerIds(p.stdout()).includes(id), { what: `message ${i}` });
+    }
+    p.proc.kill('SIGTERM');
+    rmSync(bus.root, { recursive: true, force: true });
+    const code = await Promise.race([p.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 15_000))]);
+    expect(code).toBe(0);
+  });
+
   it('applies join and leave live', async () => {
     const s = session();
     const p = sensor(s);

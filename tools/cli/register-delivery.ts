@@ -62,5 +62,8 @@ It resumes from the session's delivery ledger and never repeats a message. Lines
       const r = await runRun(ctx, { poll: opts.poll ?? false, interval: Number(opts.interval), trace: opts.trace ?? false });
       if (r.reason === 'claude-gone') io.err('attend: the Claude Code session is gone; the sensor stops');
       io.setExitCode(0);
+      // The sensor has released its claim and presence; whatever handle a dependency may still
+      // hold must not keep a stopped sensor alive (no orphans). Unref'd: a clean exit wins.
+      setTimeout(() => process.exit(0), 2_000).unref();
     });
 };

@@ -165,6 +165,9 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     return restarting;
   };
   const restartWatcher = async () => {
+    // Once stopping, a late membership event must not open a watcher nobody will close: an
+    // open watch handle would keep the process alive after it was told to go.
+    if (stopping) return;
     const dirs = dirsOf();
     for (const d of dirs) ensureDir(d);
     const key = `${usePolling}|${dirs.join('\n')}`;
@@ -274,7 +277,10 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
 
   await stopped;
   clearInterval(tick);
-  await watcher?.close();
+  await restarting.catch(() => {});
+  // Closing is bounded: a watcher whose directories are vanishing under it may never settle,
+  // and the sensor must still release its claim and go.
+  await Promise.race([watcher?.close(), delay(1_000)]);
   releaseSensor(root, who.id, opts.pid);
   removePresence(root, who.id, 'sensor');
   return { reason: stopping ?? 'signal', delivered };
