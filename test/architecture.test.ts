@@ -1,0 +1,65 @@
+// The layering rules of style.md, made mechanical: dependencies point inwards, and heavy
+// modules load only where they are needed, so `attend send` stays fast.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...sources(p));
+    else if (/\.(ts|tsx|cts)$/.test(name)) out.push(p);
+  }
+  return out;
+}
+
+/** Static imports only (`import ... from 'x'`, `import 'x'`); `await import()` is lazy and allowed. */
+function staticImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm)) out.push((m[1] ?? m[2]) as string);
+  return out;
+}
+
+const all = sources('tools').map((f) => relative('.', f));
+
+describe('layering (style.md)', () => {
+  it('the import scanner sees static imports and ignores lazy ones', () => {
+    expect(staticImports('tools/mcp/server.ts')).toContain('@modelcontextprotocol/sdk/server/index.js');
+    expect(staticImports('tools/cli/commands/chat.ts')).not.toContain('../../chat/load.js');
+  });
+
+  it('tools/wire does no IO: no node:fs, no child processes, no process', () => {
+    for (const f of all.filter((f) => f.startsWith('tools/wire/'))) {
+      const text = readFileSync(f, 'utf8');
+      expect(staticImports(f).filter((m) => m.startsWith('node:')), f).toEqual([]);
+      expect(/\bprocess\./.test(text.replace(/\/\/.*$/gm, '')), `${f} touches process`).toBe(false);
+    }
+  });
+
+  it('tools/wire imports nothing from the outer layers', () => {
+    for (const f of all.filter((f) => f.startsWith('tools/wire/'))) {
+      expect(staticImports(f).filter((m) => m.startsWith('../') && !m.startsWith('../wire/')), f).toEqual([]);
+    }
+  });
+
+  it('ink and react are imported only inside tools/chat', () => {
+    for (const f of all.filter((f) => !f.startsWith('tools/chat/'))) {
+      expect(staticImports(f).filter((m) => m === 'ink' || m === 'react' || m.startsWith('react/') || m.startsWith('ink-')), f).toEqual([]);
+    }
+  });
+
+  it('chokidar and the MCP SDK are imported statically only in their own modules, never on the CLI start path', () => {
+    const heavy = (m: string) => m === 'chokidar' || m.startsWith('@modelcontextprotocol/');
+    for (const f of all) {
+      const found = staticImports(f).filter(heavy);
+      if (found.length === 0) continue;
+      expect(f.startsWith('tools/mcp/') || f.startsWith('tools/sensor/'), `${f} imports ${found.join(', ')} statically`).toBe(true);
+    }
+    // And nothing the CLI loads at start imports those modules statically.
+    for (const f of ['tools/cli/cli.ts', 'tools/cli/fast-send.ts', 'tools/cli/attend.cts', ...all.filter((f) => /^tools\/cli\/register-/.test(f))]) {
+      expect(staticImports(f).filter((m) => /\/(mcp|sensor|chat)\//.test(m)), f).toEqual([]);
+    }
+  });
+});
