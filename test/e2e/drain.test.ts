@@ -91,6 +91,22 @@ describe('attend inbox --drain', () => {
     expect(r.stderr).toContain('needs a Claude Code session');
   });
 
+  it('--format plain drains for any caller (a generic harness), once, with its own ledger', () => {
+    const harness = { ...bus.env, USER: 'runner' };
+    const direct = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(bus.home) }, to: 'runner', body: 'for the harness' });
+    const open = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'for everyone' });
+    const first = runBin(['inbox', '--drain', '--format', 'plain', '--trace'], { env: harness, input: '' });
+    expect(first.exitCode).toBe(0);
+    expect(headerIds(first.stdout)).toEqual([direct]);
+    expect(first.stdout).toContain('for the harness');
+    expect(traceIds(first.stderr)).toContain(open);
+    const second = runBin(['inbox', '--drain', '--format', 'plain'], { env: harness, input: '' });
+    expect(second).toMatchObject({ exitCode: 0, stdout: '' });
+    // Its ledger is its own: the session's next drain still accounts for the #open message.
+    const session = drain(payload(), 'plain', ['--trace']);
+    expect(traceIds(session.stderr)).toContain(open);
+  });
+
   it('shares the ledger with the sensor: a message the sensor showed is not drained', async () => {
     const p = startSensor(s.env, [], s.cwd);
     try {

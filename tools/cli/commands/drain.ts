@@ -25,9 +25,11 @@ export function runDrain(ctx: Ctx, input: DrainInput): DrainCommandResult {
     const { payload, warning } = parseStopPayload(input.payload);
     if (warning) warn(warning);
     const who = ctx.identity();
-    if (!who.resolved) {
-      // The gate: only a resolved Claude Code session has a turn boundary to deliver at.
-      warn(`attend: --drain needs a Claude Code session (${who.reason}); nothing delivered`);
+    if (!who.resolved && input.format === 'hook') {
+      // The gate: only a resolved Claude Code session has a Stop hook to deliver at. The
+      // plain format is also the generic harness's verb (any agent CLI or script, issue #6
+      // §4), so it drains for whoever is asking, with that identity's own ledger.
+      warn(`attend: --drain --format hook needs a Claude Code session (${who.reason}); nothing delivered`);
       return { output: null, reason: 'not-a-session' };
     }
     const root = ctx.root();
@@ -37,7 +39,7 @@ export function runDrain(ctx: Ctx, input: DrainInput): DrainCommandResult {
       const seen = observeSession(root, { pid: who.pid, procStart: who.record?.procStart ?? '', sessionId: who.id, origin: who.origin });
       if (seen.previousSessionId) moveLedger(root, seen.previousSessionId, who.id);
     }
-    writePresence(root, { id: who.id, kind: 'agent', origin: who.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'drain' });
+    writePresence(root, { id: who.id, kind: who.kind, origin: who.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'drain' });
     const names = (me: string): NameLookup => {
       const map = new Map(ctx.live().map((p) => [p.id, p.name]));
       return { me, name: (id) => map.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id) };
