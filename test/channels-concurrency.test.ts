@@ -2,20 +2,12 @@
 // identities join and leave at once; the final membership is exactly what they imply.
 
 import { spawn } from 'node:child_process';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { readChannels } from '../tools/bus/channels.js';
-import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess } from './helpers/bus.js';
+import { BIN, type TempBus, runInProcess, useTempBus } from './helpers/bus.js';
 
 let bus: TempBus;
-const sessions: FakeSession[] = [];
-
-beforeEach(() => {
-  bus = makeTempBus();
-});
-afterEach(() => {
-  for (const s of sessions.splice(0)) s.kill();
-  bus.cleanup();
-});
+const session = useTempBus((b) => (bus = b));
 
 function runAsync(args: string[], env: Record<string, string>): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -32,8 +24,7 @@ it('40 concurrent join/leave processes with different identities lose no update'
   // Before the race: u20..u29 are in #room.
   for (let i = 20; i < 30; i++) expect((await runInProcess(['join', 'room'], { env: user(i) })).exitCode).toBe(0);
   const agents = Array.from({ length: 10 }, () => {
-    const s = fakeSession(bus);
-    sessions.push(s);
+    const s = session();
     return s;
   });
   const ops: Promise<{ code: number; stderr: string }>[] = [];

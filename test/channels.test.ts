@@ -2,30 +2,17 @@
 
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readChannels } from '../tools/bus/channels.js';
 import { readOwed } from '../tools/bus/owed.js';
 import { processRunning } from '../tools/bus/registry.js';
 import { parseSignal } from '../tools/wire/envelope.js';
 import { attendKey } from '../tools/wire/names.js';
-import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from './helpers/bus.js';
+import { type TempBus, runInProcess, waitFor, useTempBus } from './helpers/bus.js';
 
 let bus: TempBus;
-const sessions: FakeSession[] = [];
+const session = useTempBus((b) => (bus = b));
 
-beforeEach(() => {
-  bus = makeTempBus();
-});
-afterEach(() => {
-  for (const s of sessions.splice(0)) s.kill();
-  bus.cleanup();
-});
-
-function session(opts: { cwd?: string; name?: string } = {}): FakeSession {
-  const s = fakeSession(bus, opts);
-  sessions.push(s);
-  return s;
-}
 
 const human = (user: string) => ({ ...bus.env, USER: user });
 const as = (env: Record<string, string>) => (...args: string[]) => runInProcess(args, { env });

@@ -1,21 +1,13 @@
 // `attend purge`: a channel's history goes, except what a live member has not been shown.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeSignal } from '../tools/bus/signals.js';
 import { createIdFactory } from '../tools/wire/ids.js';
-import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess } from './helpers/bus.js';
+import { type TempBus, runInProcess, useTempBus } from './helpers/bus.js';
 
 let bus: TempBus;
-const sessions: FakeSession[] = [];
-
-beforeEach(() => {
-  bus = makeTempBus();
-});
-afterEach(() => {
-  for (const s of sessions.splice(0)) s.kill();
-  bus.cleanup();
-});
+const session = useTempBus((b) => (bus = b));
 
 const ops = () => readdirSync(join(bus.root, 'signals', '@ops')).filter((n) => n.endsWith('.signal')).sort();
 const human = () => ({ ...bus.env, USER: 'aaron' });
@@ -29,8 +21,7 @@ async function ok(args: string[], env: Record<string, string>, cwd?: string): Pr
 
 describe('attend purge', () => {
   it('removes what every live member was shown and keeps what one has not been', async () => {
-    const a = fakeSession(bus);
-    sessions.push(a);
+    const a = session();
     await ok(['join', 'ops'], a.env, a.cwd);
     for (let i = 0; i < 5; i++) await ok(['send', '--channel', 'ops', `first ${i}`], human());
     // a's turn ends: the drain shows it all five and records them in its ledger.
@@ -52,8 +43,7 @@ describe('attend purge', () => {
   });
 
   it('a live member with no ledger keeps what a cold start would still deliver', async () => {
-    const a = fakeSession(bus);
-    sessions.push(a);
+    const a = session();
     await ok(['join', 'ops'], a.env, a.cwd);
     // An hour-old message (older than any cold start delivers) and a fresh one.
     const old = createIdFactory({ now: () => Date.now() - 3600_000, pid: 1, random: Math.random })();
@@ -65,9 +55,8 @@ describe('attend purge', () => {
   });
 
   it('an agent that is not a member is refused (exit 4); an unknown channel is not found (exit 1); nothing removed', async () => {
-    const a = fakeSession(bus);
-    const b = fakeSession(bus);
-    sessions.push(a, b);
+    const a = session();
+    const b = session();
     await ok(['join', 'ops'], a.env, a.cwd);
     await ok(['send', '--channel', 'ops', 'keep me'], human());
     const refused = await runInProcess(['purge', 'ops'], { env: b.env, cwd: b.cwd });

@@ -3,31 +3,18 @@
 
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readChannels } from '../tools/bus/channels.js';
 import { readOwed, writeOwed } from '../tools/bus/owed.js';
 import { writePresence } from '../tools/bus/presence.js';
 import { observeSession, processRunning, readRegistry } from '../tools/bus/registry.js';
 import { parseSignal } from '../tools/wire/envelope.js';
 import { attendKey, nicknameFor } from '../tools/wire/names.js';
-import { type FakeSession, type TempBus, fakeSession, makeTempBus, procStart, runInProcess, waitFor } from './helpers/bus.js';
+import { type FakeSession, type TempBus, procStart, runInProcess, waitFor, useTempBus } from './helpers/bus.js';
 
 let bus: TempBus;
-const sessions: FakeSession[] = [];
+const session = useTempBus((b) => (bus = b));
 
-beforeEach(() => {
-  bus = makeTempBus();
-});
-afterEach(() => {
-  for (const s of sessions.splice(0)) s.kill();
-  bus.cleanup();
-});
-
-function session(opts: { cwd?: string; name?: string; status?: string } = {}): FakeSession {
-  const s = fakeSession(bus, opts);
-  sessions.push(s);
-  return s;
-}
 
 async function end(s: FakeSession): Promise<void> {
   s.kill();

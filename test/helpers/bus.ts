@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
 
 export const BIN = fileURLToPath(new URL('../../dist/tools/cli/bin.js', import.meta.url));
@@ -118,4 +119,27 @@ export async function waitFor<T>(fn: () => T | undefined | null | false, opts: {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}`);
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 20));
   }
+}
+
+/**
+ * Per test: a fresh temporary bus (handed to `onBus`) and a `session()` maker whose fake
+ * Claude Code sessions are killed after the test, then the bus is removed.
+ */
+export function useTempBus(onBus: (bus: TempBus) => void): (opts?: Parameters<typeof fakeSession>[1]) => FakeSession {
+  let current: TempBus | undefined;
+  const sessions: FakeSession[] = [];
+  beforeEach(() => {
+    current = makeTempBus();
+    onBus(current);
+  });
+  afterEach(() => {
+    for (const s of sessions.splice(0)) s.kill();
+    current?.cleanup();
+  });
+  return (opts = {}) => {
+    if (!current) throw new Error('useTempBus: session() outside a test');
+    const s = fakeSession(current, opts);
+    sessions.push(s);
+    return s;
+  };
 }
