@@ -41,7 +41,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       if (r.channel === 'open') return io.out('#open is the commons: always joined');
       io.out(r.alreadyMember ? `already in #${r.channel}` : `joined #${r.channel}${r.created ? ' (new channel)' : ''}${r.pinned ? ' (pinned)' : ''}`);
       if (r.invited) {
-        io.out(`invited: ${r.invited.owed} earlier messages to read${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`);
+        io.out(`invited: ${r.invited.owed} earlier message${r.invited.owed === 1 ? '' : 's'} to read${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`);
       }
     });
 

@@ -157,6 +157,15 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   if (replyId) await run(human, ['inbox', '--thread', replyId], 'the whole thread, oldest first');
   else io.out('\n  (no reply found to show a thread)');
   await run(human, ['send', '--to', 'nobody-here', 'hello?'], 'refused: nobody live by that name, nothing written');
+
+  // ---- Channels and presence (issue #3).
+  io.out('\nChannels and presence: a topic with its own members, and who is live.');
+  await run(api, ['join', 'db'], 'creates #db and joins it');
+  await run(api, ['send', '--channel', 'db', 'vacuum scheduled for 02:00'], 'written before web is in the channel');
+  await run(api, ['invite', 'web', 'db'], 'web is told, and owed the recent history');
+  await run(web, ['join', 'db'], 'joining after an invite: the backlog comes with it');
+  await run(human, ['channels']);
+  await run(human, ['peers'], 'deaf: nothing delivers to these sessions yet (no sensor, no drain)');
   io.out('\nEvery message is one file under the bus root:');
   io.out(listSignals(join(busRoot, 'signals')).map((l) => `  signals/${l}`).join('\n'));
 
