@@ -17,9 +17,9 @@ const screen = () => tmux('capture-pane', '-p', '-t', 'chat');
 // tmux 3.3 sometimes leaves the exited chat a zombie with no pane_dead_status, so the pane
 // runs a shell that waits for attend and writes its exit status to a file.
 let statusFile: string;
-function startChat(env: Record<string, string>, cols: number, rows: number): void {
+function startChat(env: Record<string, string>, cols: number, rows: number, args: string[] = []): void {
   const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
-  tmux('new-session', '-d', '-x', String(cols), '-y', String(rows), '-s', 'chat', 'env', ...vars, 'sh', '-c', `"$0" "$@"; echo $? > '${statusFile}'`, process.execPath, BIN, 'chat');
+  tmux('new-session', '-d', '-x', String(cols), '-y', String(rows), '-s', 'chat', 'env', ...vars, 'sh', '-c', `"$0" "$@"; echo $? > '${statusFile}'`, process.execPath, BIN, 'chat', ...args);
   // Keep the pane after the command exits, to read what it left behind.
   tmux('set-option', '-t', 'chat', 'remain-on-exit', 'on');
 }
@@ -102,5 +102,26 @@ describe('attend chat in tmux', () => {
     expect(await exitStatus('exit on SIGTERM')).toBe('143');
     expect(screen()).not.toContain('Enter send');
     expect(existsSync(join(bus.root, 'state', 'presence', 'tester~chat.json'))).toBe(false);
+  });
+
+  it('mouse reporting is off by default (terminal selection works); with --mouse the wheel scrolls the feed', async () => {
+    for (let i = 0; i < 60; i++) expect(runBin(['send', `numbered message ${String(i).padStart(2, '0')}`], { env: nick.env }).exitCode).toBe(0);
+    startChat(bus.env, 80, 20);
+    await until((s) => s.includes('numbered message 59'), 'first frame');
+    expect(tmux('display-message', '-p', '-t', 'chat', '#{mouse_sgr_flag}#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}').trim()).toBe('0000');
+    tmux('send-keys', '-t', 'chat', 'Escape');
+    expect(await exitStatus('chat to exit')).toBe('0');
+    tmux('kill-server');
+
+    startChat(bus.env, 80, 20, ['--mouse']);
+    await until((s) => s.includes('numbered message 59'), 'first frame with --mouse');
+    expect(tmux('display-message', '-p', '-t', 'chat', '#{mouse_sgr_flag}').trim()).toBe('1');
+    // Wheel up, as an SGR mouse report (button 64), a few notches.
+    for (let i = 0; i < 6; i++) tmux('send-keys', '-t', 'chat', '-l', '\x1b[<64;10;5M');
+    const scrolled = await until((s) => !s.includes('numbered message 59') && /numbered message [0-4]\d/.test(s), 'the feed scrolled back');
+    expect(scrolled).not.toContain('numbered message 59');
+    // Wheel down brings the newest back.
+    for (let i = 0; i < 12; i++) tmux('send-keys', '-t', 'chat', '-l', '\x1b[<65;10;5M');
+    await until((s) => s.includes('numbered message 59'), 'back at the newest');
   });
 });
