@@ -309,6 +309,12 @@ describe('neutralize renders hostile text inert', () => {
   it('leaves ordinary text, emoji and accents alone', () => {
     expect(neutralize('équipe 😀 — ok')).toBe('équipe 😀 — ok');
   });
+  it('keeps the zero-width joiner inside an emoji sequence, shows it anywhere else', () => {
+    for (const emoji of ['👨\u200D👩\u200D👧', '👩🏽\u200D💻', '🏳\uFE0F\u200D🌈']) expect(neutralize(`a ${emoji} b`)).toBe(`a ${emoji} b`);
+    expect(neutralize('ad\u200Dmin')).toBe('ad<U+200D>min');
+    expect(neutralize('😀\u200Dx')).toBe('😀<U+200D>x');
+    expect(neutralize('\u200D😀')).toBe('<U+200D>😀');
+  });
   it('fuzz: output never holds a control, bidi or line-break character', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (s) => {

@@ -14,6 +14,25 @@ function controlPicture(ch: string): string {
   return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
 }
 
+const PICTOGRAPH = /[\p{Extended_Pictographic}\p{Emoji_Modifier}]/u;
+
+/** The code point that ends at UTF-16 offset `end`, or undefined at the start. */
+function codePointBefore(text: string, end: number): number | undefined {
+  if (end <= 0) return undefined;
+  const unit = text.charCodeAt(end - 1);
+  return unit >= 0xdc00 && unit <= 0xdfff && end >= 2 ? text.codePointAt(end - 2) : text.codePointAt(end - 1);
+}
+
+/**
+ * A zero-width joiner between two pictographs (👨‍👩‍👧, 👩🏽‍💻, 🏳️‍🌈) builds one emoji and
+ * hides no text, so it is kept; anywhere else it could hide a word's seam and is shown.
+ */
+function joinsEmoji(text: string, at: number): boolean {
+  const prev = codePointBefore(text, text.charCodeAt(at - 1) === 0xfe0f ? at - 1 : at);
+  const next = text.codePointAt(at + 1);
+  return prev !== undefined && next !== undefined && PICTOGRAPH.test(String.fromCodePoint(prev)) && PICTOGRAPH.test(String.fromCodePoint(next));
+}
+
 /**
  * Make untrusted text inert. Control characters (C0, DEL, C1) become visible control
  * pictures, so an escape sequence shows as `␛[31m` and does nothing; bidi overrides and
@@ -24,7 +43,7 @@ export function neutralize(text: string, opts: { multiline?: boolean } = {}): st
   let out = text.replace(/\r\n/g, '\n');
   out = out.replace(/\t/g, '    ');
   out = out.replace(/[\u0000-\u0009\u000B-\u001F\u007F\u0080-\u009F]/g, controlPicture);
-  out = out.replace(INVISIBLE, controlPicture);
+  out = out.replace(INVISIBLE, (ch, at: number, whole: string) => (ch === '\u200D' && joinsEmoji(whole, at) ? ch : controlPicture(ch)));
   if (!opts.multiline) out = out.replace(/\n/g, ' \u23CE ');
   return out;
 }
