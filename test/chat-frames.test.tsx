@@ -172,7 +172,8 @@ describe('attend chat frames', () => {
     const c = renderChat();
     await c.type('/help');
     c.press('\r');
-    await c.until((x) => x.includes('/whois @name'), 'help');
+    // The feed shows the bottom of the list: the commands' tail and the keys.
+    await c.until((x) => x.includes('/reply [text] — reply to the selected message') && x.includes('Alt-↑/↓ (or Ctrl-↑/↓) select a message'), 'help');
     await c.type('/frobnicate');
     c.press('\r');
     await c.until((x) => x.includes('unknown command /frobnicate'), 'unknown');

@@ -11,10 +11,10 @@ import { accent, type ColorDepth, colorFor } from './colors.js';
 import { peerStatus } from './peer-status.js';
 import { COMMANDS, runSlash } from './slash.js';
 import { composeReducer, composeRows, emptyCompose, hasDraft } from './state/compose.js';
-import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, tabsOf, visibleItems, isDirect } from './state/feed.js';
+import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, selectedMessage, tabsOf, visibleItems, isDirect } from './state/feed.js';
 import { type Line, type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
 import { textWidth } from './state/width.js';
-import { type Completion, completeAt, type DefaultDest, describeDest, type PeerRef, resolveRoute, unreachableReason } from './state/routing.js';
+import { type Completion, completeAt, type DefaultDest, describeDest, parseAddress, type PeerRef, resolveRoute, unreachableReason } from './state/routing.js';
 import { neutralize } from '../wire/render.js';
 
 export interface AppProps {
@@ -53,7 +53,7 @@ function Row({ line }: { line: Line }) {
   return (
     <Text wrap="truncate-end">
       {line.map((s, i) => (
-        <Text key={i} {...(s.color ? { color: s.color } : {})} bold={s.bold ?? false} dimColor={s.dim ?? false}>
+        <Text key={i} {...(s.color ? { color: s.color } : {})} bold={s.bold ?? false} dimColor={s.dim ?? false} inverse={s.inverse ?? false}>
           {s.text}
         </Text>
       ))}
@@ -161,8 +161,8 @@ export function App(props: AppProps) {
 
   const maxBody = Math.min(MAX_BODY_LINES, Math.max(2, feedHeight - 1));
   useEffect(() => {
-    dispatch({ type: 'resize', width, maxBody });
-  }, [width, maxBody]);
+    dispatch({ type: 'resize', width, maxBody, height: feedHeight });
+  }, [width, maxBody, feedHeight]);
 
   const nameMap = useMemo(() => new Map(peers.map((p) => [p.id, p.name])), [peers]);
   const items = useMemo(() => visibleItems(feed), [feed.messages, feed.active, feed.notices, feed.clearedAt, feed.me]);
@@ -172,6 +172,7 @@ export function App(props: AppProps) {
       me,
       tab: feed.active,
       maxBodyLines: maxBody,
+      selected: feed.selected,
       name: (id) => nameMap.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id),
       colorOf: (id) => colorFor(id, depth),
       parentSender: (id) => {
@@ -179,7 +180,7 @@ export function App(props: AppProps) {
         return p ? (p.fromId === me ? 'you' : (nameMap.get(p.fromId) ?? p.fromId)) : undefined;
       },
     }),
-    [width, me, feed.active, nameMap, depth, feed.byId, maxBody],
+    [width, me, feed.active, nameMap, depth, feed.byId, maxBody, feed.selected],
   );
   const win = useMemo(() => visibleWindow(items, feedHeight, feed.scroll, lc), [items, feedHeight, feed.scroll, lc]);
 
@@ -215,6 +216,10 @@ export function App(props: AppProps) {
     [peerRefs, chanInfo],
   );
   const warning = route && route.ok ? unreachableReason(route.dest, reach, me) : null;
+  // With a message selected, a plain draft is a reply to it; a draft that starts with an
+  // address (@Name, #channel) still goes where it says. The destination line tells which.
+  const selected = selectedMessage(feed);
+  const replyTo = selected && !isCommand && parseAddress(compose.text).tokens.length === 0 ? selected : undefined;
 
   const quit = useCallback(() => app.exit(), [app]);
 
@@ -226,7 +231,7 @@ export function App(props: AppProps) {
         actions,
         tabChannel: feed.active.startsWith('#') && feed.active !== '#open' ? feed.active.slice(1) : null,
         replyTarget: () => {
-          const m = newestFromOthers(feed);
+          const m = selected ?? newestFromOthers(feed);
           return m ? { id: m.id, sender: lc.name(m.fromId) } : undefined;
         },
       });
@@ -244,11 +249,24 @@ export function App(props: AppProps) {
         setMouseState(!mouse);
       }
       if (out.channelsChanged) refreshRoster();
+      if (out.replied) dispatch({ type: 'unselect' });
       if (out.consumed) {
         cdispatch({ type: 'submitted' });
         if (!out.toggleMouse) setStatus(null);
       } else setStatus({ text: out.lines[0]?.text ?? 'command failed', level: 'error' });
       if (out.quit) quit();
+      return;
+    }
+    if (replyTo) {
+      try {
+        const r = actions.reply(replyTo.id, text);
+        cdispatch({ type: 'submitted' });
+        dispatch({ type: 'unselect' });
+        setStatus({ text: `replied to ${neutralize(lc.name(replyTo.fromId))} (${r.id})${r.notes.length ? ` — ${r.notes.join('; ')}` : ''}`, level: 'info' });
+      } catch (err) {
+        const e = err as Error & { hint?: string };
+        setStatus({ text: `not sent: ${e.message}${e.hint ? ` (${e.hint})` : ''}`, level: 'error' });
+      }
       return;
     }
     if (!route) return;
@@ -289,6 +307,8 @@ export function App(props: AppProps) {
     const raw = lastRaw.current;
     if (/\[<\d+;\d+;\d+[Mm]/.test(raw)) return; // a mouse report, handled above
     const quitKey = key.escape || (key.ctrl && input === 'c');
+    // Esc first lets go of a selection; only Esc with nothing selected quits.
+    if (key.escape && !confirmQuit && feed.selected !== null) return dispatch({ type: 'unselect' });
     if (confirmQuit) {
       setConfirmQuit(false);
       setStatus(null);
@@ -318,8 +338,10 @@ export function App(props: AppProps) {
     }
     if (key.pageUp) return dispatch({ type: 'scroll', delta: Math.max(1, feedHeight - 2), max: win.maxScroll });
     if (key.pageDown) return dispatch({ type: 'scroll', delta: -Math.max(1, feedHeight - 2) });
-    if (key.upArrow) return key.ctrl || key.meta ? dispatch({ type: 'scroll', delta: 1, max: win.maxScroll }) : cdispatch({ type: 'historyPrev' });
-    if (key.downArrow) return key.ctrl || key.meta ? dispatch({ type: 'scroll', delta: -1 }) : cdispatch({ type: 'historyNext' });
+    // Alt-↑/↓ (tmux and xterm send ESC[1;3A, some terminals ESC ESC[A: Ink reports both as
+    // meta) and Ctrl-↑/↓ (ESC[1;5A) move the selection; plain ↑/↓ stay history recall.
+    if (key.upArrow) return key.ctrl || key.meta ? dispatch({ type: 'select', delta: -1 }) : cdispatch({ type: 'historyPrev' });
+    if (key.downArrow) return key.ctrl || key.meta ? dispatch({ type: 'select', delta: 1 }) : cdispatch({ type: 'historyNext' });
     if (key.leftArrow) return key.ctrl || key.meta ? dispatch({ type: 'cycle', delta: -1 }) : cdispatch({ type: 'left' });
     if (key.rightArrow) return key.ctrl || key.meta ? dispatch({ type: 'cycle', delta: 1 }) : cdispatch({ type: 'right' });
     if (key.home || (key.ctrl && input === 'a')) return cdispatch({ type: 'home' });
@@ -349,16 +371,22 @@ export function App(props: AppProps) {
   useInput(useCallback((input: string, key: Key) => onKeyRef.current(input, key), []));
 
   const others = peers.filter((p) => p.id !== me);
-  const destText = isCommand
+  const destText = replyTo
+    ? `reply to ${neutralize(lc.name(replyTo.fromId))} (${replyTo.id})`
+    : isCommand
     ? `command ${compose.text.trim().split(/\s+/)[0] ?? ''}`
     : route === null
       ? ''
       : route.ok
         ? `to ${describeDest(route.dest)}${warning ? ` — ${warning}` : ''}`
         : `✗ ${route.reason}`;
-  const destBad = (route !== null && !route.ok) || warning !== null;
+  const destBad = !replyTo && ((route !== null && !route.ok) || warning !== null);
   const rightStatus = feed.scroll > 0 ? `  ↑ ${feed.scroll} rows back · PgDn/End to follow` : '';
-  const statusText = status ? status.text : busStatus ? busStatus : 'Enter send · Alt-Enter newline · Tab complete/next tab · PgUp/PgDn scroll · /help · Esc quit';
+  const help =
+    feed.selected !== null
+      ? 'Enter replies to ▶ · Alt-↑/↓ move · Esc unselects · a draft starting @Name or #channel goes there instead'
+      : 'Enter send · Alt-Enter newline · Tab complete · PgUp/PgDn scroll · Alt-↑ select · /help · Esc quit';
+  const statusText = status ? status.text : busStatus ? busStatus : help;
   const statusColor = status?.level === 'error' || (!status && busStatus) ? accent(depth, 'red') : undefined;
   const shown = composeView.rows.slice(Math.max(0, Math.min(composeView.cursorRow - MAX_COMPOSE_ROWS + 1, composeView.rows.length - MAX_COMPOSE_ROWS)), undefined).slice(0, MAX_COMPOSE_ROWS);
 

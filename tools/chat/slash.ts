@@ -21,18 +21,24 @@ export const COMMANDS: Record<string, string> = {
   invite: '/invite @name [#c] — invite someone',
   kick: '/kick @name [#c] — remove someone',
   dissolve: '/dissolve [#c] [--force] — delete a channel and its history (--force while others are live)',
-  reply: '/reply [text] — reply to the newest message here',
+  reply: '/reply [text] — reply to the selected message (Alt-↑/↓), else the newest here',
   purge: '/purge [#c] — delete old history (keeps what may be unread)',
   clear: '/clear — clear this tab (display only)',
   mouse: '/mouse — toggle mouse-wheel scrolling (off keeps terminal selection)',
   quit: '/quit — leave attend chat',
 };
 
+/** The keys, for /help (the same list as `attend chat --help`). */
+export const KEYS: string[] = [
+  'keys: ↑/↓ history · Tab complete (again: cycle) · Alt-1..9 or Ctrl-←→ tabs · PgUp/PgDn scroll',
+  'keys: Alt-↑/↓ (or Ctrl-↑/↓) select a message; Enter then replies to it · Esc unselects, then quits',
+];
+
 export interface SlashEnv {
   actions: ChatActions;
   /** The channel of the active tab, when it is one. */
   tabChannel: string | null;
-  /** The message /reply answers when none is given. */
+  /** The message /reply answers: the selected one, else the newest from someone else. */
   replyTarget(): { id: string; sender: string } | undefined;
 }
 
@@ -46,6 +52,8 @@ export interface SlashOutcome {
   /** A channel was created, joined or dissolved: refresh tabs. */
   channelsChanged?: boolean;
   switchTo?: string;
+  /** A reply was sent: the selection it answered is done. */
+  replied?: boolean;
 }
 
 export function parseSlash(line: string): { name: string; args: string[]; rest: string } | null {
@@ -107,7 +115,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
   try {
     switch (cmd.name) {
       case 'help':
-        return { lines: Object.values(COMMANDS).map(info), consumed: true };
+        return { lines: [...Object.values(COMMANDS), ...KEYS].map(info), consumed: true };
       case 'peers': {
         const peers = a.peers();
         if (peers.length === 0) return { lines: [info('nobody is live')], consumed: true };
@@ -189,7 +197,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         if (!target) throw new AttendError('nothing to reply to in this tab', EXIT.notFound);
         if (!cmd.rest) throw new AttendError(`/reply needs text (replying to ${target.sender})`, EXIT.usage);
         const r = a.reply(target.id, cmd.rest);
-        return { lines: [info(`replied to ${neutralize(target.sender)} (${r.scopes.join(', ')})`), ...r.notes.map(info)], consumed: true };
+        return { lines: [info(`replied to ${neutralize(target.sender)} (${r.scopes.join(', ')})`), ...r.notes.map(info)], consumed: true, replied: true };
       }
       case 'clear':
         return { lines: [], clear: true, consumed: true };

@@ -44,6 +44,13 @@ export interface FeedState {
   notices: Notice[];
   /** Older messages exist on disk than the oldest in memory. */
   hasOlder: boolean;
+  /** Feed rows on screen, so a selection can be kept in view. */
+  height: number;
+  /**
+   * The message picked with Alt-↑/↓ (issue #5: `/reply` answers "the selected or newest
+   * message"); null when nothing is selected. Always a message of the active tab.
+   */
+  selected: string | null;
 }
 
 export type FeedAction =
@@ -54,12 +61,15 @@ export type FeedAction =
   | { type: 'switch'; tab: TabId }
   | { type: 'cycle'; delta: number }
   | { type: 'scroll'; delta: number; max?: number }
-  | { type: 'resize'; width: number; maxBody?: number }
+  | { type: 'resize'; width: number; maxBody?: number; height?: number }
+  /** Move the selection: -1 one message older (up), +1 one newer; past the newest clears it. */
+  | { type: 'select'; delta: number }
+  | { type: 'unselect' }
   | { type: 'notice'; text: string; level?: 'info' | 'error'; time: number }
   | { type: 'clear'; time: number };
 
 export function initialFeed(me: string, width = 100): FeedState {
-  return { me, messages: [], byId: new Map(), channels: [], active: 'merged', unread: {}, scroll: 0, width, maxBody: MAX_BODY_LINES, clearedAt: {}, notices: [], hasOlder: false };
+  return { me, messages: [], byId: new Map(), channels: [], active: 'merged', unread: {}, scroll: 0, width, maxBody: MAX_BODY_LINES, clearedAt: {}, notices: [], hasOlder: false, height: 20, selected: null };
 }
 
 export function tabsOf(s: Pick<FeedState, 'channels'>): TabId[] {
@@ -145,19 +155,20 @@ export function feedReducer(s: FeedState, a: FeedAction): FeedState {
         if (m.fromId === s.me) continue;
         for (const t of tabs) if (t !== s.active) unread[t] = (unread[t] ?? 0) + 1;
       }
-      // Scrolled back, the view stays on what the operator is reading.
-      const scroll = s.scroll > 0 ? s.scroll + addRows : 0;
-      return capMemory({ ...s, messages, byId, unread, scroll }, true);
+      // Scrolled back or with a message selected, the view stays on what the operator is
+      // reading.
+      const scroll = s.scroll > 0 || s.selected !== null ? s.scroll + addRows : 0;
+      return keepSelection(capMemory({ ...s, messages, byId, unread, scroll }, true));
     }
     case 'channels': {
       const names = [...new Set(a.names)].sort();
       if (names.join('\n') === s.channels.join('\n')) return s;
       const next = { ...s, channels: names };
-      return tabsOf(next).includes(s.active) ? next : { ...next, active: 'merged', scroll: 0 };
+      return tabsOf(next).includes(s.active) ? next : { ...next, active: 'merged', scroll: 0, selected: null };
     }
     case 'switch': {
       if (!tabsOf(s).includes(a.tab)) return s;
-      return { ...s, active: a.tab, scroll: 0, unread: { ...s.unread, [a.tab]: 0 } };
+      return { ...s, active: a.tab, scroll: 0, selected: null, unread: { ...s.unread, [a.tab]: 0 } };
     }
     case 'cycle': {
       const tabs = tabsOf(s);
@@ -172,15 +183,62 @@ export function feedReducer(s: FeedState, a: FeedAction): FeedState {
     }
     case 'resize': {
       const maxBody = a.maxBody ?? s.maxBody;
-      return a.width === s.width && maxBody === s.maxBody ? s : { ...s, width: a.width, maxBody, scroll: 0 };
+      const height = a.height ?? s.height;
+      if (a.width === s.width && maxBody === s.maxBody && height === s.height) return s;
+      return revealSelected({ ...s, width: a.width, maxBody, height, scroll: 0 });
     }
     case 'notice': {
       const notice: Notice = { key: `n${s.notices.length}-${a.time}`, time: a.time, text: a.text, level: a.level ?? 'info', tab: s.active };
-      return { ...s, notices: [...s.notices, notice].slice(-200), scroll: 0 };
+      return revealSelected({ ...s, notices: [...s.notices, notice].slice(-200), scroll: 0 });
     }
     case 'clear':
-      return { ...s, clearedAt: { ...s.clearedAt, [s.active]: a.time }, notices: s.notices.filter((n) => n.tab !== s.active), scroll: 0 };
+      return { ...s, clearedAt: { ...s.clearedAt, [s.active]: a.time }, notices: s.notices.filter((n) => n.tab !== s.active), scroll: 0, selected: null };
+    case 'select': {
+      const ids = visibleItems(s).flatMap((it) => (it.kind === 'msg' ? [it.msg.id] : []));
+      if (ids.length === 0) return s.selected === null ? s : { ...s, selected: null };
+      const at = s.selected === null ? -1 : ids.indexOf(s.selected);
+      // From no selection, up picks the newest; down has nothing to move to.
+      const next = at < 0 ? (a.delta < 0 ? ids.length + a.delta : ids.length) : at + a.delta;
+      // Past the newest: back to composing for the tab, following new messages.
+      if (next >= ids.length) return s.selected === null ? s : { ...s, selected: null, scroll: 0 };
+      const selected = ids[Math.max(0, next)] ?? null;
+      return selected === s.selected ? s : revealSelected({ ...s, selected });
+    }
+    case 'unselect':
+      return s.selected === null ? s : { ...s, selected: null };
   }
+}
+
+/** A selection whose message left memory or the tab is dropped. */
+function keepSelection(s: FeedState): FeedState {
+  return s.selected === null || s.byId.has(s.selected) ? s : { ...s, selected: null };
+}
+
+/**
+ * Scroll just enough that the selected message is on screen: its rows, counted from the
+ * bottom the way visibleWindow lays them out, fall inside [scroll, scroll + height).
+ */
+function revealSelected(s: FeedState): FeedState {
+  if (s.selected === null) return s;
+  const items = visibleItems(s);
+  let below = 0;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i] as FeedItem;
+    const rows = countLines(it, s.width, s.maxBody);
+    if (it.kind === 'msg' && it.msg.id === s.selected) {
+      let scroll = s.scroll;
+      if (below < scroll) scroll = below;
+      if (below + rows > scroll + s.height) scroll = below + rows - s.height;
+      return scroll === s.scroll ? s : { ...s, scroll };
+    }
+    below += rows;
+  }
+  return { ...s, selected: null };
+}
+
+/** The selected message, when there is one. */
+export function selectedMessage(s: FeedState): ChatMessage | undefined {
+  return s.selected === null ? undefined : s.byId.get(s.selected);
 }
 
 /** What the active tab shows, oldest first: its messages and its notices. */

@@ -13,6 +13,7 @@ export interface Seg {
   color?: string | undefined;
   bold?: boolean;
   dim?: boolean;
+  inverse?: boolean;
 }
 export type Line = Seg[];
 
@@ -31,7 +32,13 @@ export interface LineContext {
   tab: string;
   /** Body rows per message, so one message always fits on screen with its header. */
   maxBodyLines?: number;
+  /** The id of the selected message, marked with ▶ (readable without colour). */
+  selected?: string | null;
 }
+
+/** The selected message's marks: the header's prefix, and a bar the width of INDENT. */
+const SELECTED_MARK = '▶';
+const SELECTED_BAR = '│ ';
 
 const wrapCache = new WeakMap<object, { width: number; max: number; lines: string[] }>();
 
@@ -102,9 +109,11 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     return wrapBody(item.notice.text, lc.width - INDENT.length).map((t, i) => [{ text: `${i === 0 ? '* ' : INDENT}${t}`, color, dim: item.notice.level === 'info' }]);
   }
   const m = item.msg;
+  const sel = lc.selected != null && m.id === lc.selected;
   const who = m.fromId === lc.me ? `${neutralize(lc.name(m.fromId))} (you)` : neutralize(lc.name(m.fromId));
   const header: Line = [
-    { text: hhmm(m.time), dim: true },
+    ...(sel ? [{ text: SELECTED_MARK, bold: true, inverse: true }, { text: ' ' }] : []),
+    { text: hhmm(m.time), dim: !sel, bold: sel },
     { text: ' ' },
     { text: who, color: lc.colorOf(m.fromId), bold: true },
   ];
@@ -118,7 +127,7 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     header.push({ text: `  ↳ ${parent !== undefined ? `re ${neutralize(parent)}` : `re ${m.re.slice(-8)}`}`, dim: true });
   }
   if (m.onBehalfOf !== undefined) header.push({ text: `  for ${neutralize(m.onBehalfOf)} (claimed)`, dim: true });
-  const body = cachedBody(m, lc.width, lc.maxBodyLines ?? MAX_BODY_LINES).map((t): Line => [{ text: INDENT + t }]);
+  const body = cachedBody(m, lc.width, lc.maxBodyLines ?? MAX_BODY_LINES).map((t): Line => (sel ? [{ text: SELECTED_BAR, bold: true }, { text: t }] : [{ text: INDENT + t }]));
   return [truncate(header, lc.width), ...body];
 }
 
