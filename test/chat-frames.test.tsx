@@ -211,6 +211,64 @@ describe('attend chat frames', () => {
     await c.until((x) => x.includes('half a thoughtx'), 'kept editing');
   });
 
+  it('selects an older message with Alt-↑, shows it on the destination line, and Enter replies to it', async () => {
+    const nick = live('Nick');
+    const hana = live('Hana');
+    expect((await runInProcess(['send', 'first from nick'], { env: nick.env })).exitCode).toBe(0);
+    expect((await runInProcess(['send', 'then hana'], { env: hana.env })).exitCode).toBe(0);
+    const open = join(bus.root, 'signals', '_broadcast');
+    const [nickId, hanaId] = readdirSync(open).filter((n) => n.endsWith('.signal')).sort().map((n) => n.slice(0, -'.signal'.length));
+    const c = renderChat();
+    await c.until((x) => x.includes('then hana') && x.includes('Hana idle'), 'history');
+    c.press('\x1b[1;3A'); // Alt-↑ as xterm and tmux send it: the newest
+    await c.until((x) => /^▶ \d\d:\d\d:\d\d Hana/m.test(x) && x.includes(`reply to Hana (${hanaId})`), 'newest selected');
+    c.press('\x1b\x1b[A'); // Alt-↑ as ESC-prefixed terminals send it: one older
+    const sel = await c.until((x) => /^▶ \d\d:\d\d:\d\d Nick/m.test(x), 'older selected');
+    expect(sel).toContain('│ first from nick');
+    expect(sel).toContain('Enter replies to ▶');
+    expect(sel.match(/▶/g)).toHaveLength(2); // the header and the footer's key help
+    await c.type('on it');
+    await c.until((x) => x.includes(`── reply to Nick (${nickId})`), 'destination says reply before Enter');
+    // An address first: it goes where it says, not as a reply.
+    c.press('\x01'); // Home
+    for (const ch of '@Hana ') c.press(ch);
+    await c.until((x) => x.includes('> @Hana on it') && x.includes('── to Hana'), 'explicit address wins');
+    c.press('\x01');
+    for (let i = 0; i < 6; i++) c.press('\x1b[3~');
+    await c.until((x) => x.includes('> on it') && x.includes('── reply to Nick'), 'back to the reply');
+    c.press('\r');
+    await c.until((x) => x.includes('replied to Nick') && !/^▶/m.test(x), 'replied; the selection is done');
+    const reply = readdirSync(open).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(open, n), 'utf8')).find((l) => l.includes('|re:'));
+    expect(reply).toContain(`|from_id:tester|to:${nick.sessionId}|re:${nickId}|on it`);
+  });
+
+  it('/reply answers the selection; Esc lets go of the selection before it quits', async () => {
+    const nick = live('Nick');
+    const hana = live('Hana');
+    expect((await runInProcess(['send', 'older one'], { env: nick.env })).exitCode).toBe(0);
+    expect((await runInProcess(['send', 'newer one'], { env: hana.env })).exitCode).toBe(0);
+    const open = join(bus.root, 'signals', '_broadcast');
+    const [nickId] = readdirSync(open).filter((n) => n.endsWith('.signal')).sort().map((n) => n.slice(0, -'.signal'.length));
+    const c = renderChat();
+    await c.until((x) => x.includes('newer one') && x.includes('Hana idle'), 'history');
+    c.press('\x1b[1;5A'); // Ctrl-↑
+    c.press('\x1b[1;5A');
+    await c.until((x) => /^▶ \d\d:\d\d:\d\d Nick/m.test(x), 'older selected');
+    c.press('\x1b[1;5B'); // Ctrl-↓: back to the newest
+    await c.until((x) => /^▶ \d\d:\d\d:\d\d Hana/m.test(x), 'newest selected');
+    c.press('\x1b');
+    await c.until((x) => !x.includes('▶') && x.includes('Esc quit'), 'unselected, still running');
+    c.press('\x1b[1;3A');
+    c.press('\x1b[1;3A');
+    await c.until((x) => /^▶ \d\d:\d\d:\d\d Nick/m.test(x), 'older selected again');
+    await c.type('/reply noted');
+    await c.until((x) => x.includes('── command /reply'), 'command line');
+    c.press('\r');
+    await c.until((x) => x.includes('replied to Nick') && !/^▶/m.test(x), 'replied');
+    const reply = readdirSync(open).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(open, n), 'utf8')).find((l) => l.includes('|re:'));
+    expect(reply).toContain(`|to:${nick.sessionId}|re:${nickId}|noted`);
+  });
+
   it('colours names at 256 colours', async () => {
     const nick = live('Nick');
     await runInProcess(['send', 'tinted'], { env: nick.env });
