@@ -104,6 +104,46 @@ describe('attend chat in tmux', () => {
     expect(existsSync(join(bus.root, 'state', 'presence', 'tester~chat.json'))).toBe(false);
   });
 
+  it('Alt-↑ selects an older message and Enter replies to it: re: is its id, to: its sender', async () => {
+    const hana = fakeSession(bus, { name: 'Hana' });
+    try {
+      expect(runBin(['send', 'nick asks first'], { env: nick.env }).exitCode).toBe(0);
+      expect(runBin(['send', 'hana says later'], { env: hana.env }).exitCode).toBe(0);
+      const open = join(bus.root, 'signals', '_broadcast');
+      const [nickId, hanaId] = readdirSync(open).filter((n) => n.endsWith('.signal')).sort().map((n) => n.slice(0, -'.signal'.length));
+      startChat({ ...bus.env, TERM: 'xterm-256color' }, 100, 24);
+      await until((s) => s.includes('hana says later') && s.includes('Hana idle'), 'first frame');
+      // tmux sends M-Up as ESC[1;3A.
+      tmux('send-keys', '-t', 'chat', 'M-Up');
+      await until((s) => /^▶ \d\d:\d\d:\d\d Hana/m.test(s), 'the newest selected');
+      tmux('send-keys', '-t', 'chat', 'M-Up');
+      const sel = await until((s) => /^▶ \d\d:\d\d:\d\d Nick/m.test(s) && s.includes('│ nick asks first'), 'the older selected');
+      expect(sel).toContain(`── reply to Nick (${nickId})`);
+      // Plain ↑ still recalls history (empty here) and leaves the selection alone.
+      tmux('send-keys', '-t', 'chat', 'Up');
+      tmux('send-keys', '-t', 'chat', '-l', 'got it');
+      await until((s) => s.includes('> got it') && s.includes(`── reply to Nick (${nickId})`), 'draft with the reply destination');
+      tmux('send-keys', '-t', 'chat', 'Enter');
+      const line = await waitFor(
+        () => readdirSync(open).map((n) => (n.endsWith('.signal') ? readFileSync(join(open, n), 'utf8') : '')).find((l) => l.includes('|re:')),
+        { what: 'the reply on disk', timeoutMs: 10_000 },
+      );
+      expect(line).toMatch(new RegExp(`\\|from_kind:human\\|from_id:tester\\|to:${nick.sessionId}\\|re:${nickId}\\|got it\\n$`));
+      expect(line).not.toContain(hanaId);
+      await until((s) => s.includes('replied to Nick') && !/^▶/m.test(s), 'status after the reply, selection gone');
+      // Esc with a selection lets go; the next Esc quits.
+      tmux('send-keys', '-t', 'chat', 'M-Up');
+      await until((s) => /^▶/m.test(s), 'selected again');
+      tmux('send-keys', '-t', 'chat', 'Escape');
+      await until((s) => !/^▶/m.test(s) && s.includes('live: Hana'), 'unselected, still open');
+      expect(existsSync(statusFile)).toBe(false);
+      tmux('send-keys', '-t', 'chat', 'Escape');
+      expect(await exitStatus('chat to exit')).toBe('0');
+    } finally {
+      hana.kill();
+    }
+  });
+
   it('mouse reporting is off by default (terminal selection works); with --mouse the wheel scrolls the feed', async () => {
     for (let i = 0; i < 60; i++) expect(runBin(['send', `numbered message ${String(i).padStart(2, '0')}`], { env: nick.env }).exitCode).toBe(0);
     startChat(bus.env, 80, 20);
