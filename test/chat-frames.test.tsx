@@ -251,6 +251,11 @@ describe('attend chat frames', () => {
     const [nickId] = readdirSync(open).filter((n) => n.endsWith('.signal')).sort().map((n) => n.slice(0, -'.signal'.length));
     const c = renderChat();
     await c.until((x) => x.includes('newer one') && x.includes('Hana idle'), 'history');
+    // Nothing selected: /reply answers the newest, and says so before Enter.
+    await c.type('/reply');
+    await c.until((x) => /── \/reply: reply to Hana \(\S+\)/.test(x), 'the newest as the /reply target');
+    for (let i = 0; i < 6; i++) c.press('\x7f');
+    await c.until((x) => /^>\s*$/m.test(x), 'draft cleared');
     c.press('\x1b[1;5A'); // Ctrl-↑
     c.press('\x1b[1;5A');
     await c.until((x) => /^▶ \d\d:\d\d:\d\d Nick/m.test(x), 'older selected');
@@ -262,7 +267,7 @@ describe('attend chat frames', () => {
     c.press('\x1b[1;3A');
     await c.until((x) => /^▶ \d\d:\d\d:\d\d Nick/m.test(x), 'older selected again');
     await c.type('/reply noted');
-    await c.until((x) => x.includes('── command /reply'), 'command line');
+    await c.until((x) => x.includes(`── /reply: reply to Nick (${nickId})`), 'the /reply target shown before Enter');
     c.press('\r');
     await c.until((x) => x.includes('replied to Nick') && !/^▶/m.test(x), 'replied');
     const reply = readdirSync(open).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(open, n), 'utf8')).find((l) => l.includes('|re:'));

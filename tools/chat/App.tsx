@@ -220,6 +220,9 @@ export function App(props: AppProps) {
   // address (@Name, #channel) still goes where it says. The destination line tells which.
   const selected = selectedMessage(feed);
   const replyTo = selected && !isCommand && parseAddress(compose.text).tokens.length === 0 ? selected : undefined;
+  // `/reply text` answers the selection, else the newest message from someone else here.
+  const isReplyCommand = isCommand && /^\/reply(\s|$)/i.test(compose.text.trimStart());
+  const replyCommandTarget = useMemo(() => (isReplyCommand ? (selected ?? newestFromOthers(feed)) : undefined), [isReplyCommand, selected, feed]);
 
   const quit = useCallback(() => app.exit(), [app]);
 
@@ -231,7 +234,7 @@ export function App(props: AppProps) {
         actions,
         tabChannel: feed.active.startsWith('#') && feed.active !== '#open' ? feed.active.slice(1) : null,
         replyTarget: () => {
-          const m = selected ?? newestFromOthers(feed);
+          const m = replyCommandTarget;
           return m ? { id: m.id, sender: lc.name(m.fromId) } : undefined;
         },
       });
@@ -371,9 +374,12 @@ export function App(props: AppProps) {
   useInput(useCallback((input: string, key: Key) => onKeyRef.current(input, key), []));
 
   const others = peers.filter((p) => p.id !== me);
-  const destText = replyTo
-    ? `reply to ${neutralize(lc.name(replyTo.fromId))} (${replyTo.id})`
-    : isCommand
+  const replyShown = replyTo ?? replyCommandTarget;
+  const destText = replyShown
+    ? `${isReplyCommand ? '/reply: ' : ''}reply to ${neutralize(lc.name(replyShown.fromId))} (${replyShown.id})`
+    : isReplyCommand
+      ? '/reply: nothing to reply to in this tab'
+      : isCommand
     ? `command ${compose.text.trim().split(/\s+/)[0] ?? ''}`
     : route === null
       ? ''
