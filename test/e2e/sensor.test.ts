@@ -47,13 +47,15 @@ describe('attend run', () => {
     const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'first' });
     await waitFor(() => p.stdout().includes('first'), { what: 'first line' });
     const b = put(bus.root, mk, { scope: { kind: 'tray', key: attendKey(s.cwd) }, to: s.sessionId, body: 'to you \u001b[31m red' });
-    await waitFor(() => headerIds(p.stdout()).length === 2, { what: 'second message' });
+    // Each line is its own write: wait for the second message's body line, not just its header.
+    await waitFor(() => headerIds(p.stdout()).length === 2 && p.stdout().includes(' red\n'), { what: 'second message' });
     const out = p.stdout();
-    expect(headerIds(out)).toEqual([a, b]);
-    expect(out).toContain(`[attend message from_kind=human from=hana to=* id=${a}]\nmessage from hana (human, to #open): first\n`);
-    expect(out).toContain('message from hana (human, to you): to you ␛[31m red');
-    expect(out.match(/attend reply/g)).toHaveLength(1);
-    expect(readPresence(bus.root).some((r) => r.id === s.sessionId && r.role === 'sensor')).toBe(true);
+    const seen = `stdout:\n${out}\nstderr:\n${p.stderr()}`;
+    expect(headerIds(out), seen).toEqual([a, b]);
+    expect(out, seen).toContain(`[attend message from_kind=human from=hana to=* id=${a}]\nmessage from hana (human, to #open): first\n`);
+    expect(out, seen).toContain('message from hana (human, to you): to you ␛[31m red');
+    expect(out.match(/attend reply/g), seen).toHaveLength(1);
+    expect(readPresence(bus.root).some((r) => r.id === s.sessionId && r.role === 'sensor'), JSON.stringify(readPresence(bus.root))).toBe(true);
   });
 
   it('turns more than 8 messages in one wake into one digest line', async () => {
