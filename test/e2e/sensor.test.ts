@@ -98,7 +98,8 @@ describe('attend run', () => {
       await waitFor(() => headerIds(p.stdout()).includes(id), { what: `message ${i}` });
     }
     p.proc.kill('SIGTERM');
-    rmSync(bus.root, { recursive: true, force: true });
+    // The sensor may still be writing its last state as the tree goes: retry like `rm -rf` would.
+    rmSync(bus.root, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
     const code = await Promise.race([p.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 15_000))]);
     expect(code).toBe(0);
   });

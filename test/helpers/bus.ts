@@ -34,7 +34,7 @@ export function makeTempBus(): TempBus {
     USER: 'tester',
     NO_COLOR: '1',
   };
-  return { dir, root, claudeDir, home, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, root, claudeDir, home, env, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 }) };
 }
 
 export function procStart(pid: number): string {
