@@ -2,30 +2,13 @@
 // message"), as a pure reducer, and its marks in the rendered lines.
 
 import { describe, expect, it } from 'vitest';
+import { messageMaker } from '../helpers/messages.js';
 import type { Message } from '../../tools/bus/signals.js';
 import { type FeedState, feedReducer, initialFeed, selectedMessage, visibleItems } from '../../tools/chat/state/feed.js';
 import { itemLines, type LineContext, visibleWindow } from '../../tools/chat/state/lines.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 
-let seq = 0;
-function msg(over: Partial<Message> & { scope?: Scope } = {}): Message {
-  seq++;
-  const id = over.id ?? `sel${String(seq).padStart(6, '0')}`;
-  return {
-    id,
-    scope: over.scope ?? { kind: 'open' },
-    time: over.time ?? 2_000_000 + seq,
-    path: `/x/${id}.signal`,
-    from: 'claude:sid-1',
-    project: 'p',
-    cwd: '/p',
-    fromKind: 'agent',
-    fromId: over.fromId ?? 'sid-1',
-    to: over.to ?? '*',
-    body: over.body ?? `body ${seq}`,
-    legacy: false,
-  };
-}
+const msg = messageMaker('sel', 2_000_000);
 
 const ops: Scope = { kind: 'channel', name: 'ops' };
 const up = { type: 'select', delta: -1 } as const;

@@ -1,31 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../tools/bus/signals.js';
+import { messageMaker } from '../helpers/messages.js';
 import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, tabsFor, tabsOf, visibleItems } from '../../tools/chat/state/feed.js';
 import { itemLines, type LineContext, MAX_BODY_LINES, visibleWindow, wrapBody } from '../../tools/chat/state/lines.js';
 import stringWidth from 'string-width';
 import { composeRows } from '../../tools/chat/state/compose.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 
-let seq = 0;
-function msg(over: Partial<Message> & { scope?: Scope } = {}): Message {
-  seq++;
-  const id = over.id ?? `id${String(seq).padStart(6, '0')}`;
-  return {
-    id,
-    scope: over.scope ?? { kind: 'open' },
-    time: over.time ?? 1_000_000 + seq,
-    path: `/x/${id}.signal`,
-    from: 'claude:sid-1',
-    project: 'p',
-    cwd: '/p',
-    fromKind: 'agent',
-    fromId: over.fromId ?? 'sid-1',
-    to: over.to ?? '*',
-    body: over.body ?? `body ${seq}`,
-    legacy: false,
-    ...(over.re !== undefined ? { re: over.re } : {}),
-  };
-}
+const msg = messageMaker('id', 1_000_000);
 
 const ops: Scope = { kind: 'channel', name: 'ops' };
 const tray: Scope = { kind: 'tray', key: '-p-abc' };
