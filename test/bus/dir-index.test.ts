@@ -4,20 +4,17 @@
 
 import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join as pjoin } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { INDEX_NAME, RECONCILE_MS, readIndex } from '../../tools/bus/dir-index.js';
 import { type Ledger, ledgerFile, takePending } from '../../tools/bus/ledger.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { createReporter } from '../../tools/bus/signals.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { makeTempBus, type TempBus } from '../helpers/bus.js';
+import { type TempBus, useTempBus } from '../helpers/bus.js';
 import { agent, ids, put } from '../helpers/delivery.js';
 
 let bus: TempBus;
-beforeEach(() => {
-  bus = makeTempBus();
-});
-afterEach(() => bus.cleanup());
+useTempBus((b) => (bus = b));
 
 const ORIGIN = '/srv/app';
 const TRAY = { kind: 'tray', key: attendKey(ORIGIN) } as const;

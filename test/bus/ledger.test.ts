@@ -1,18 +1,15 @@
 import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join as pjoin } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Pending, claimSensor, deliveryStatus, ledgerFile, moveLedger, releaseSensor, takePending } from '../../tools/bus/ledger.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { createReporter } from '../../tools/bus/signals.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { makeTempBus, type TempBus } from '../helpers/bus.js';
+import { type TempBus, useTempBus } from '../helpers/bus.js';
 import { agent, ids, join, put } from '../helpers/delivery.js';
 
 let bus: TempBus;
-beforeEach(() => {
-  bus = makeTempBus();
-});
-afterEach(() => bus.cleanup());
+useTempBus((b) => (bus = b));
 
 const ORIGIN = '/srv/app';
 const TRAY = { kind: 'tray', key: attendKey(ORIGIN) } as const;

@@ -1,19 +1,15 @@
 // `attend inbox --drain` as the Stop hook: a real process fed a hook payload on stdin.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { attendKey } from '../../tools/wire/names.js';
-import { fakeSession, makeTempBus, runBin, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
+import { runBin, type FakeSession, type TempBus, waitFor, useTempBus } from '../helpers/bus.js';
 import { headerIds, ids, put, startSensor, traceIds } from '../helpers/delivery.js';
 
 let bus: TempBus;
 let s: FakeSession;
+const newSession = useTempBus((b) => (bus = b));
 beforeEach(() => {
-  bus = makeTempBus();
-  s = fakeSession(bus, { name: 'alpha' });
-});
-afterEach(() => {
-  s.kill();
-  bus.cleanup();
+  s = newSession({ name: 'alpha' });
 });
 
 const OPEN = { kind: 'open' } as const;

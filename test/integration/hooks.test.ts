@@ -5,21 +5,17 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from '
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { readPresence } from '../../tools/bus/presence.js';
-import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
+import { BIN, type FakeSession, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 
 const RUN_ATTEND = fileURLToPath(new URL('../../hooks/run-attend.sh', import.meta.url));
 
 let bus: TempBus;
 let session: FakeSession;
+const newSession = useTempBus((b) => (bus = b));
 beforeEach(() => {
-  bus = makeTempBus();
-  session = fakeSession(bus, { name: 'hooked' });
-});
-afterEach(() => {
-  session.kill();
-  bus.cleanup();
+  session = newSession({ name: 'hooked' });
 });
 
 function payload(extra: Record<string, unknown> = {}): string {
