@@ -16,6 +16,7 @@ import { type Line, type LineContext, MAX_BODY_LINES, visibleWindow } from './st
 import { textWidth } from './state/width.js';
 import { type Completion, completeAt, type DefaultDest, describeDest, parseAddress, type PeerRef, resolveRoute, unreachableReason } from './state/routing.js';
 import { neutralize } from '../wire/render.js';
+import { shortId } from '../wire/party.js';
 
 export interface AppProps {
   me: string;
@@ -173,7 +174,7 @@ export function App(props: AppProps) {
       tab: feed.active,
       maxBodyLines: maxBody,
       selected: feed.selected,
-      name: (id) => nameMap.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id),
+      name: (id) => nameMap.get(id) ?? shortId(id),
       colorOf: (id) => colorFor(id, depth),
       parentSender: (id) => {
         const p = feed.byId.get(id);

@@ -5,6 +5,7 @@ import type { Message } from '../bus/signals.js';
 import type { Peer } from '../bus/roster.js';
 import { scopeLabel } from '../bus/layout.js';
 import { addressees } from '../wire/envelope.js';
+import { type NameLookup, nameLookup } from '../wire/party.js';
 import { formatAge, neutralize } from '../wire/render.js';
 
 export function messageJson(m: Message) {
@@ -25,17 +26,10 @@ export function messageJson(m: Message) {
   };
 }
 
-export interface Names {
-  name(id: string): string;
-  me: string;
-}
+export type Names = NameLookup;
 
 export function namesFrom(peers: Peer[], me: string): Names {
-  const map = new Map(peers.map((p) => [p.id, p.name]));
-  return {
-    me,
-    name: (id) => map.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id),
-  };
+  return nameLookup(peers, me);
 }
 
 export function toLabel(m: Message, names: Names): string {

@@ -12,7 +12,7 @@ import { takePending } from '../bus/ledger.js';
 import type { Message } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
 import type { Ctx } from '../cli/context.js';
-import { DIGEST_THRESHOLD, type NameLookup, TEACH_LINE, countDigest, formatDigest, formatObservation } from '../wire/party.js';
+import { DIGEST_THRESHOLD, type NameLookup, TEACH_LINE, nameLookup, countDigest, formatDigest, formatObservation } from '../wire/party.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
 
@@ -30,8 +30,7 @@ export interface ChannelDeps {
 }
 
 function namesFor(ctx: Ctx, me: string): NameLookup {
-  const map = new Map(ctx.live().map((p) => [p.id, p.name]));
-  return { me, name: (id) => map.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id) };
+  return nameLookup(ctx.live(), me);
 }
 
 function metaOf(m: Message): Record<string, string> {

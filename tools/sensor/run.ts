@@ -20,7 +20,7 @@ import { observeSession } from '../bus/registry.js';
 import { ensureDir } from '../bus/root.js';
 import type { Reporter } from '../bus/signals.js';
 import { listLive } from '../bus/roster.js';
-import type { NameLookup } from '../wire/party.js';
+import { type NameLookup, nameLookup } from '../wire/party.js';
 import { scanOnce } from './scan.js';
 
 export const HEARTBEAT_MS = 30_000;
@@ -63,8 +63,7 @@ function displayNames(opts: SensorOptions): (me: string) => NameLookup {
       const peers = listLive({ root: opts.root, sessionsDir: opts.sessionsDir, now, procInfo: opts.procInfo });
       cache = { at: now, map: new Map(peers.map((p) => [p.id, p.name])) };
     }
-    const map = cache.map;
-    return { me, name: (id) => map.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id) };
+    return nameLookup(cache.map, me);
   };
 }
 

@@ -18,6 +18,17 @@ export interface NameLookup {
   me: string;
 }
 
+/** How an id with no live name is shown: a long session id by its first 8 characters. */
+export function shortId(id: string): string {
+  return id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id;
+}
+
+/** Names from the live roster (id → display name), falling back to `shortId`. */
+export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: string; name: string }>, me: string): NameLookup {
+  const map = names instanceof Map ? (names as ReadonlyMap<string, string>) : new Map([...(names as Iterable<{ id: string; name: string }>)].map((p) => [p.id, p.name]));
+  return { me, name: (id) => map.get(id) ?? shortId(id) };
+}
+
 /** More than this many messages in one wake become one digest line (spec §5). */
 export const DIGEST_THRESHOLD = 8;
 export const CHUNK_SIZE = 260;

@@ -8,7 +8,7 @@ import { writePresence } from '../../bus/presence.js';
 import { moveLedger } from '../../bus/ledger.js';
 import { observeSession } from '../../bus/registry.js';
 import { type DrainFormat, type DrainOutcome, drainOnce, parseStopPayload } from '../../drain/drain.js';
-import type { NameLookup } from '../../wire/party.js';
+import { type NameLookup, nameLookup } from '../../wire/party.js';
 
 export interface DrainInput {
   format: DrainFormat;
@@ -40,10 +40,7 @@ export function runDrain(ctx: Ctx, input: DrainInput): DrainCommandResult {
       if (seen.previousSessionId) moveLedger(root, seen.previousSessionId, who.id);
     }
     writePresence(root, { id: who.id, kind: who.kind, origin: who.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'drain' });
-    const names = (me: string): NameLookup => {
-      const map = new Map(ctx.live().map((p) => [p.id, p.name]));
-      return { me, name: (id) => map.get(id) ?? (id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id) };
-    };
+    const names = (me: string): NameLookup => nameLookup(ctx.live(), me);
     return drainOnce(
       {
         root,
