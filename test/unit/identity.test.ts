@@ -156,7 +156,7 @@ describe('identity: origin and the human fallback', () => {
 describe('identity: system readers', () => {
   it('parseProcStat handles a comm with spaces and parentheses', () => {
     const fields = Array.from({ length: 50 }, (_, i) => String(i + 3));
-    expect(parseProcStat(`1234 (a) b (c)) ${fields.join(' ')}`)).toEqual({ ppid: 4, start: '22' });
+    expect(parseProcStat(`1234 (a) b (c)) ${fields.join(' ')}`)).toEqual({ ppid: 4, start: '22', state: '3' });
     expect(parseProcStat('garbage')).toBeNull();
   });
 

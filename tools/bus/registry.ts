@@ -4,6 +4,7 @@
 // session id, so a `/clear` (same process, new session id) keeps its ordinal and channels.
 
 import { readFileSync } from 'node:fs';
+import { procInfoFromProc } from '../identity/system.js';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { renameMember, updateChannels } from './channels.js';
@@ -66,10 +67,8 @@ export function readRegistry(root: string): Registry {
 
 /** Is the process (pid, start time) still running? A zombie is not. */
 export function processRunning(pid: number, procStart: string | undefined): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
+  const info = procInfoFromProc(pid);
+  if (!info) {
     if (process.platform === 'linux') return false;
     try {
       process.kill(pid, 0);
@@ -78,9 +77,8 @@ export function processRunning(pid: number, procStart: string | undefined): bool
       return (err as NodeJS.ErrnoException).code === 'EPERM';
     }
   }
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (fields[0] === 'Z' || fields[0] === 'X') return false;
-  return procStart === undefined || procStart === '' || fields[19] === procStart;
+  if (info.state === 'Z' || info.state === 'X') return false;
+  return procStart === undefined || procStart === '' || info.start === procStart;
 }
 
 /** An entry holds its slot while its process runs, or (no process known) while it was seen lately. */

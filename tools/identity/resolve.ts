@@ -21,6 +21,8 @@ export interface ProcInfo {
   ppid: number;
   /** Process start time as Claude Code records it (field 22 of /proc/<pid>/stat); '' if unknown. */
   start: string;
+  /** The state letter (field 3): `Z` is a zombie, `X` dead. Absent where there is no /proc. */
+  state?: string;
 }
 
 export interface IdentityReaders {

@@ -5,7 +5,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { IdentityReaders, ProcInfo, SessionRecord } from './resolve.js';
 
-/** Parse /proc/<pid>/stat: ppid is field 4, the start time field 22 (after the `(comm)`). */
+/** Parse /proc/<pid>/stat: state is field 3, ppid field 4, the start time field 22 (after the `(comm)`). */
 export function parseProcStat(text: string): ProcInfo | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
@@ -13,7 +13,7 @@ export function parseProcStat(text: string): ProcInfo | null {
   const ppid = Number(fields[1]);
   const start = fields[19];
   if (!Number.isInteger(ppid) || start === undefined) return null;
-  return { ppid, start };
+  return { ppid, start, state: fields[0] ?? '' };
 }
 
 export function procInfoFromProc(pid: number): ProcInfo | null {

@@ -16,6 +16,7 @@
 //   - Anything else (a file, a terminal): no probe.
 
 import { fstatSync, readdirSync, readFileSync, readlinkSync, writeSync } from 'node:fs';
+import { procInfoFromProc } from '../identity/system.js';
 
 /** Returns true once the reader is known to be gone. */
 export type ReaderProbe = () => boolean;
@@ -107,12 +108,5 @@ function readersIn(pid: number, pipe: string): Holder[] {
 }
 
 function parentOf(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return Number.isInteger(ppid) ? ppid : null;
-  } catch {
-    return null;
-  }
+  return procInfoFromProc(pid)?.ppid ?? null;
 }

@@ -5,7 +5,8 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { procInfoFromProc } from '../../identity/system.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,12 +24,8 @@ interface Actor {
 }
 
 function procStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined; // no /proc: the record is matched by pid alone
-  }
+  // Without /proc the record is matched by pid alone.
+  return procInfoFromProc(pid)?.start;
 }
 
 // A stand-in for a claude process: it lives until the demo ends it, and also ends itself
