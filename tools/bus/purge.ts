@@ -6,7 +6,7 @@
 // would ever deliver. Humans without a ledger read in chat or `attend inbox`, where history
 // is theirs to keep or not, so they do not hold messages back.
 
-import { readdirSync, statSync, unlinkSync } from 'node:fs';
+import { statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { idTime } from '../wire/ids.js';
 import { readChannels } from './channels.js';
@@ -14,7 +14,7 @@ import { notFoundError } from './errors.js';
 import { scopeDir, scopeDirName } from './layout.js';
 import { COLD_RECENT_MS, readLedger } from './ledger.js';
 import { readOwed } from './owed.js';
-import { SIGNAL_EXT } from './signals.js';
+import { SIGNAL_EXT, listIds } from './signals.js';
 
 export interface PurgeResult {
   channel: string;
@@ -58,18 +58,11 @@ export function purgeChannel(root: string, channel: string, opts: { now: number;
     if (h) holders.push(h);
   }
   const dir = scopeDir(root, { kind: 'channel', name: channel });
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    names = [];
-  }
   let removed = 0;
   let kept = 0;
   const heldBy = new Set<string>();
-  for (const name of names) {
-    if (!name.endsWith(SIGNAL_EXT) || name.startsWith('.')) continue;
-    const id = name.slice(0, -SIGNAL_EXT.length);
+  for (const id of listIds(dir)) {
+    const name = `${id}${SIGNAL_EXT}`;
     let time = idTime(id);
     if (time === null) {
       try {
