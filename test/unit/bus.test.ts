@@ -6,7 +6,7 @@ import { AttendError, EXIT } from '../../tools/bus/errors.js';
 import { scopeDir, scopeDirName, scopeOfDirName } from '../../tools/bus/layout.js';
 import { checkRoot, ensureRoot } from '../../tools/bus/root.js';
 import { createReporter, listIds, readScopes, readSignalFile, writeSignal } from '../../tools/bus/signals.js';
-import { resolvePaths } from '../../tools/cli/env.js';
+import { resolvePaths } from '../../tools/verbs/env.js';
 import { parseChannelName } from '../../tools/wire/names.js';
 import { type TempBus, makeTempBus, runBin } from '../helpers/bus.js';
 

@@ -8,24 +8,6 @@ import { addressees } from '../wire/envelope.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
 import { formatAge, neutralize } from '../wire/render.js';
 
-export function messageJson(m: Message) {
-  return {
-    id: m.id,
-    scope: scopeLabel(m.scope),
-    time: new Date(m.time).toISOString(),
-    from: m.from,
-    fromKind: m.fromKind,
-    fromId: m.fromId,
-    onBehalfOf: m.onBehalfOf ?? null,
-    to: m.to,
-    re: m.re ?? null,
-    project: m.project,
-    cwd: m.cwd,
-    body: m.body,
-    legacy: m.legacy,
-  };
-}
-
 export type Names = NameLookup;
 
 export function namesFrom(peers: Peer[], me: string): Names {

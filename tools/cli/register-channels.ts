@@ -35,7 +35,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend join ops', 'attend join "#design" --pin']))
     .action(async (channel: string, opts: { pin?: boolean; json?: boolean }) => {
-      const { runJoin } = await import('./commands/channels.js');
+      const { runJoin } = await import('../verbs/channels/index.js');
       const r = runJoin(ctx, { channel, pin: opts.pin });
       if (opts.json) return io.json(r);
       if (r.channel === 'open') return io.out('#open is the commons: always joined');
@@ -52,7 +52,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend leave ops']))
     .action(async (channel: string, opts: { json?: boolean }) => {
-      const { runLeave } = await import('./commands/channels.js');
+      const { runLeave } = await import('../verbs/channels/index.js');
       const r = runLeave(ctx, { channel });
       if (opts.json) return io.json(r);
       io.out(`left #${r.channel}${r.removed ? ' (it was empty and unpinned, so it is gone)' : ''}`);
@@ -74,7 +74,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       ]),
     )
     .action(async (opts: { joined?: boolean; json?: boolean }) => {
-      const { runChannels } = await import('./commands/channels.js');
+      const { runChannels } = await import('../verbs/channels/index.js');
       const r = runChannels(ctx, { joined: opts.joined });
       if (opts.json) return io.json(r);
       const lines = [`${pad('Channel', 20)} ${pad('Members', 8)} ${pad('Live', 5)} ${pad('Joined', 7)} ${pad('Pinned', 7)} Description`];
@@ -94,7 +94,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend channels create ops "deploys and incidents"']))
     .action(async (channel: string, words: string[], opts: { json?: boolean }) => {
-      const { runCreate } = await import('./commands/channels.js');
+      const { runCreate } = await import('../verbs/channels/index.js');
       const r = runCreate(ctx, { channel, description: words.length > 0 ? words.join(' ') : undefined });
       if (opts.json) return io.json(r);
       io.out(`created #${r.channel} (pinned)`);
@@ -108,7 +108,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend channels describe ops', 'attend channels describe ops "deploys, incidents"']))
     .action(async (channel: string, words: string[], opts: { json?: boolean }) => {
-      const { runDescribe } = await import('./commands/channels.js');
+      const { runDescribe } = await import('../verbs/channels/index.js');
       const r = runDescribe(ctx, { channel, text: words.length > 0 ? words.join(' ') : undefined });
       if (opts.json) return io.json(r);
       io.out(r.changed ? `#${r.channel}: ${neutralize(r.description)}` : neutralize(r.description) || `#${r.channel} has no description`);
@@ -122,7 +122,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       .option('--json', 'print JSON')
       .addHelpText('after', examples([`attend channels ${pinned ? 'pin' : 'unpin'} ops`]))
       .action(async (channel: string, opts: { json?: boolean }) => {
-        const { runPin } = await import('./commands/channels.js');
+        const { runPin } = await import('../verbs/channels/index.js');
         const r = runPin(ctx, { channel, pinned });
         if (opts.json) return io.json(r);
         io.out(`#${r.channel} ${r.pinned ? 'pinned' : 'unpinned'}`);
@@ -137,7 +137,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend invite Nick-beta ops', 'attend invite aaron "#design"']))
     .action(async (who: string, channel: string, opts: { json?: boolean }) => {
-      const { runInvite } = await import('./commands/channels.js');
+      const { runInvite } = await import('../verbs/channels/index.js');
       const r = runInvite(ctx, { who, channel });
       if (opts.json) return io.json(r);
       io.out(`invited ${neutralize(r.invitee.name)} to #${r.channel}`);
@@ -151,7 +151,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend kick Nick-beta ops']))
     .action(async (who: string, channel: string, opts: { json?: boolean }) => {
-      const { runKick } = await import('./commands/channels.js');
+      const { runKick } = await import('../verbs/channels/index.js');
       const r = runKick(ctx, { who, channel });
       if (opts.json) return io.json(r);
       io.out(`kicked ${neutralize(r.kicked.name)} from #${r.channel}`);
@@ -165,7 +165,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend dissolve scratch', 'attend dissolve ops --force']))
     .action(async (channel: string, opts: { force?: boolean; json?: boolean }) => {
-      const { runDissolve } = await import('./commands/channels.js');
+      const { runDissolve } = await import('../verbs/channels/index.js');
       const r = runDissolve(ctx, { channel, force: opts.force });
       if (opts.json) return io.json(r);
       io.out(`dissolved #${r.channel} (${r.removedMessages} messages removed, ${r.notified.length} members told)`);
@@ -178,7 +178,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend purge ops', 'attend purge #ops --json']))
     .action(async (channel: string, opts: { json?: boolean }) => {
-      const { runPurge } = await import('./commands/channels.js');
+      const { runPurge } = await import('../verbs/channels/index.js');
       const r = runPurge(ctx, { channel });
       if (opts.json) return io.json(r);
       const held = r.heldBy.length > 0 ? `; kept for ${r.heldBy.length} live member${r.heldBy.length === 1 ? '' : 's'} not yet shown them` : '';
@@ -191,7 +191,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend peers', 'attend peers --json | jq ".peers[] | select(.deaf)"']))
     .action(async (opts: { json?: boolean }) => {
-      const { runPeers } = await import('./commands/peers.js');
+      const { runPeers } = await import('../verbs/peers.js');
       const r = runPeers(ctx);
       if (opts.json) return io.json(r);
       if (r.peers.length === 0) return io.out('Nobody is live on this bus.');
@@ -214,7 +214,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend status', 'attend status --json']))
     .action(async (opts: { json?: boolean }) => {
-      const { runStatus } = await import('./commands/status.js');
+      const { runStatus } = await import('../verbs/status.js');
       const r = runStatus(ctx);
       if (opts.json) return io.json(r);
       const lines = [
@@ -246,7 +246,7 @@ younger than the grace period (1 hour).
 `,
     )
     .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean }) => {
-      const { runCleanup } = await import('./commands/cleanup.js');
+      const { runCleanup } = await import('../verbs/cleanup.js');
       const r = runCleanup(ctx, { dryRun: opts.dryRun, all: opts.all });
       for (const n of r.notes) io.err(`attend: ${n}`);
       if (opts.json) return io.json(r);

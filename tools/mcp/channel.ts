@@ -11,7 +11,7 @@ import type { Identity } from '../identity/resolve.js';
 import { takePending } from '../bus/ledger.js';
 import type { Message } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
-import type { Ctx } from '../cli/context.js';
+import type { VerbCtx } from '../verbs/context.js';
 import { DIGEST_THRESHOLD, type NameLookup, TEACH_LINE, nameLookup, countDigest, formatDigest, formatObservation } from '../wire/party.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
@@ -22,14 +22,14 @@ export interface ChannelNotice {
 }
 
 export interface ChannelDeps {
-  makeCtx(): Ctx;
+  makeCtx(): VerbCtx;
   /** Send one notification; must start the write before returning (see above). */
   emit(notice: ChannelNotice): void;
   warn(line: string): void;
   intervalMs?: number;
 }
 
-function namesFor(ctx: Ctx, me: string): NameLookup {
+function namesFor(ctx: VerbCtx, me: string): NameLookup {
   return nameLookup(ctx.live(), me);
 }
 
@@ -41,7 +41,7 @@ function metaOf(m: Message): Record<string, string> {
 }
 
 /** One wake: push what is pending for `who`. Returns the ids consumed. */
-export function pushPending(ctx: Ctx, who: Identity, deps: Pick<ChannelDeps, 'emit' | 'warn'>): string[] {
+export function pushPending(ctx: VerbCtx, who: Identity, deps: Pick<ChannelDeps, 'emit' | 'warn'>): string[] {
   const root = ctx.root();
   return takePending(root, who, { now: ctx.now(), reporter: ctx.reporter, warn: deps.warn }, (p) => {
     const consume: string[] = [];

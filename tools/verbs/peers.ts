@@ -1,9 +1,9 @@
 // `attend peers` (issue #3 §6): every live session and human, with what delivers to it. A
 // session nothing delivers to is flagged deaf: that is where messages silently pile up.
 
-import type { Ctx } from '../context.js';
-import { readChannels } from '../../bus/channels.js';
-import { isDeaf } from '../../bus/roster.js';
+import type { VerbCtx } from './context.js';
+import { readChannels } from '../bus/channels.js';
+import { isDeaf } from '../bus/roster.js';
 
 export interface PeerRow {
   id: string;
@@ -25,7 +25,7 @@ export interface PeerRow {
   me: boolean;
 }
 
-export function runPeers(ctx: Ctx): { peers: PeerRow[] } {
+export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
   const me = ctx.identity().id;
   const store = readChannels(ctx.root());
   const peers = ctx.live().map((p): PeerRow => {

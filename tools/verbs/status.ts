@@ -2,13 +2,13 @@
 // inbox and what delivers to it. `delivery` is filled by the delivery side (sensor and
 // ledger state); this command leaves it null so its shape is stable for that extension.
 
-import type { Ctx } from '../context.js';
-import { joinedChannels } from '../../bus/channels.js';
-import { scopeDir, scopeDirName, scopeLabel } from '../../bus/layout.js';
-import { type Delivery, deliveryOf, readPresence } from '../../bus/presence.js';
-import { listIds, listScopes } from '../../bus/signals.js';
-import { readSurfaced } from '../../bus/surfaced.js';
-import { receiveScopes } from '../../bus/receive.js';
+import type { VerbCtx } from './context.js';
+import { joinedChannels } from '../bus/channels.js';
+import { scopeDir, scopeDirName, scopeLabel } from '../bus/layout.js';
+import { type Delivery, deliveryOf, readPresence } from '../bus/presence.js';
+import { listIds, listScopes } from '../bus/signals.js';
+import { readSurfaced } from '../bus/surfaced.js';
+import { receiveScopes } from '../bus/receive.js';
 import { readInbox } from './inbox.js';
 
 export interface ScopeCount {
@@ -35,7 +35,7 @@ export interface StatusResult {
   delivery: Record<string, unknown> | null;
 }
 
-export function runStatus(ctx: Ctx): StatusResult {
+export function runStatus(ctx: VerbCtx): StatusResult {
   const root = ctx.root();
   const who = ctx.identity();
   const now = ctx.now();

@@ -1,9 +1,9 @@
 // `attend cleanup [--dry-run] [--all]` (issue #3 §8). The rules live in bus/cleanup.ts.
 
-import type { Ctx } from '../context.js';
-import { type CleanupItem, type CleanupPlan, applyCleanup, planCleanup } from '../../bus/cleanup.js';
-import { attendKey } from '../../wire/names.js';
-import { livenessOf } from './channels.js';
+import type { VerbCtx } from './context.js';
+import { type CleanupItem, type CleanupPlan, applyCleanup, planCleanup } from '../bus/cleanup.js';
+import { attendKey } from '../wire/names.js';
+import { livenessOf } from './channels/common.js';
 
 export interface CleanupResult {
   dryRun: boolean;
@@ -12,7 +12,7 @@ export interface CleanupResult {
   notes: string[];
 }
 
-export function runCleanup(ctx: Ctx, input: { dryRun?: boolean | undefined; all?: boolean | undefined }): CleanupResult {
+export function runCleanup(ctx: VerbCtx, input: { dryRun?: boolean | undefined; all?: boolean | undefined }): CleanupResult {
   const root = ctx.root();
   const now = ctx.now();
   const isAlive = livenessOf(ctx);

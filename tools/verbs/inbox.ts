@@ -1,13 +1,42 @@
-// `attend inbox`: read the receive set, newest page first. Reading never marks or deletes.
+// `inbox`, `read` and `thread`: the receive set, newest page first; one message in full;
+// the thread a message belongs to. Reading never consumes or deletes.
 
-import type { Ctx } from '../context.js';
-import { notFoundError, usageError } from '../../bus/errors.js';
-import { isForMe, receiveScopes } from '../../bus/receive.js';
-import { type Message, readScopes } from '../../bus/signals.js';
-import { noteSurfaced } from '../../bus/surfaced.js';
-import { isMessageId } from '../../wire/ids.js';
-import { printable } from '../../wire/names.js';
-import { lookupMessage } from './send.js';
+import type { VerbCtx } from './context.js';
+import { notFoundError, usageError, verbHint } from '../bus/errors.js';
+import { scopeLabel } from '../bus/layout.js';
+import { isForMe, receiveScopes } from '../bus/receive.js';
+import { type Message, findMessage, listScopes, readScopes } from '../bus/signals.js';
+import { noteSurfaced } from '../bus/surfaced.js';
+import { isMessageId } from '../wire/ids.js';
+import { printable } from '../wire/names.js';
+
+/** A message as JSON (CLI `--json`, MCP results): the one shape every front end prints. */
+export function messageJson(m: Message) {
+  return {
+    id: m.id,
+    scope: scopeLabel(m.scope),
+    time: new Date(m.time).toISOString(),
+    from: m.from,
+    fromKind: m.fromKind,
+    fromId: m.fromId,
+    onBehalfOf: m.onBehalfOf ?? null,
+    to: m.to,
+    re: m.re ?? null,
+    project: m.project,
+    cwd: m.cwd,
+    body: m.body,
+    legacy: m.legacy,
+  };
+}
+
+export type MessageJson = ReturnType<typeof messageJson>;
+
+/** Find a message anywhere on the bus: the receive set first, then every scope. */
+export function lookupMessage(ctx: VerbCtx, id: string): Message | null {
+  const root = ctx.root();
+  const mine = receiveScopes(root, ctx.identity());
+  return findMessage(root, mine, id, ctx.reporter) ?? findMessage(root, listScopes(root), id, ctx.reporter);
+}
 
 export interface InboxInput {
   limit: number;
@@ -23,7 +52,7 @@ export interface InboxPage {
   limit: number;
 }
 
-export function readInbox(ctx: Ctx): Message[] {
+export function readInbox(ctx: VerbCtx): Message[] {
   const root = ctx.root();
   const who = ctx.identity();
   const seen = new Set<string>();
@@ -37,7 +66,7 @@ export function readInbox(ctx: Ctx): Message[] {
   return out;
 }
 
-export function runInbox(ctx: Ctx, input: InboxInput): InboxPage {
+export function runInbox(ctx: VerbCtx, input: InboxInput): InboxPage {
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > 10_000) throw usageError('--limit takes a whole number from 1 to 10000');
   if (!Number.isInteger(input.page) || input.page < 1) throw usageError('--page takes a whole number from 1');
   if (input.before !== undefined && !isMessageId(input.before)) throw usageError(`--before '${printable(input.before)}' is not a message id`);
@@ -55,24 +84,24 @@ export function runInbox(ctx: Ctx, input: InboxInput): InboxPage {
 }
 
 /** Remember the newest message from someone else that was shown, for `attend reply`. */
-export function markShown(ctx: Ctx, messages: Message[]): void {
+export function markShown(ctx: VerbCtx, messages: Message[]): void {
   const who = ctx.identity();
   let newest: Message | undefined;
   for (const m of messages) if (m.fromId !== who.id && (!newest || m.time > newest.time)) newest = m;
   if (newest) noteSurfaced(ctx.root(), who.id, { id: newest.id, time: newest.time });
 }
 
-export function runShow(ctx: Ctx, id: string): Message {
+export function runRead(ctx: VerbCtx, id: string): Message {
   if (!isMessageId(id)) throw usageError(`'${printable(id)}' is not a message id`);
   const m = lookupMessage(ctx, id);
-  if (!m) throw notFoundError(`message ${id} was not found`, 'attend inbox lists message ids');
+  if (!m) throw notFoundError(`message ${id} was not found`, verbHint('inbox', [], { then: 'lists message ids' }));
   markShown(ctx, [m]);
   return m;
 }
 
 /** The whole thread a message belongs to: its root and every reply below it, oldest first. */
-export function runThread(ctx: Ctx, id: string): Message[] {
-  const start = runShow(ctx, id);
+export function runThread(ctx: VerbCtx, id: string): Message[] {
+  const start = runRead(ctx, id);
   const byId = new Map<string, Message>();
   for (const m of readInbox(ctx)) byId.set(m.id, m);
   byId.set(start.id, start);

@@ -1,5 +1,5 @@
-import type { Ctx } from '../context.js';
-import { nicknameFor } from '../../wire/names.js';
+import type { VerbCtx } from './context.js';
+import { nicknameFor } from '../wire/names.js';
 
 export interface WhoamiResult {
   resolved: boolean;
@@ -17,7 +17,7 @@ export interface WhoamiResult {
   busRoot: string;
 }
 
-export function runWhoami(ctx: Ctx): WhoamiResult {
+export function runWhoami(ctx: VerbCtx): WhoamiResult {
   const who = ctx.identity();
   let displayName = who.kind === 'human' ? who.id : (who.record?.name ?? nicknameFor(who.origin));
   const me = ctx.live().find((p) => p.id === who.id);
