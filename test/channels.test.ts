@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readChannels } from '../tools/bus/channels.js';
 import { readOwed } from '../tools/bus/owed.js';
-import { processRunning } from '../tools/bus/registry.js';
+import { processAlive } from '../tools/identity/system.js';
 import { parseSignal } from '../tools/wire/envelope.js';
 import { attendKey } from '../tools/wire/names.js';
 import { type TempBus, runInProcess, waitFor, useTempBus } from './helpers/bus.js';
@@ -258,7 +258,7 @@ describe('invite, kick, dissolve', () => {
     await as(alice.env)('join', 'ops');
     await as(bob.env)('join', 'ops');
     bob.kill();
-    await waitFor(() => !processRunning(bob.pid, undefined), { what: 'bob to exit' });
+    await waitFor(() => !processAlive(bob.pid), { what: 'bob to exit' });
     const r = await as(alice.env)('dissolve', 'ops');
     expect(r.exitCode).toBe(0);
   });

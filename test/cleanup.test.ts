@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { readChannels } from '../tools/bus/channels.js';
-import { processRunning } from '../tools/bus/registry.js';
+import { processAlive } from '../tools/identity/system.js';
 import { attendKey, projectSlug } from '../tools/wire/names.js';
 import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from './helpers/bus.js';
 
@@ -116,7 +116,7 @@ it('removes stale members and the empty unpinned channels they leave', async () 
   const s = fakeSession(bus);
   await runInProcess(['join', 'ghost'], { env: s.env });
   s.kill();
-  await waitFor(() => !processRunning(s.pid, undefined), { what: 'the session to exit' });
+  await waitFor(() => !processAlive(s.pid), { what: 'the session to exit' });
   const dry = await cleanup('--dry-run');
   expect(dry.items.map((i) => `${i.kind} ${i.what}`)).toEqual([`member #ghost ${s.sessionId}`, 'channel #ghost']);
   expect(readChannels(bus.root).channels.ghost).toBeDefined();

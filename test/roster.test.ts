@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { readChannels } from '../tools/bus/channels.js';
 import { readOwed, writeOwed } from '../tools/bus/owed.js';
 import { writePresence } from '../tools/bus/presence.js';
-import { observeSession, processRunning, readRegistry } from '../tools/bus/registry.js';
+import { observeSession, readRegistry } from '../tools/bus/registry.js';
+import { processAlive } from '../tools/identity/system.js';
 import { parseSignal } from '../tools/wire/envelope.js';
 import { attendKey, nicknameFor } from '../tools/wire/names.js';
 import { type FakeSession, type TempBus, procStart, runInProcess, waitFor, useTempBus } from './helpers/bus.js';
@@ -18,7 +19,7 @@ const session = useTempBus((b) => (bus = b));
 
 async function end(s: FakeSession): Promise<void> {
   s.kill();
-  await waitFor(() => !processRunning(s.pid, undefined), { what: `pid ${s.pid} to exit` });
+  await waitFor(() => !processAlive(s.pid), { what: `pid ${s.pid} to exit` });
 }
 
 interface PeerJson {

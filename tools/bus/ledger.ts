@@ -20,10 +20,9 @@
 // the record happen inside one hold of it, so two conduits never surface the same message.
 // Delivery comes before the record: a crash in between repeats only the messages in flight.
 
-import { closeSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Identity } from '../identity/resolve.js';
-import { procInfoFromProc } from '../identity/system.js';
 import { addressees } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
@@ -33,7 +32,7 @@ import { scopeDir, scopeDirName, stateDir } from './layout.js';
 import { withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
 import { isForMe, receiveScopes } from './receive.js';
-import { FILE_MODE, ensureDir } from './root.js';
+import { ensureDir } from './root.js';
 import { type Message, type Reporter, SIGNAL_EXT, readMessage } from './signals.js';
 
 export const LEDGER_GRACE_MS = 30_000;
@@ -373,19 +372,6 @@ function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: S
   }
 }
 
-/** Change the ledger's own fields (rounds, taught) without a delivery cycle. */
-export function updateLedger(root: string, sid: string, now: number, fn: (l: Ledger) => void): void {
-  const file = ledgerFile(root, sid);
-  ensureDir(ledgerDir(root));
-  withLock(`${file}.lock`, () => {
-    const read = readLedger(root, sid);
-    if (read.state !== 'ok') return;
-    fn(read.ledger);
-    read.ledger.updated = now;
-    writeLedger(root, read.ledger);
-  });
-}
-
 /**
  * `/clear` gives the Claude process a new session id (spec §4): the ledger follows it, so
  * nothing already surfaced is surfaced again. A ledger already at the new id wins.
@@ -406,122 +392,4 @@ export function moveLedger(root: string, fromSid: string, toSid: string): boolea
     }
     return true;
   });
-}
-
-// ---------------------------------------------------------------- one sensor per session
-
-function sensorDir(root: string): string {
-  return join(stateDir(root), 'sensor');
-}
-
-export function sensorFile(root: string, sid: string): string {
-  return join(sensorDir(root), `${encodeURIComponent(sid)}.pid`);
-}
-
-export interface SensorOwner {
-  pid: number;
-  start: string;
-}
-
-function readOwner(path: string): SensorOwner | null {
-  try {
-    const [pid, start] = readFileSync(path, 'utf8').trim().split(' ');
-    const n = Number(pid);
-    return Number.isInteger(n) && n > 0 ? { pid: n, start: start ?? '' } : null;
-  } catch {
-    return null;
-  }
-}
-
-function ownerAlive(o: SensorOwner): boolean {
-  const info = procInfoFromProc(o.pid);
-  if (!info) return process.platform !== 'linux' && isRunning(o.pid);
-  return o.start === '' || info.start === o.start;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The live sensor for a session, if any. */
-export function readSensor(root: string, sid: string): SensorOwner | null {
-  const o = readOwner(sensorFile(root, sid));
-  return o && ownerAlive(o) ? o : null;
-}
-
-/**
- * Claim the session's sensor slot. A slot whose owner died (SIGKILL leaves the file behind)
- * is taken over; a live owner keeps it and the claim returns that owner.
- */
-export function claimSensor(root: string, sid: string, pid: number): { ok: true } | { ok: false; owner: SensorOwner } {
-  const path = sensorFile(root, sid);
-  ensureDir(sensorDir(root));
-  const start = procInfoFromProc(pid)?.start ?? '';
-  for (let attempt = 0; attempt < 5; attempt++) {
-    try {
-      const fd = openSync(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
-      writeSync(fd, `${pid} ${start}\n`);
-      closeSync(fd);
-      return { ok: true };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const owner = readOwner(path);
-    if (owner && owner.pid === pid) return { ok: true };
-    if (owner && ownerAlive(owner)) return { ok: false, owner };
-    // Stale: break it with a rename so two claimants cannot both delete and both create.
-    try {
-      renameSync(path, `${path}.stale-${pid}`);
-      unlinkSync(`${path}.stale-${pid}`);
-    } catch {
-      // another claimant broke it first
-    }
-  }
-  const owner = readOwner(path);
-  return owner ? { ok: false, owner } : { ok: false, owner: { pid: 0, start: '' } };
-}
-
-export function releaseSensor(root: string, sid: string, pid: number): void {
-  const path = sensorFile(root, sid);
-  if (readOwner(path)?.pid !== pid) return;
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone
-  }
-}
-
-/** Move a running sensor's claim to a new session id after `/clear`. */
-export function moveSensorClaim(root: string, fromSid: string, toSid: string, pid: number): boolean {
-  releaseSensor(root, fromSid, pid);
-  return claimSensor(root, toSid, pid).ok;
-}
-
-export interface DeliveryStatus {
-  sensorRunning: boolean;
-  sensorPid: number | null;
-  ledger: { state: 'missing' | 'ok' | 'corrupt'; updated?: number; watermarks?: number; consumedAbove?: number; drainRounds?: number; taught?: boolean };
-}
-
-/** For `attend status`: is a sensor delivering to this session, and what the ledger holds. */
-export function deliveryStatus(root: string, sid: string): DeliveryStatus {
-  const owner = readSensor(root, sid);
-  const read = readLedger(root, sid);
-  const ledger: DeliveryStatus['ledger'] =
-    read.state === 'ok'
-      ? {
-          state: 'ok',
-          updated: read.ledger.updated,
-          watermarks: Object.keys(read.ledger.marks).length,
-          consumedAbove: read.ledger.above.length,
-          drainRounds: read.ledger.drainRounds,
-          taught: read.ledger.taught,
-        }
-      : { state: read.state };
-  return { sensorRunning: owner !== null, sensorPid: owner?.pid ?? null, ledger };
 }

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import type { ProcInfo, SessionRecord } from '../identity/resolve.js';
 import { normalizeOrigin } from '../identity/resolve.js';
-import { readSessionRecordFile } from '../identity/system.js';
+import { processAlive, readSessionRecordFile } from '../identity/system.js';
 import { nicknameFor, ordinalName } from '../wire/names.js';
 import { type Delivery, deliveryOf, isFresh, readPresence, type PresenceRecord } from './presence.js';
 import { type Observation, type Observed, observeSessions } from './registry.js';
@@ -46,9 +46,7 @@ export function liveSessionRecords(sessionsDir: string, procInfo: (pid: number) 
     const pid = Number(m[1]);
     const rec = readSessionRecordFile(sessionsDir, pid);
     if (!rec || rec.pid !== pid) continue;
-    const info = procInfo(pid);
-    if (!info) continue;
-    if (rec.procStart !== undefined && info.start !== '' && rec.procStart !== info.start) continue;
+    if (!processAlive(pid, rec.procStart, procInfo)) continue;
     out.push(rec);
   }
   return out;
@@ -74,7 +72,7 @@ const LONG_LIVED_ROLES = new Set(['sensor', 'chat', 'session']);
 
 function presenceAlive(p: PresenceRecord, procInfo: (pid: number) => ProcInfo | null): boolean {
   if (p.pid === undefined || !LONG_LIVED_ROLES.has(p.role ?? '')) return true;
-  return procInfo(p.pid) !== null;
+  return processAlive(p.pid, undefined, procInfo);
 }
 
 export function listLive(src: RosterSources): Peer[] {

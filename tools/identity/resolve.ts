@@ -25,6 +25,16 @@ export interface ProcInfo {
   state?: string;
 }
 
+/**
+ * The one rule for "is this the process we recorded": it runs (not a zombie) and, where both
+ * sides know a start time, the start times agree, so a recycled pid never matches.
+ */
+export function sameProcess(info: ProcInfo | null, start: string | number | undefined): boolean {
+  if (!info || info.state === 'Z' || info.state === 'X') return false;
+  if (start === undefined || start === '' || info.start === '') return true;
+  return String(start) === info.start;
+}
+
 export interface IdentityReaders {
   env: Readonly<Record<string, string | undefined>>;
   selfPid: number;
@@ -67,10 +77,7 @@ export function normalizeOrigin(cwd: string): string {
 
 /** A record matches a live process when the pid agrees and the start time does too. */
 function recordMatches(rec: SessionRecord | null, pid: number, info: ProcInfo | null): rec is SessionRecord {
-  if (!rec || rec.pid !== pid || !info) return false;
-  // Without a start time on either side (no /proc), the pid alone has to do.
-  if (rec.procStart === undefined || info.start === '') return true;
-  return String(rec.procStart) === info.start;
+  return rec !== null && rec.pid === pid && sameProcess(info, rec.procStart);
 }
 
 function agentIdentity(r: IdentityReaders, rec: SessionRecord, via: 'env' | 'ancestry', reason: string): Identity {
