@@ -3,6 +3,8 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin, waitFor } from '../helpers/bus.js';
 
@@ -93,5 +95,24 @@ describe('attend mcp --channel', () => {
     const drain = runBin(['inbox', '--drain', '--format', 'plain'], { env: me.env, cwd: me.cwd });
     expect(drain.stdout).toContain('left for the drain');
     expect(pushed(notices, id)).toBeUndefined();
+  });
+
+  it('after /clear the push follows the same hand-over as the sensor and the drain: nothing recent is pushed again', async () => {
+    const { notices } = await connect(['--channel']);
+    const before = runBin(['send', 'broadcast before the clear'], { env: bus.env });
+    const a = before.stdout.trim();
+    await waitFor(() => pushed(notices, a), { timeoutMs: 15_000, what: 'the first push' });
+    // /clear: the same Claude process, a new session id in its record; the server's env
+    // still names the old one.
+    const recPath = join(bus.claudeDir, 'sessions', `${me.pid}.json`);
+    const rec = JSON.parse(readFileSync(recPath, 'utf8')) as Record<string, unknown>;
+    const newId = '00000000-0000-4000-8000-0000000c1ea2';
+    writeFileSync(recPath, JSON.stringify({ ...rec, sessionId: newId }));
+    const b = runBin(['send', '--to', newId, 'to the new id'], { env: bus.env }).stdout.trim();
+    await waitFor(() => pushed(notices, b), { timeoutMs: 15_000, what: 'the push to the new id' });
+    // A is younger than the cold-start window: a cold start on the new id would push it again.
+    expect(notices.filter((n) => n.params?.meta?.id === a)).toHaveLength(1);
+    expect(existsSync(join(bus.root, 'state', 'ledger', `${newId}.json`))).toBe(true);
+    expect(existsSync(join(bus.root, 'state', 'ledger', `${me.sessionId}.json`))).toBe(false);
   });
 });
