@@ -2,9 +2,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeSignal } from '../tools/bus/signals.js';
-import { createIdFactory } from '../tools/wire/ids.js';
-import { type TempBus, runInProcess, useTempBus } from './helpers/bus.js';
+import { writeSignal } from '../../tools/bus/signals.js';
+import { createIdFactory } from '../../tools/wire/ids.js';
+import { type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));

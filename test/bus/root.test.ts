@@ -8,7 +8,7 @@ import { checkRoot, ensureRoot } from '../../tools/bus/root.js';
 import { createReporter, listIds, readScopes, readSignalFile, writeSignal } from '../../tools/bus/signals.js';
 import { resolvePaths } from '../../tools/verbs/env.js';
 import { parseChannelName } from '../../tools/wire/names.js';
-import { type TempBus, makeTempBus, runBin } from '../helpers/bus.js';
+import { type TempBus, makeTempBus, runInProcess } from '../helpers/bus.js';
 
 let bus: TempBus;
 beforeEach(() => {
@@ -30,16 +30,16 @@ describe('bus root', () => {
     expect(resolvePaths({ HOME: '/h', ATTEND_HOME: '' }).root).toBe('/h/.cache/attend');
   });
 
-  it('a spawned attend with no ATTEND_HOME uses ~/.cache/attend', () => {
+  it('attend with no ATTEND_HOME uses ~/.cache/attend', async () => {
     const { ATTEND_HOME: _drop, ...env } = bus.env;
-    const r = runBin(['send', 'hi'], { env });
+    const r = await runInProcess(['send', 'hi'], { env });
     expect(r.exitCode).toBe(0);
     const root = join(bus.home, '.cache', 'attend');
     expect(readdirSync(join(root, 'signals', '_broadcast')).filter((f) => f.endsWith('.signal'))).toEqual([`${r.stdout.trim()}.signal`]);
   });
 
-  it('is created 0700 with 0700 directories and 0600 files', () => {
-    const r = runBin(['send', 'hi'], { env: bus.env });
+  it('is created 0700 with 0700 directories and 0600 files', async () => {
+    const r = await runInProcess(['send', 'hi'], { env: bus.env });
     expect(r.exitCode).toBe(0);
     expect(mode(bus.root)).toBe(0o700);
     expect(mode(join(bus.root, 'signals'))).toBe(0o700);
@@ -47,10 +47,10 @@ describe('bus root', () => {
     expect(mode(join(bus.root, 'signals', '_broadcast', `${r.stdout.trim()}.signal`))).toBe(0o600);
   });
 
-  it('a root writable by group or others is refused: exit 3, one clear line, nothing written', () => {
+  it('a root writable by group or others is refused: exit 3, one clear line, nothing written', async () => {
     mkdirSync(bus.root, { mode: 0o700 });
     chmodSync(bus.root, 0o777);
-    const r = runBin(['send', 'hi'], { env: bus.env });
+    const r = await runInProcess(['send', 'hi'], { env: bus.env });
     expect(r.exitCode).toBe(EXIT.bus);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^attend: the bus root .* is writable by group or others \(mode 777\); run: chmod 700 /);
@@ -59,22 +59,22 @@ describe('bus root', () => {
     expect(() => checkRoot(bus.root)).toThrow(/writable by group or others/);
   });
 
-  it('a root owned by another user is refused', () => {
+  it.skipIf(process.getuid?.() !== 0)('a root owned by another user is refused (needs root to chown; skipped when not root)', async () => {
     mkdirSync(bus.root, { mode: 0o700 });
     chownSync(bus.root, 65534, 65534);
-    const r = runBin(['inbox'], { env: bus.env });
+    const r = await runInProcess(['inbox'], { env: bus.env });
     expect(r.exitCode).toBe(EXIT.bus);
     expect(r.stderr).toContain(`attend: the bus root ${bus.root} is owned by uid 65534`);
     expect(() => ensureRoot(bus.root, 0)).toThrow(AttendError);
   });
 
-  it('a symbolic link or a file as root is refused', () => {
+  it('a symbolic link or a file as root is refused', async () => {
     mkdirSync(join(bus.dir, 'real'), { mode: 0o700 });
     symlinkSync(join(bus.dir, 'real'), bus.root);
     expect(() => checkRoot(bus.root)).toThrow(/symbolic link/);
     const file = join(bus.dir, 'file');
     writeFileSync(file, 'x');
-    const r = runBin(['send', 'x'], { env: { ...bus.env, ATTEND_HOME: file } });
+    const r = await runInProcess(['send', 'x'], { env: { ...bus.env, ATTEND_HOME: file } });
     expect(r.exitCode).toBe(EXIT.bus);
     expect(r.stderr).toMatch(/^attend: /);
   });

@@ -3,12 +3,12 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readChannels } from '../tools/bus/channels.js';
-import { readOwed } from '../tools/bus/owed.js';
-import { processAlive } from '../tools/identity/system.js';
-import { parseSignal } from '../tools/wire/envelope.js';
-import { attendKey } from '../tools/wire/names.js';
-import { type TempBus, runInProcess, waitFor, useTempBus } from './helpers/bus.js';
+import { readChannels } from '../../tools/bus/channels.js';
+import { readOwed } from '../../tools/bus/owed.js';
+import { processAlive } from '../../tools/identity/system.js';
+import { parseSignal } from '../../tools/wire/envelope.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { type TempBus, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));

@@ -3,8 +3,8 @@
 
 import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
-import { readChannels } from '../tools/bus/channels.js';
-import { BIN, type TempBus, runInProcess, useTempBus } from './helpers/bus.js';
+import { readChannels } from '../../tools/bus/channels.js';
+import { BIN, type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));

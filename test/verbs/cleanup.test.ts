@@ -5,10 +5,10 @@
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { readChannels } from '../tools/bus/channels.js';
-import { processAlive } from '../tools/identity/system.js';
-import { attendKey, projectSlug } from '../tools/wire/names.js';
-import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from './helpers/bus.js';
+import { readChannels } from '../../tools/bus/channels.js';
+import { processAlive } from '../../tools/identity/system.js';
+import { attendKey, projectSlug } from '../../tools/wire/names.js';
+import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from '../helpers/bus.js';
 
 let bus: TempBus;
 const sessions: FakeSession[] = [];
