@@ -12,6 +12,7 @@ import { createIo, reportError } from '../../tools/cli/io.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
+import { allSignals } from '../helpers/signals.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 const ID = /^[0-9a-z]{12}-[0-9a-z]{8}$/;
@@ -34,12 +35,7 @@ afterEach(() => {
 
 /** Every file under signals/, as `dir/name` → content. */
 function signals(): Record<string, string> {
-  const out: Record<string, string> = {};
-  const base = join(bus.root, 'signals');
-  if (!existsSync(base)) return out;
-  // Messages only: the `.index` hint beside them is not part of the layout readers see.
-  for (const dir of readdirSync(base)) for (const f of readdirSync(join(base, dir))) if (f.endsWith('.signal')) out[`${dir}/${f}`] = readFileSync(join(base, dir, f), 'utf8');
-  return out;
+  return Object.fromEntries(Object.entries(allSignals(bus.root)).map(([k, s]) => [k, s.text]));
 }
 
 function snapshot(): string {
@@ -545,15 +541,6 @@ describe('help, version and exit codes', () => {
     err = '';
     expect(reportError(new AttendError('no terminal', EXIT.environment, 'run it in a terminal'), io)).toBe(EXIT.environment);
     expect(err).toBe('attend: no terminal; run it in a terminal\n');
-  });
-  it('the send fast path and the full CLI agree', () => {
-    // A form the fast path hands over (a flag it does not know) and one it serves.
-    const a = asHuman(['send', '--json', '--bogus', 'x']);
-    expect(a.exitCode).toBe(EXIT.usage);
-    expect(a.stderr).toContain("unknown option '--bogus'");
-    const b = asHuman(['send', '--to=ghost', 'x']);
-    expect(b.exitCode).toBe(EXIT.notFound);
-    expect(b.stderr).toMatch(/^attend: no live recipient 'ghost'; live: api \(.*web \(.*\)\n$/);
   });
 });
 

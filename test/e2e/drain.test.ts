@@ -27,6 +27,9 @@ describe('attend inbox --drain', () => {
   it('prints nothing and exits 0 when nothing is pending', () => {
     const r = drain(payload());
     expect(r).toMatchObject({ exitCode: 0, stdout: '' });
+    // Positive control: the same call with something pending does print.
+    const a = put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'now there is one' });
+    expect(headerIds(context(drain(payload()).stdout))).toEqual([a]);
   });
 
   it('delivers as additionalContext with a header per message, then never again', () => {
@@ -81,10 +84,13 @@ describe('attend inbox --drain', () => {
   });
 
   it('never blocks a session that is not resolved, and exits 0', () => {
+    put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'for the session' });
     const r = runBin(['inbox', '--drain'], { env: bus.env, input: payload() });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('needs a Claude Code session');
+    // Positive control: the session itself is delivered the same message.
+    expect(context(drain(payload()).stdout)).toContain('for the session');
   });
 
   it('--format plain drains for any caller (a generic harness), once, with its own ledger', () => {

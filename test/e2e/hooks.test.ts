@@ -63,6 +63,8 @@ describe('attend hook session-start', () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/no Claude Code session owns this hook/);
+    // Positive control: inside the session the same hook gives its context.
+    expect(JSON.parse(runBin(['hook', 'session-start'], { env: session.env, input: payload() }).stdout).hookSpecificOutput.hookEventName).toBe('SessionStart');
   });
 
   it('session-end removes the presence; an unknown event is ignored with exit 0', () => {
@@ -112,6 +114,11 @@ describe('hooks/run-attend.sh', () => {
     for (const verb of ['session-start', 'stop', 'session-end', 'run', 'mcp']) {
       expect(runScript(verb, '/usr/bin:/bin')).toEqual({ exitCode: 0, stdout: '', stderr: '' });
     }
+    // Positive control: with attend on PATH the same script does speak.
+    const binDir = join(bus.dir, 'bin-control');
+    mkdirSync(binDir);
+    symlinkSync(BIN, join(binDir, 'attend'));
+    expect(runScript('session-start', `${binDir}:${process.env.PATH}`).stdout).toContain('SessionStart');
   });
 
   it('uses a global attend when the plugin has no build', () => {

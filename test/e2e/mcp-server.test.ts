@@ -1,14 +1,14 @@
 // The MCP server over stdio, driven by the SDK's own client: identity from the server's
 // ancestry, names resolved to ids, domain failures as tool errors, bad input as protocol errors.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseSignal } from '../../tools/wire/envelope.js';
 import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
+import { signalsIn } from '../helpers/signals.js';
 
 let bus: TempBus;
 let me: FakeSession;
@@ -26,11 +26,8 @@ function text(result: unknown): string {
   return r.content.map((c) => c.text).join('\n');
 }
 
-function signalsIn(dir: string) {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.signal'))
-    .map((f) => ({ id: f.slice(0, -'.signal'.length), env: parseSignal(readFileSync(join(dir, f), 'utf8').trimEnd())! }));
-}
+/** The messages in a scope directory given by its path under the bus root. */
+const signalsAt = (dir: string) => signalsIn(bus.root, relative(join(bus.root, 'signals'), dir));
 
 beforeEach(async () => {
   bus = makeTempBus();
@@ -66,13 +63,13 @@ describe('attend mcp', () => {
 
   it('send writes an envelope with the resolved identity, and resolves a display name to an id', async () => {
     const open = JSON.parse(text(await client.callTool({ name: 'send', arguments: { message: 'hello #open' } }))) as { id: string };
-    const [b] = signalsIn(join(bus.root, 'signals', '_broadcast'));
+    const [b] = signalsAt(join(bus.root, 'signals', '_broadcast'));
     expect(b).toMatchObject({ id: open.id, env: { fromKind: 'agent', fromId: me.sessionId, to: '*', body: 'hello #open' } });
 
     const direct = JSON.parse(text(await client.callTool({ name: 'send', arguments: { message: 'just you', to: ['the-peer'], on_behalf_of: 'tester' } }))) as { id: string; to: string };
     expect(direct.to).toBe(peer.sessionId);
     const trayDir = join(bus.root, 'signals', readdirSync(join(bus.root, 'signals')).find((d) => d !== '_broadcast')!);
-    const [d] = signalsIn(trayDir);
+    const [d] = signalsAt(trayDir);
     expect(d).toMatchObject({ id: direct.id, env: { fromId: me.sessionId, to: peer.sessionId, onBehalfOf: 'tester', body: 'just you' } });
   });
 
@@ -98,7 +95,7 @@ describe('attend mcp', () => {
     expect(list.channels.map((c) => c.label)).toEqual(['#open', '#ops']);
     const sent = JSON.parse(text(await client.callTool({ name: 'send', arguments: { message: 'deploying', channel: 'ops' } }))) as { id: string; to: string };
     expect(sent.to).toBe('#ops');
-    expect(signalsIn(join(bus.root, 'signals', '@ops'))).toEqual([expect.objectContaining({ id: sent.id, env: expect.objectContaining({ fromId: me.sessionId, to: '#ops' }) })]);
+    expect(signalsAt(join(bus.root, 'signals', '@ops'))).toEqual([expect.objectContaining({ id: sent.id, env: expect.objectContaining({ fromId: me.sessionId, to: '#ops' }) })]);
     const left = JSON.parse(text(await client.callTool({ name: 'leave', arguments: { channel: 'ops' } }))) as { left: boolean };
     expect(left.left).toBe(true);
     const again = (await client.callTool({ name: 'leave', arguments: { channel: 'ops' } })) as { isError?: boolean };

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { readChannels } from '../../tools/bus/channels.js';
 import { readOwed } from '../../tools/bus/owed.js';
 import { processAlive } from '../../tools/identity/system.js';
-import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
+import { signalsIn } from '../helpers/signals.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -22,16 +22,8 @@ function storeBytes(): string {
   return existsSync(f) ? readFileSync(f, 'utf8') : '';
 }
 
-function signalsIn(dir: string): string[] {
-  const d = join(bus.root, 'signals', dir);
-  return existsSync(d) ? readdirSync(d).filter((n) => n.endsWith('.signal')) : [];
-}
-
-function readSignalLine(dir: string, file: string) {
-  const env = parseSignal(readFileSync(join(bus.root, 'signals', dir, file), 'utf8').replace(/\n$/, ''));
-  if (!env) throw new Error(`not a signal: ${file}`);
-  return env;
-}
+const signalFilesIn = (dir: string): string[] => signalsIn(bus.root, dir).map((s) => s.file);
+const readSignalLine = (dir: string, file: string) => signalsIn(bus.root, dir).find((s) => s.file === file)!.env;
 
 describe('join, leave, channels', () => {
   it('joins (creating the channel), lists it with members, and leaves (removing it when empty and unpinned)', async () => {
@@ -131,10 +123,10 @@ describe('join, leave, channels', () => {
     const missing = await bob('send', '--channel', 'nope', 'hello');
     expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toContain('#ops');
-    expect(signalsIn('@nope')).toEqual([]);
+    expect(signalFilesIn('@nope')).toEqual([]);
     const posted = await bob('send', '--channel', '#ops', 'hello from outside');
     expect(posted.exitCode).toBe(0);
-    expect(signalsIn('@ops')).toHaveLength(1);
+    expect(signalFilesIn('@ops')).toHaveLength(1);
   });
 });
 
@@ -162,7 +154,7 @@ describe('invite, kick, dissolve', () => {
     expect(owed).toHaveLength(1);
     expect(owed[0]?.channel).toBe('ops');
     expect(owed[0]?.olderCount).toBe(12);
-    const all = signalsIn('@ops').map((f) => f.replace(/\.signal$/, '')).sort();
+    const all = signalFilesIn('@ops').map((f) => f.replace(/\.signal$/, '')).sort();
     expect(owed[0]?.ids).toEqual(all.slice(-50));
     expect(readChannels(bus.root).channels.ops?.invites[bob.sessionId]).toBeUndefined();
   });
@@ -225,7 +217,7 @@ describe('invite, kick, dissolve', () => {
     expect(refused.exitCode).toBe(4);
     expect(refused.stderr).toContain('--force');
     expect(readChannels(bus.root).channels.ops).toBeDefined();
-    expect(signalsIn('@ops')).toHaveLength(1);
+    expect(signalFilesIn('@ops')).toHaveLength(1);
 
     const forced = await as(alice.env)('dissolve', 'ops', '--force', '--json');
     expect(forced.exitCode).toBe(0);

@@ -1,15 +1,15 @@
 // `attend purge`: a channel's history goes, except what a live member has not been shown.
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeSignal } from '../../tools/bus/signals.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 import { type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
+import { signalsIn } from '../helpers/signals.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
 
-const ops = () => readdirSync(join(bus.root, 'signals', '@ops')).filter((n) => n.endsWith('.signal')).sort();
+const ops = () => signalsIn(bus.root, '@ops').map((s) => s.file);
 const human = () => ({ ...bus.env, USER: 'aaron' });
 
 async function ok(args: string[], env: Record<string, string>, cwd?: string): Promise<string> {
