@@ -1,4 +1,4 @@
-// The `/clear` hand-over (spec §4), one function for every conduit (issue #9 §2): a Claude
+// The `/clear` hand-over (docs/architecture.md, "Identity"), one function for every conduit (issue #9 §2): a Claude
 // process that got a new session id keeps what it owns. The sensor, the drain and the MCP
 // channel push each call this before they deliver, so whichever runs first after a
 // `/clear` moves the consumption ledger (the registry moves ordinal, memberships and the

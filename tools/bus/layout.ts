@@ -1,4 +1,4 @@
-// Where things live under the bus root (spec §2).
+// Where things live under the bus root (docs/architecture.md, "The bus on disk").
 //
 //   <root>/signals/_broadcast/<id>.signal   #open
 //   <root>/signals/@<name>/<id>.signal      a channel

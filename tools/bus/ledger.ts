@@ -1,4 +1,4 @@
-// The consumption ledger (spec §5): one per session, shared by the sensor, the drain and
+// The consumption ledger (docs/architecture.md, "Delivery"): one per session, shared by the sensor, the drain and
 // every other process, so a message surfaced by one conduit is never surfaced by the other.
 //
 // Shape: per receive directory a watermark (every id below it is consumed) plus one set of
@@ -165,7 +165,7 @@ function listDir(dir: string, scope: Scope, dirName: string, mark: string | unde
 }
 
 /**
- * `/clear` gives the Claude process a new session id (spec §4): the ledger follows it, so
+ * `/clear` gives the Claude process a new session id (docs/architecture.md, "Identity"): the ledger follows it, so
  * nothing already surfaced is surfaced again. A ledger already at the new id wins.
  */
 export function moveLedger(root: string, fromSid: string, toSid: string): boolean {

@@ -12,7 +12,7 @@ import { isForMe } from './receive.js';
 import type { Message } from './signals.js';
 
 export const LEDGER_GRACE_MS = 30_000;
-/** Cold start (spec §5): addressed mail whatever its age, newest this many. */
+/** Cold start (docs/architecture.md, "Delivery"): addressed mail whatever its age, newest this many. */
 export const COLD_ADDRESSED_MAX = 50;
 /** Cold start: `#open` and channel messages younger than this are delivered. */
 export const COLD_RECENT_MS = 120_000;

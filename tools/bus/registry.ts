@@ -1,4 +1,4 @@
-// The ordinal registry (spec §4, issue #3 §5): sessions sharing an origin get ordinals
+// The ordinal registry (docs/architecture.md, "Identity", issue #3 §5): sessions sharing an origin get ordinals
 // (`-alpha`, `-beta`, … lowest free slot first). The registry is a file, so ordinals survive
 // restarts of attend, and it is keyed by the Claude process (pid + start time) as well as the
 // session id, so a `/clear` (same process, new session id) keeps its ordinal and channels.

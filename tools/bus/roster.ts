@@ -1,4 +1,4 @@
-// Who is live (spec §4, §5): Claude Code sessions whose record belongs to a running process
+// Who is live (docs/architecture.md, "Identity" and "Delivery"): Claude Code sessions whose record belongs to a running process
 // with a matching start time, plus anyone whose attend heartbeat is fresh.
 
 import { existsSync, readdirSync } from 'node:fs';
@@ -127,7 +127,7 @@ function registerAgents(root: string, peers: Peer[], now: number): Map<string, O
  * Display names: humans by username; a session by its Claude Code name, else a nickname
  * from its origin. A session gets its ordinal when it shares its origin with another live
  * session, or when its slot is not the first (so `Nick-beta` stays `Nick-beta` after alpha
- * ends, spec §4: ordinals "persist while they live").
+ * ends, docs/architecture.md, "Identity": ordinals "persist while they live").
  */
 function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
   const byOrigin = new Map<string, Peer[]>();

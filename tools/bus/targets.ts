@@ -1,4 +1,4 @@
-// `--to` resolution (spec §4: display names resolve back to ids at every input boundary).
+// `--to` resolution (docs/architecture.md, "Identity": display names resolve back to ids at every input boundary).
 // A target is an origin path, a session id, a display name or a human username, and must
 // name someone live.
 

@@ -23,7 +23,7 @@ export interface CtxOptions {
   stderr?: Output;
   stdin?: NodeJS.ReadableStream;
   now?: () => number;
-  /** 'human' skips resolution: `attend chat` always writes as the human (spec §4). */
+  /** 'human' skips resolution: `attend chat` always writes as the human (docs/architecture.md, "Identity"). */
   identity?: 'resolve' | 'human';
 }
 

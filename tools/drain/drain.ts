@@ -1,4 +1,4 @@
-// The Stop-hook drain (spec §5): at the turn boundary, deliver what the sensor has not,
+// The Stop-hook drain (docs/architecture.md, "Delivery"): at the turn boundary, deliver what the sensor has not,
 // party-aware, through the same ledger. The writer is injected so the output is written
 // inside the ledger's lock before anything is recorded (deliver first, then record).
 
@@ -11,9 +11,9 @@ import { noteSurfaced } from '../bus/surfaced.js';
 import { type NameLookup, planDrain, renderDrain } from '../wire/party.js';
 import { shouldTeach, wakeNotes } from '../wire/wake.js';
 
-/** Blocks in a row before the drain lets the session stop (ADR-172's re-entry ceiling). */
+/** Blocks in a row before the drain lets the session stop (a re-entry ceiling, so a session can always stop). */
 export const DRAIN_ROUND_CEILING = 5;
-/** Claude Code caps hook output at 10,000 characters (claude-code.md). */
+/** Claude Code caps hook output at 10,000 characters (docs/integration.md). */
 export const HOOK_OUTPUT_MAX = 10_000;
 
 export type DrainFormat = 'hook' | 'plain';
@@ -62,7 +62,7 @@ export interface DrainOutcome {
  * Hook output: `hookSpecificOutput.additionalContext` rather than `decision: block`. Both
  * continue the turn, but the model reads a block's reason as `Stop hook blocking error
  * from command: ...` — an error to fix — while additional context arrives as a
- * `<system-reminder>` it reads as information (claude-code.md, "Stop"). Peer messages are
+ * `<system-reminder>` it reads as information (docs/integration.md). Peer messages are
  * information; some of them need no answer at all.
  */
 export function formatHookOutput(text: string): string {

@@ -1,4 +1,4 @@
-// Who am I (spec §4). A pure resolver over injected readers, so every branch is testable
+// Who am I (docs/architecture.md, "Identity"). A pure resolver over injected readers, so every branch is testable
 // without a real Claude Code: the env fast path checked against the session record and the
 // process start time, then a climb of the process ancestry, then the human fallback.
 
@@ -106,7 +106,7 @@ function humanUser(r: IdentityReaders): string {
 export function humanIdentity(r: IdentityReaders, reason: string): Identity {
   const user = humanUser(r);
   const terminal = r.terminal();
-  // `external:<user>[@<terminal>]` (spec §3): without a terminal there is nothing to add.
+  // `external:<user>[@<terminal>]` (docs/architecture.md, "The wire line"): without a terminal there is nothing to add.
   const from = terminal ? `external:${user}@${terminal}` : `external:${user}`;
   const id: Identity = {
     resolved: false,

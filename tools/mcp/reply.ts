@@ -1,4 +1,4 @@
-// `reply`: message and on_behalf_of (ADR-401), plus an optional `re` for a reply to a message
+// `reply`: message and on_behalf_of, plus an optional `re` for a reply to a message
 // other than the newest one shown to this session.
 
 import { z } from 'zod';

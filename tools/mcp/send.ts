@@ -1,4 +1,4 @@
-// `send` (ADR-401 "#538 and typed tool parameters"): message, to?, channel?, on_behalf_of?.
+// `send`, with typed parameters: message, to?, channel?, on_behalf_of?.
 // from_kind and from_id are never parameters; the server resolves them from its own ancestry.
 
 import { z } from 'zod';

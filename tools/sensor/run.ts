@@ -1,5 +1,5 @@
-// `attend run`: the long-running sensor Claude Code's Monitor starts (spec §5,
-// claude-code.md "Monitor"). Every stdout line is an event for the model, so stdout carries
+// `attend run`: the long-running sensor Claude Code's Monitor starts (docs/architecture.md, "Delivery",
+// docs/integration.md). Every stdout line is an event for the model, so stdout carries
 // observation lines only; diagnostics go to stderr.
 //
 // Lifetime: one sensor per session (a claim file); it heartbeats, follows `/clear` to the new

@@ -1,5 +1,5 @@
 // The context every verb runs in: paths, identity, clock, env, a warn sink. No standard
-// streams (they belong to the front ends) and no module state (style.md "Commands").
+// streams (they belong to the front ends) and no module state (docs/architecture.md, "Layers").
 
 import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
@@ -36,7 +36,7 @@ export interface VerbCtxOptions {
   now?: () => number;
   warn?: (line: string) => void;
   procInfo?: (pid: number) => ProcInfo | null;
-  /** 'human' skips resolution: `attend chat` always writes as the human (spec §4). */
+  /** 'human' skips resolution: `attend chat` always writes as the human (docs/architecture.md, "Identity"). */
   identity?: 'resolve' | 'human';
 }
 

@@ -6,7 +6,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 
 export interface Paths {
-  /** The bus root: $ATTEND_HOME, else the user cache dir (spec §2). */
+  /** The bus root: $ATTEND_HOME, else the user cache dir (docs/architecture.md, "The bus on disk"). */
   root: string;
   /** Claude Code's config dir: $CLAUDE_CONFIG_DIR, else ~/.claude. */
   claudeDir: string;

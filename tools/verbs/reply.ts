@@ -33,7 +33,7 @@ export function runReply(ctx: VerbCtx, input: SendInput): SendResult {
   // No routing flags: answer where the parent came from. A channel reply stays in the
   // channel; a direct message goes back to the sender's tray (by its live origin, else the
   // origin written in the message), never to #open; a broadcast is answered on #open,
-  // addressed to its sender (ADR-401: "a reply rides whatever directory the flags select").
+  // addressed to its sender: a reply rides whatever directory the routing selects.
   const to = parent.fromId;
   if (!WIDE_CLASS.test(to)) throw notFoundError(`message ${parent.id} has no sender id to reply to`);
   let scopes: Scope[] = [{ kind: 'open' }];

@@ -1,5 +1,5 @@
 // `send`: build one envelope from the resolved identity and the routing flags, then fan out
-// one file per destination directory (spec §3 "to"). `reply` (reply.ts) routes through the
+// one file per destination directory (docs/architecture.md, "Addressing"). `reply` (reply.ts) routes through the
 // same writer.
 
 import type { VerbCtx } from './context.js';

@@ -3,7 +3,7 @@
 // invited messages, the teaching line and — for the two streaming conduits — the digest
 // rule. Pure: the pending messages, their known parents and the ledger's `taught` come in.
 //
-// The digest (spec §5: more than DIGEST_THRESHOLD messages in one wake) folds only what is
+// The digest (docs/architecture.md, "Delivery": more than DIGEST_THRESHOLD messages in one wake) folds only what is
 // not personal: a message addressed to this session, sent by it, or replying into a thread
 // it is in is always shown in full (issue #10 §4), at most STREAM_FULL_MAX per wake; the
 // personal messages past that stay pending for the next wake instead of being counted away.

@@ -1,5 +1,5 @@
 // `attend inbox --drain`: the Stop hook. It writes its own output, inside the ledger's lock,
-// because "deliver first, then record" (spec §5) leaves no room to return the text and let
+// because "deliver first, then record" (docs/architecture.md, "Delivery") leaves no room to return the text and let
 // cli.ts print it after the record. A hook error must never block the session: every
 // failure ends as a line on stderr and exit 0.
 

@@ -133,7 +133,7 @@ export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: bool
     members.map((m) => noticeTarget(ctx, m.id, m.kind)),
     `dissolve: #${name} was dissolved; its ${removedMessages} messages are gone and you are no longer a member.`,
   );
-  // Dissolving is one of the three ways messages leave the disk (spec §2).
+  // Dissolving is one of the three ways messages leave the disk (docs/architecture.md, "The bus on disk").
   rmSync(dir, { recursive: true, force: true });
   return { channel: name, notified: members.map((m) => m.id), removedMessages, notice: notice?.id ?? null };
 }
