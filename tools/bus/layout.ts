@@ -41,6 +41,3 @@ export function scopeLabel(scope: Scope): string {
   return 'tray';
 }
 
-export function sameScope(a: Scope, b: Scope): boolean {
-  return scopeDirName(a) === scopeDirName(b);
-}

@@ -74,6 +74,3 @@ export function formatBlock(m: Message, names: Names, now: number): string {
   return lines.join('\n');
 }
 
-export function ageOf(time: number, now: number): string {
-  return formatAge(now - time);
-}

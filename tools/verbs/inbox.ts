@@ -29,8 +29,6 @@ export function messageJson(m: Message) {
   };
 }
 
-export type MessageJson = ReturnType<typeof messageJson>;
-
 /** Find a message anywhere on the bus: the receive set first, then every scope. */
 export function lookupMessage(ctx: VerbCtx, id: string): Message | null {
   const root = ctx.root();
