@@ -199,7 +199,7 @@ describe('peers and status', () => {
     expect(text.stdout).toContain('evil␛[2J');
   });
 
-  it('status reports the root, per-scope counts, unread, channels and a delivery slot', async () => {
+  it('status reports the root, per-scope counts, unread as the next wake would deliver it, channels and delivery', async () => {
     const a = session();
     const b = session();
     await runInProcess(['join', 'ops'], { env: a.env });
@@ -220,13 +220,20 @@ describe('peers and status', () => {
     expect(s.me.id).toBe(a.sessionId);
     expect(s.inbox).toEqual({ total: 3, unread: 3 });
     expect(s.channels).toEqual(['#ops']);
-    expect(s.delivery).toBeNull();
+    expect(s.delivery).toMatchObject({ sensorRunning: false, ledger: { state: 'missing' } });
     const counts = Object.fromEntries(s.scopes.map((x) => [x.dir, [x.messages, x.mine]]));
     expect(counts).toEqual({ '_broadcast': [1, true], '@ops': [1, true], [attendKey(a.cwd)]: [1, true] });
-    // Reading the inbox moves the "shown" mark: nothing is unread after.
+    // Unread is what the next wake delivers: listing the inbox consumes nothing, a drain does.
     await runInProcess(['inbox'], { env: a.env });
-    const after = JSON.parse((await runInProcess(['status', '--json'], { env: a.env })).stdout) as { inbox: { unread: number } };
+    const status = async () => JSON.parse((await runInProcess(['status', '--json'], { env: a.env })).stdout) as { inbox: { unread: number }; delivery: { ledger: { state: string } } };
+    expect((await status()).inbox.unread).toBe(3);
+    const drained = await runInProcess(['inbox', '--drain', '--format', 'plain'], { env: a.env });
+    expect(drained.stdout).toMatch(/^\[attend\] 3 peer messages delivered/);
+    const after = await status();
     expect(after.inbox.unread).toBe(0);
+    expect(after.delivery.ledger.state).toBe('ok');
+    await runInProcess(['send', '--to', a.sessionId, 'one more'], { env: b.env });
+    expect((await status()).inbox.unread).toBe(1);
     expect((await runInProcess(['status'], { env: a.env })).stdout).toContain('sensor:   not running');
     expect(readdirSync(join(bus.root, 'signals')).sort()).toEqual(['@ops', '_broadcast', attendKey(a.cwd)].sort());
   });

@@ -152,6 +152,28 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
 }
 
 /**
+ * What the next delivery cycle would surface, without taking the lock or writing anything
+ * (`attend status`: its unread count is what the next wake delivers, issue #10 §5).
+ */
+export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions, 'now' | 'reporter'>): Pending {
+  const now = opts.now;
+  const read = readLedger(root, who.id);
+  const cold = read.state !== 'ok';
+  const ledger = read.state === 'ok' ? read.ledger : newLedger(who.id, now);
+  let joinedAt: Record<string, number> | undefined;
+  const dirs = receiveScopes(root, who).map((scope) => {
+    const dirName = scopeDirName(scope);
+    if (ledger.marks[dirName] === undefined && !cold && scope.kind === 'channel') {
+      joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
+      ledger.marks[dirName] = joinMark(joinedAt[scope.name], now);
+    }
+    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now);
+  });
+  const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, (scope, id) => readMessage(root, scope, id, opts.reporter));
+  return { fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger };
+}
+
+/**
  * The ids at or above `mark` in one directory: from its index hint when that explains every
  * change since the last cycle, else from a full listing.
  */

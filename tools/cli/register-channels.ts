@@ -225,7 +225,8 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
         `sensor:   ${r.presence.sensor !== null && ctx.now() - r.presence.sensor <= 90_000 ? `running (beat ${ago(ctx, r.presence.sensor)})` : 'not running'}`,
         `drain:    ${ago(ctx, r.presence.drain)}`,
       ];
-      if (r.delivery) for (const [k, v] of Object.entries(r.delivery)) lines.push(`${pad(`${k}:`, 9)} ${typeof v === 'string' ? neutralize(v) : JSON.stringify(v)}`);
+      const l = r.delivery.ledger;
+      lines.push(`ledger:   ${l.state === 'ok' ? `${l.consumedAbove} recent ids above ${l.watermarks} watermark${l.watermarks === 1 ? '' : 's'}, updated ${ago(ctx, l.updated ?? null)}` : l.state === 'missing' ? 'none yet (the first delivery starts it)' : 'corrupt (the next delivery rebuilds it)'}`);
       lines.push('scopes:');
       for (const s of r.scopes) lines.push(`  ${pad(neutralize(s.scope), 40)} ${pad(String(s.messages), 7)}${s.mine ? ' (yours)' : ''}`);
       io.out(lines.join('\n'));

@@ -1,13 +1,13 @@
-// `attend status` (issue #3 §7): the bus root, message counts per scope, this identity's
-// inbox and what delivers to it. `delivery` is filled by the delivery side (sensor and
-// ledger state); this command leaves it null so its shape is stable for that extension.
+// `attend status`: the bus root, message counts per scope, this identity's inbox — its
+// unread count is what the next delivery wake would surface — and what delivers to it.
 
 import type { VerbCtx } from './context.js';
 import { joinedChannels } from '../bus/channels.js';
 import { scopeDir, scopeDirName, scopeLabel } from '../bus/layout.js';
 import { type Delivery, deliveryOf, readPresence } from '../bus/presence.js';
 import { listIds, listScopes } from '../bus/signals.js';
-import { readSurfaced } from '../bus/surfaced.js';
+import { peekPending } from '../bus/ledger.js';
+import { type DeliveryStatus, deliveryStatus } from '../bus/sensor-claim.js';
 import { receiveScopes } from '../bus/receive.js';
 import { readInbox } from './inbox.js';
 
@@ -25,14 +25,14 @@ export interface StatusResult {
   scopes: ScopeCount[];
   inbox: {
     total: number;
-    /** Messages from others newer than the newest one shown to this identity. */
+    /** What the next delivery wake would surface (the consumption ledger's answer). */
     unread: number;
   };
   channels: string[];
   /** Heartbeats seen for this identity (sensor, drain, chat). */
   presence: Delivery;
-  /** Filled by the delivery side: sensor running, consumption ledger state. */
-  delivery: Record<string, unknown> | null;
+  /** Sensor running, and what the consumption ledger holds. */
+  delivery: DeliveryStatus;
 }
 
 export function runStatus(ctx: VerbCtx): StatusResult {
@@ -48,8 +48,7 @@ export function runStatus(ctx: VerbCtx): StatusResult {
     messages: listIds(scopeDir(root, scope)).length,
     mine: mineDirs.has(scopeDirName(scope)),
   }));
-  const shown = readSurfaced(root, who.id);
-  const unread = inbox.filter((m) => m.fromId !== who.id && (!shown || m.time > shown.time)).length;
+  const unread = peekPending(root, who, { now, reporter: ctx.reporter }).fresh.length;
   const name = ctx.live().find((p) => p.id === who.id)?.name ?? who.id;
   return {
     busRoot: root,
@@ -58,6 +57,6 @@ export function runStatus(ctx: VerbCtx): StatusResult {
     inbox: { total: inbox.length, unread },
     channels: channels.map((c) => `#${c}`),
     presence: deliveryOf(readPresence(root), who.id, now),
-    delivery: null,
+    delivery: deliveryStatus(root, who.id),
   };
 }
