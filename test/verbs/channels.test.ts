@@ -255,3 +255,21 @@ describe('invite, kick, dissolve', () => {
     expect(r.exitCode).toBe(0);
   });
 });
+
+describe('a channel message addressed to someone', () => {
+  it('is refused when the addressee is not a member (they would never see it), and written when they are', async () => {
+    const alpha = session({ name: 'alpha' });
+    const gamma = session({ name: 'gamma' });
+    await as(alpha.env)('join', 'ops');
+    const refused = await as(alpha.env)('send', '--channel', 'ops', '--to', 'gamma', 'you will not see this');
+    expect(refused.exitCode).toBe(4);
+    expect(refused.stderr).toBe('attend: gamma is not in #ops and would never see it; attend invite gamma ops brings them in; or send it to them directly without the channel\n');
+    expect(signalsIn(bus.root, '@ops')).toEqual([]);
+    await as(gamma.env)('join', 'ops');
+    const ok = await as(alpha.env)('send', '--channel', 'ops', '--to', 'gamma', 'now you will');
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(signalsIn(bus.root, '@ops').map((s) => s.env.to)).toEqual([gamma.sessionId]);
+    // And gamma's delivery shows it.
+    expect((await runInProcess(['inbox', '--drain', '--format', 'plain'], { env: gamma.env })).stdout).toContain('now you will');
+  });
+});

@@ -5,12 +5,13 @@
 import type { VerbCtx } from './context.js';
 import { refusedError, usageError, verbHint } from '../bus/errors.js';
 import { envelopeFrom } from '../bus/compose.js';
-import { requireChannel } from '../bus/channels.js';
+import { readChannels, requireChannel } from '../bus/channels.js';
 import type { Peer } from '../bus/roster.js';
 import { MAX_BODY_BYTES, writeSignal } from '../bus/signals.js';
 import { resolveTargets } from '../bus/targets.js';
 import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, envelopeProblems } from '../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
+import { neutralize } from '../wire/render.js';
 import { scopeLabel } from '../bus/layout.js';
 
 export interface SendInput {
@@ -71,7 +72,20 @@ export function routeFor(ctx: VerbCtx, input: Pick<SendInput, 'to' | 'channel'>)
   const recipients = resolveTargets(targets, ctx.live(), { cwd: ctx.cwd, home: ctx.paths.home });
   const to = recipients.map((p) => p.id).join(',');
   if (!WIDE_CLASS.test(to)) throw usageError(`recipient ids '${printable(to)}' cannot be written on the wire`);
-  if (channel !== undefined) return { scopes: [{ kind: 'channel', name: channel }], to, recipients };
+  if (channel !== undefined) {
+    // A channel message is read by the channel's members only: one addressed to someone
+    // outside it would be accepted and never seen (issue #10 §7), so it is refused.
+    const members = readChannels(ctx.root()).channels[channel]?.members ?? {};
+    const outside = recipients.filter((p) => members[p.id] === undefined);
+    if (outside.length > 0) {
+      const first = outside[0]!;
+      throw refusedError(
+        `${outside.map((p) => neutralize(p.name)).join(', ')} ${outside.length === 1 ? 'is' : 'are'} not in #${channel} and would never see it`,
+        verbHint('invite', [['who', first.name], ['channel', channel]], { then: 'brings them in; or send it to them directly without the channel' }),
+      );
+    }
+    return { scopes: [{ kind: 'channel', name: channel }], to, recipients };
+  }
   const keys = [...new Set(recipients.map((p) => attendKey(p.origin)))];
   return { scopes: keys.map((key) => ({ kind: 'tray', key })), to, recipients };
 }
