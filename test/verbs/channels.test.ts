@@ -273,3 +273,24 @@ describe('a channel message addressed to someone', () => {
     expect((await runInProcess(['inbox', '--drain', '--format', 'plain'], { env: gamma.env })).stdout).toContain('now you will');
   });
 });
+
+describe('a name that matches more than one party', () => {
+  it('is ambiguous with the candidates listed; an id, a path or human:<user> picks one', async () => {
+    const agentNick = session({ name: 'nick' });
+    const other = session({ name: 'other' });
+    // The human `nick` is live through a chat heartbeat.
+    const { writePresence } = await import('../../tools/bus/presence.js');
+    writePresence(bus.root, { id: 'nick', kind: 'human', origin: bus.home, heartbeat: Date.now(), role: 'chat', pid: process.pid });
+    const r = await as(other.env)('send', '--to', 'nick', 'which one?');
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`'nick' is ambiguous: `);
+    expect(r.stderr).toContain(`nick (agent, ${agentNick.sessionId})`);
+    expect(r.stderr).toContain('nick (human, nick)');
+    expect(signalsIn(bus.root, '_broadcast')).toEqual([]);
+    const toHuman = await as(other.env)('send', '--to', 'human:nick', 'to the person', '--json');
+    expect(toHuman.exitCode, toHuman.stderr).toBe(0);
+    expect(JSON.parse(toHuman.stdout).to).toBe('nick');
+    const toAgent = await as(other.env)('send', '--to', agentNick.sessionId, 'to the session', '--json');
+    expect(JSON.parse(toAgent.stdout).to).toBe(agentNick.sessionId);
+  });
+});
