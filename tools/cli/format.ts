@@ -69,6 +69,7 @@ export function formatBlock(m: Message, names: Names, now: number): string {
     `to: ${neutralize(toLabel(m, names))}`,
   ];
   if (m.re) lines.push(`re: ${m.re}`);
+  if ((m as { access?: string }).access === 'owner') lines.push('note: read as the owner of this bus; it was not sent to you');
   // Body lines are indented so nothing inside a body can pass for a header line.
   for (const line of neutralize(m.body, { multiline: true }).split('\n')) lines.push(`  ${line}`);
   return lines.join('\n');

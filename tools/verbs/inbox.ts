@@ -26,14 +26,35 @@ export function messageJson(m: Message) {
     cwd: m.cwd,
     body: m.body,
     legacy: m.legacy,
+    ...('access' in m ? { access: (m as ReadMessage).access } : {}),
   };
 }
 
-/** Find a message anywhere on the bus: the receive set first, then every scope. */
-export function lookupMessage(ctx: VerbCtx, id: string): Message | null {
+/**
+ * How the caller may read a message (issue #10 §11): it received it (its trays, channels it
+ * is in, #open), it sent it, or — the human who owns the bus — it reads what was not for it,
+ * and the output says so. An agent never reads another session's direct message by id.
+ */
+export type Access = 'received' | 'sent' | 'owner';
+
+export interface ReadMessage extends Message {
+  access: Access;
+}
+
+/**
+ * Find a message the caller may read: in its receive set (and for it there: a sibling's
+ * tray mail is not), else anywhere on the bus if the caller sent it, or is the human owner.
+ */
+export function lookupMessage(ctx: VerbCtx, id: string): ReadMessage | null {
   const root = ctx.root();
-  const mine = receiveScopes(root, ctx.identity());
-  return findMessage(root, mine, id, ctx.reporter) ?? findMessage(root, listScopes(root), id, ctx.reporter);
+  const who = ctx.identity();
+  const mine = findMessage(root, receiveScopes(root, who), id, ctx.reporter);
+  if (mine && isForMe(mine, who)) return { ...mine, access: mine.fromId === who.id ? 'sent' : 'received' };
+  const anywhere = findMessage(root, listScopes(root), id, ctx.reporter);
+  if (!anywhere) return null;
+  if (anywhere.fromId === who.id) return { ...anywhere, access: 'sent' };
+  if (who.kind === 'human') return { ...anywhere, access: 'owner' };
+  return null;
 }
 
 export interface InboxInput {
@@ -89,19 +110,21 @@ export function markShown(ctx: VerbCtx, messages: Message[]): void {
   if (newest) noteSurfaced(ctx.root(), who.id, { id: newest.id, time: newest.time });
 }
 
-export function runRead(ctx: VerbCtx, id: string): Message {
+export function runRead(ctx: VerbCtx, id: string): ReadMessage {
   if (!isMessageId(id)) throw usageError(`'${printable(id)}' is not a message id`);
   const m = lookupMessage(ctx, id);
-  if (!m) throw notFoundError(`message ${id} was not found`, verbHint('inbox', [], { then: 'lists message ids' }));
+  // Not found and not yours read the same, so an id tells nothing about others' mail.
+  if (!m) throw notFoundError(`message ${id} was not found among the messages you receive`, verbHint('inbox', [], { then: 'lists message ids' }));
   markShown(ctx, [m]);
   return m;
 }
 
 /** The whole thread a message belongs to: its root and every reply below it, oldest first. */
-export function runThread(ctx: VerbCtx, id: string): Message[] {
+export function runThread(ctx: VerbCtx, id: string): ReadMessage[] {
   const start = runRead(ctx, id);
-  const byId = new Map<string, Message>();
-  for (const m of readInbox(ctx)) byId.set(m.id, m);
+  const who = ctx.identity();
+  const byId = new Map<string, ReadMessage>();
+  for (const m of readInbox(ctx)) byId.set(m.id, { ...m, access: m.fromId === who.id ? 'sent' : 'received' });
   byId.set(start.id, start);
   let rootMsg = start;
   const guard = new Set<string>([start.id]);
