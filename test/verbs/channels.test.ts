@@ -294,3 +294,44 @@ describe('a name that matches more than one party', () => {
     expect(JSON.parse(toAgent.stdout).to).toBe(agentNick.sessionId);
   });
 });
+
+describe('one ownership rule for the channel verbs (issue #10 §14)', () => {
+  it('members describe, pin and invite; only the creator or a human dissolves or purges; non-members do none of it', async () => {
+    const aaron = as(human('aaron'));
+    const a = session({ name: 'alpha' });
+    const b = session({ name: 'beta' });
+    expect((await aaron('channels', 'create', 'ops', 'human made')).exitCode).toBe(0);
+    expect((await aaron('invite', 'alpha', 'ops')).exitCode).toBe(0);
+    expect((await as(a.env)('join', 'ops')).exitCode).toBe(0);
+    await as(a.env)('send', '--channel', 'ops', 'history worth keeping');
+    // A just-invited agent cannot delete a human's channel or its history.
+    for (const args of [['dissolve', 'ops', '--force'], ['purge', 'ops']]) {
+      const r = await as(a.env)(...args);
+      expect(r.exitCode, args.join(' ')).toBe(4);
+      expect(r.stderr).toMatch(/only the creator of #ops or a human can (dissolve|purge) it/);
+    }
+    expect(readChannels(bus.root).channels.ops).toBeDefined();
+    expect(signalsIn(bus.root, '@ops')).toHaveLength(1);
+    // Members may describe and pin; a non-member may not describe, pin, unpin or invite.
+    expect((await as(a.env)('channels', 'describe', 'ops', 'now by alpha')).exitCode).toBe(0);
+    for (const args of [['channels', 'describe', 'ops', 'by beta'], ['channels', 'unpin', 'ops'], ['channels', 'pin', 'ops'], ['invite', 'alpha', 'ops']]) {
+      const r = await as(b.env)(...args);
+      expect(r.exitCode, args.join(' ')).toBe(4);
+      expect(r.stderr, args.join(' ')).toMatch(/only members of #ops can/);
+    }
+    expect(readChannels(bus.root).channels.ops).toMatchObject({ description: 'now by alpha', pinned: true });
+    // Reading a description is open to all.
+    expect((await as(b.env)('channels', 'describe', 'ops')).stdout.trim()).toBe('now by alpha');
+    // The creator of its own channel may dissolve it; a human may dissolve any.
+    await as(b.env)('join', 'mine');
+    expect((await as(b.env)('dissolve', 'mine')).exitCode).toBe(0);
+    expect((await aaron('dissolve', 'ops', '--force')).exitCode).toBe(0);
+    expect(readChannels(bus.root).channels.ops).toBeUndefined();
+  });
+
+  it('the rule is stated in --help', async () => {
+    for (const cmd of ['channels', 'invite', 'kick', 'dissolve', 'purge']) {
+      expect((await runInProcess([cmd, '--help'], { env: bus.env })).stdout, cmd).toContain('only its creator dissolves or purges it');
+    }
+  });
+});

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { Io, Registrar } from './cli.js';
 import type { Ctx } from './context.js';
 import { formatAge, neutralize } from '../wire/render.js';
+import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
@@ -71,7 +72,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
         'attend channels create ops "deploys and incidents"',
         'attend channels describe ops "deploys, incidents, on-call"',
         'attend channels pin ops',
-      ]),
+      ]) + `\n${CHANNEL_RULE}\n`,
     )
     .action(async (opts: { joined?: boolean; json?: boolean }) => {
       const { runChannels } = await import('../verbs/channels/index.js');
@@ -135,7 +136,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .argument('<who>', 'a display name, session id, username or origin path')
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend invite Nick-beta ops', 'attend invite aaron "#design"']))
+    .addHelpText('after', `${examples(['attend invite Nick-beta ops', 'attend invite aaron "#design"'])}\n${CHANNEL_RULE}\n`)
     .action(async (who: string, channel: string, opts: { json?: boolean }) => {
       const { runInvite } = await import('../verbs/channels/index.js');
       const r = runInvite(ctx, { who, channel });
@@ -149,7 +150,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .argument('<who>', 'a member: display name, session id or username')
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend kick Nick-beta ops']))
+    .addHelpText('after', `${examples(['attend kick Nick-beta ops'])}\n${CHANNEL_RULE}\n`)
     .action(async (who: string, channel: string, opts: { json?: boolean }) => {
       const { runKick } = await import('../verbs/channels/index.js');
       const r = runKick(ctx, { who, channel });
@@ -163,7 +164,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .argument('<channel>', 'channel name, with or without #')
     .option('--force', 'dissolve even though other members are live (they are told)')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend dissolve scratch', 'attend dissolve ops --force']))
+    .addHelpText('after', `${examples(['attend dissolve scratch', 'attend dissolve ops --force'])}\n${CHANNEL_RULE}\n`)
     .action(async (channel: string, opts: { force?: boolean; json?: boolean }) => {
       const { runDissolve } = await import('../verbs/channels/index.js');
       const r = runDissolve(ctx, { channel, force: opts.force });
@@ -176,7 +177,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .description("delete a channel's history except what a live member has not been shown yet")
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend purge ops', 'attend purge #ops --json']))
+    .addHelpText('after', `${examples(['attend purge ops', 'attend purge #ops --json'])}\n${CHANNEL_RULE}\n`)
     .action(async (channel: string, opts: { json?: boolean }) => {
       const { runPurge } = await import('../verbs/channels/index.js');
       const r = runPurge(ctx, { channel });

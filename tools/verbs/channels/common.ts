@@ -2,7 +2,8 @@
 // messages, notice targets.
 
 import type { VerbCtx } from '../context.js';
-import { refusedError, usageError } from '../../bus/errors.js';
+import { refusedError, usageError, verbHint } from '../../bus/errors.js';
+import type { Channel } from '../../bus/channels.js';
 import { type NoticeTarget } from '../../bus/notices.js';
 import { readRegistry, registeredAlive } from '../../bus/registry.js';
 import type { Peer } from '../../bus/roster.js';
@@ -58,3 +59,26 @@ export function noticeTarget(ctx: VerbCtx, id: string, kind: 'agent' | 'human'):
   return { id, kind, origin };
 }
 
+
+/**
+ * The one ownership rule for the channel verbs (issue #10 §14), the same in the CLI, chat
+ * and MCP, and stated in `--help` (CHANNEL_RULE):
+ * - a human (the bus's people, who own it) may do anything;
+ * - members may describe, pin, unpin, invite and kick (an agent never kicks a human);
+ * - only the channel's creator may dissolve or purge it (its history is theirs to delete).
+ * Anyone may create a channel, join one and read its description.
+ */
+export type ChannelAction = 'describe' | 'pin' | 'unpin' | 'invite' | 'kick' | 'dissolve' | 'purge';
+
+export { CHANNEL_RULE } from './rule.js';
+
+export function checkChannelRule(who: { id: string; kind: 'agent' | 'human' }, name: string, c: Channel, action: ChannelAction): void {
+  if (who.kind === 'human') return;
+  if (action === 'dissolve' || action === 'purge') {
+    if (c.createdBy !== who.id) throw refusedError(`only the creator of #${name} or a human can ${action} it`);
+    return;
+  }
+  if (!c.members[who.id]) {
+    throw refusedError(`only members of #${name} can ${action === 'invite' ? 'invite to' : action === 'kick' ? 'kick from' : action} it`, verbHint('join', [['channel', name]]));
+  }
+}

@@ -14,7 +14,7 @@ import { listIds } from '../../bus/signals.js';
 import { resolveTarget } from '../../bus/targets.js';
 import { printable } from '../../wire/names.js';
 import { neutralize } from '../../wire/render.js';
-import { livenessOf, nameOf, namedChannel, noticeTarget, parseChannelArg, shownName } from './common.js';
+import { checkChannelRule, livenessOf, nameOf, namedChannel, noticeTarget, parseChannelArg, shownName } from './common.js';
 
 // ---- invite / kick / dissolve ----------------------------------------------------------------
 
@@ -38,7 +38,7 @@ export function runInvite(ctx: VerbCtx, input: { who: string; channel: string })
   updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
     if (!c) throw unknownChannel(store, name);
-    if (me.kind === 'agent' && !c.members[me.id]) throw refusedError(`only members of #${name} can invite to it`, verbHint('join', [['channel', name]]));
+    checkChannelRule(me, name, c, 'invite');
     if (c.members[invitee.id]) throw refusedError(`${neutralize(invitee.name)} is already a member of #${name}`);
     c.invites[invitee.id] = { by: me.id, at: now };
   });
@@ -86,8 +86,8 @@ export function runKick(ctx: VerbCtx, input: { who: string; channel: string }): 
     }
     if (id === me.id) throw usageError('you cannot kick yourself', verbHint('leave', [['channel', name]]));
     const member = c.members[id] as { kind: 'agent' | 'human' };
+    checkChannelRule(me, name, c, 'kick');
     if (me.kind === 'agent' && member.kind === 'human') throw refusedError(`an agent cannot kick a human (${shownName(peers, id)})`);
-    if (me.kind === 'agent' && !c.members[me.id]) throw refusedError(`only members of #${name} can kick from it`);
     delete c.members[id];
     delete c.invites[id];
     return { id, kind: member.kind };
@@ -111,7 +111,7 @@ export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: bool
   const members = updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
     if (!c) throw unknownChannel(store, name);
-    if (me.kind === 'agent' && !c.members[me.id]) throw refusedError(`only members of #${name} can dissolve it`);
+    checkChannelRule(me, name, c, 'dissolve');
     const others = Object.keys(c.members).filter((id) => id !== me.id);
     const liveOthers = others.filter((id) => alive(id));
     if (liveOthers.length > 0 && !input.force) {
@@ -149,7 +149,7 @@ export function runPurge(ctx: VerbCtx, input: { channel: string }): PurgeResult 
   const store = readChannels(ctx.root());
   const c = store.channels[name];
   if (!c) throw unknownChannel(store, name);
-  if (me.kind === 'agent' && !c.members[me.id]) throw refusedError(`only members of #${name} can purge it`);
+  checkChannelRule(me, name, c, 'purge');
   const alive = livenessOf(ctx);
   const liveIds = new Set(Object.keys(c.members).filter((id) => alive(id)));
   return purgeChannel(ctx.root(), name, { now: ctx.now(), liveIds });

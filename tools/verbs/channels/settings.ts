@@ -3,7 +3,7 @@
 import type { VerbCtx } from '../context.js';
 import { type Channel, descriptionProblem, unknownChannel, newChannel, pruneStore, readChannels, updateChannels } from '../../bus/channels.js';
 import { refusedError, usageError, verbHint } from '../../bus/errors.js';
-import { livenessOf, nameOf, namedChannel } from './common.js';
+import { checkChannelRule, livenessOf, nameOf, namedChannel } from './common.js';
 
 // ---- listing and settings ------------------------------------------------------------------
 
@@ -104,9 +104,11 @@ export function runDescribe(ctx: VerbCtx, input: { channel: string; text?: strin
     return { channel: name, description: c.description, changed: false };
   }
   const description = checkDescription(input.text);
+  const who = ctx.identity();
   updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
     if (!c) throw unknownChannel(store, name);
+    checkChannelRule(who, name, c, 'describe');
     c.description = description;
   });
   return { channel: name, description, changed: true };
@@ -114,9 +116,11 @@ export function runDescribe(ctx: VerbCtx, input: { channel: string; text?: strin
 
 export function runPin(ctx: VerbCtx, input: { channel: string; pinned: boolean }): { channel: string; pinned: boolean } {
   const name = namedChannel(input.channel, input.pinned ? 'pinned' : 'unpinned');
+  const who = ctx.identity();
   updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
     if (!c) throw unknownChannel(store, name);
+    checkChannelRule(who, name, c, input.pinned ? 'pin' : 'unpin');
     c.pinned = input.pinned;
   });
   return { channel: name, pinned: input.pinned };
