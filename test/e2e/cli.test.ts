@@ -200,7 +200,11 @@ describe('attend send', () => {
     const r = asApi(['send', '--json', '--to', 'web', 'hi']);
     expect(r.exitCode).toBe(0);
     const j = JSON.parse(r.stdout) as Record<string, unknown>;
-    expect(j).toMatchObject({ to: web.sessionId, scopes: ['tray'], re: null, notes: [], recipients: [{ id: web.sessionId, name: 'web', kind: 'agent' }] });
+    expect(j).toMatchObject({ to: web.sessionId, scopes: ['tray'], re: null, recipients: [{ id: web.sessionId, name: 'web', kind: 'agent' }] });
+    // Truthful delivery: web has no sensor and no recent drain, so nothing shows it until it is back.
+    expect(j.delivery).toEqual([{ id: web.sessionId, name: 'web', kind: 'agent', when: 'later' }]);
+    expect(j.notes).toEqual(['delivery not until they are back: web']);
+    expect(r.stderr).toBe('attend: delivery not until they are back: web\n');
     expect(j.id).toMatch(ID);
     expect(j.files).toEqual([join(bus.root, 'signals', attendKey(web.cwd), `${j.id as string}.signal`)]);
   });
@@ -250,7 +254,7 @@ describe('attend reply', () => {
     expect(asWeb(['inbox']).exitCode).toBe(0);
     const r = asWeb(['reply', 'got it']);
     const id = sent(r);
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe('attend: delivery not until they are back: api\n');
     expect(line(signals()[`_broadcast/${id}.signal`]!)).toMatchObject({ re: second, to: api.sessionId, fromId: web.sessionId, body: 'got it' });
     // --re picks another parent.
     const id2 = sent(asWeb(['reply', '--re', first, 'and this']));
@@ -266,6 +270,7 @@ describe('attend reply', () => {
 
   it('a reply in a channel stays in the channel', () => {
     expect(asApi(['join', 'ops']).exitCode).toBe(0);
+    expect(asWeb(['join', 'ops']).exitCode).toBe(0);
     const m = sent(asApi(['send', '--channel', 'ops', 'deploying']));
     const id = sent(asWeb(['reply', '--re', m, 'ack']));
     expect(line(signals()[`@ops/${id}.signal`]!)).toMatchObject({ re: m, to: api.sessionId });

@@ -32,3 +32,29 @@ describe('inbox <id>', () => {
     expect(owner.stdout).toContain('note: read as the owner of this bus; it was not sent to you');
   });
 });
+
+describe('truthful delivery (issue #10 §15)', () => {
+  it('send says per recipient when it will be shown; inbox --sent says who has been, from the ledgers', async () => {
+    const alpha = session({ name: 'alpha' });
+    const beta = session({ name: 'beta' });
+    const gamma = session({ name: 'gamma' });
+    // beta has a live sensor heartbeat; gamma drained lately; alpha sends.
+    const { writePresence } = await import('../../tools/bus/presence.js');
+    writePresence(bus.root, { id: beta.sessionId, kind: 'agent', origin: beta.cwd, heartbeat: Date.now(), role: 'sensor', pid: beta.pid });
+    await run(gamma.env, 'inbox', '--drain', '--format', 'plain');
+    const sent = await run(alpha.env, 'send', '--to', 'beta', '--to', 'gamma', 'who sees this when?', '--json');
+    const r = JSON.parse(sent.stdout) as { id: string; delivery: { name: string; when: string }[] };
+    expect(Object.fromEntries(r.delivery.map((d) => [d.name, d.when]))).toEqual({ beta: 'now', gamma: 'next-turn' });
+    expect(sent.stderr).toBe('attend: delivery now: beta; at their next turn: gamma\n');
+    // Nobody has been shown it yet; gamma's drain shows it.
+    const before = JSON.parse((await run(alpha.env, 'inbox', '--sent', '--json')).stdout) as { messages: { id: string; recipients: { name: string; shown: boolean }[] }[] };
+    expect(before.messages[0]).toMatchObject({ id: r.id, recipients: [{ name: 'beta', shown: false }, { name: 'gamma', shown: false }] });
+    expect((await run(gamma.env, 'inbox', '--drain', '--format', 'plain')).stdout).toContain('who sees this when?');
+    const after = JSON.parse((await run(alpha.env, 'inbox', '--sent', '--json')).stdout) as typeof before;
+    expect(after.messages[0]!.recipients).toEqual([
+      { id: beta.sessionId, name: 'beta', shown: false },
+      { id: gamma.sessionId, name: 'gamma', shown: true },
+    ]);
+    expect((await run(alpha.env, 'inbox', '--sent')).stdout).toContain('shown to: gamma; not yet: beta');
+  });
+});

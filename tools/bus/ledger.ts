@@ -186,6 +186,25 @@ function listDir(dir: string, scope: Scope, dirName: string, mark: string | unde
   return { scope, dirName, ids: [...set].sort(), listedAt: r.state.listed, index: r.state };
 }
 
+/** Has `sid`'s ledger consumed message `id` of directory `dirName`? No ledger: no. */
+export function isConsumedBy(root: string, sid: string, dirName: string, id: string): boolean {
+  const r = readLedger(root, sid);
+  if (r.state !== 'ok') return false;
+  const mark = r.ledger.marks[dirName];
+  return (mark !== undefined && id < mark) || r.ledger.above.includes(id);
+}
+
+/** Every identity that has a ledger (what has ever been delivered to). */
+export function listLedgerIds(root: string): string[] {
+  try {
+    return readdirSync(ledgerDir(root))
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => decodeURIComponent(n.slice(0, -'.json'.length)));
+  } catch {
+    return [];
+  }
+}
+
 /**
  * `/clear` gives the Claude process a new session id (docs/architecture.md, "Identity"): the ledger follows it, so
  * nothing already surfaced is surfaced again. A ledger already at the new id wins.

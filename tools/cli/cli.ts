@@ -110,12 +110,31 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--page <n>', 'page number, 1 is newest', '1')
     .option('--before <id>', 'only messages older than this id')
     .option('--json', 'print JSON')
+    .option('--sent', 'the messages you sent, newest first, with who has been shown each (from their delivery ledgers)')
     .option('--drain', 'the Stop hook: deliver what the sensor has not, then record it (reads the hook JSON on stdin)')
     .option('--format <format>', 'with --drain: hook (JSON for Claude Code) or plain', 'hook')
     .option('--trace', 'with --drain: name on stderr the ids delivered, collapsed or left to attend inbox')
-    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
-    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
+    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --sent                                # who has been shown what you sent', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
+    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; sent?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
       if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
+      if (opts.sent) {
+        const { runSent } = await import('../verbs/delivery.js');
+        const { messageJson } = await import('../verbs/inbox.js');
+        const r = runSent(ctx, { limit: parseIntArg(opts.limit, '--limit') });
+        if (opts.json) return io.json({ messages: r.messages.map((row) => ({ ...messageJson(row.message), recipients: row.recipients })) });
+        if (r.messages.length === 0) return io.out('You have sent nothing on this bus.');
+        const now = ctx.now();
+        const names = namesFrom(ctx.live(), ctx.identity().id);
+        return io.out(
+          r.messages
+            .map((row) => {
+              const shown = row.recipients.filter((x) => x.shown).map((x) => neutralize(x.name));
+              const not = row.recipients.filter((x) => !x.shown).map((x) => neutralize(x.name));
+              return `${formatBlock(row.message, names, now)}\n  shown to: ${shown.length ? shown.join(', ') : 'nobody yet'}${not.length ? `; not yet: ${not.join(', ')}` : ''}`;
+            })
+            .join('\n\n'),
+        );
+      }
       const inbox = await import('../verbs/inbox.js');
       const names = namesFrom(ctx.live(), ctx.identity().id);
       const now = ctx.now();

@@ -13,6 +13,7 @@ import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, envelopeProblems } from '../wi
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
 import { neutralize } from '../wire/render.js';
 import { scopeLabel } from '../bus/layout.js';
+import { type RecipientDelivery, deliveryFor, describeDelivery } from './delivery.js';
 
 export interface SendInput {
   message: string;
@@ -29,6 +30,8 @@ export interface SendResult {
   files: string[];
   recipients: { id: string; name: string; kind: string }[];
   re: string | null;
+  /** Per recipient: shown now, at its next turn, or not until it is back (issue #10 §15). */
+  delivery: RecipientDelivery[];
   notes: string[];
 }
 
@@ -106,6 +109,8 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   const root = ctx.root();
   const id = ctx.newId();
   const files = route.scopes.map((scope) => writeSignal(root, scope, id, env));
+  const delivery = deliveryFor(ctx, route.to);
+  const audience = route.to === '*' ? '#open' : route.to.startsWith('#') ? route.to : 'them';
   return {
     id,
     to: route.to,
@@ -113,6 +118,8 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
     files,
     recipients: route.recipients.map((p) => ({ id: p.id, name: p.name, kind: p.kind })),
     re: input.re ?? null,
-    notes,
+    delivery,
+    // Said only when someone will not see it now: that is when a sender needs to know.
+    notes: delivery.every((d) => d.when === 'now') && delivery.length > 0 ? notes : [...notes, describeDelivery(delivery, audience)],
   };
 }
