@@ -6,7 +6,8 @@
 // directory instead, whose mtime changes when an entry is added.
 //
 // A directory that vanishes (a cleanup, a dissolved channel) is recreated and watched again
-// at once, so a sensor never goes deaf for the rest of its life.
+// at the next check (the sensor's 2 s tick), so a sensor never goes deaf for the rest of its
+// life; a writer that recreates it first is noticed the same way (a new inode).
 
 import { type FSWatcher, type StatWatcher, existsSync, mkdirSync, statSync, unwatchFile, watch, watchFile } from 'node:fs';
 import { dirname } from 'node:path';
@@ -56,6 +57,11 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
     polled.delete(dir);
   };
 
+  const gone = (dir: string) => {
+    unwatch(dir);
+    inodes.set(dir, -2);
+  };
+
   const rewatch = (dir: string) => {
     if (closed) return;
     unwatch(dir);
@@ -77,18 +83,20 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
       polled.set(
         dir,
         watchFile(dir, { interval: opts.intervalMs, persistent: true }, (cur, prev) => {
-          if (cur.nlink === 0 || cur.ino !== prev.ino) return rewatch(dir);
+          if (cur.nlink === 0 || cur.ino !== prev.ino) return gone(dir);
           if (cur.mtimeMs !== prev.mtimeMs) opts.onEntry(dir, null);
         }),
       );
       return;
     }
     const w = watch(dir, { persistent: true }, (_event, name) => {
-      // The directory itself went away: its watch is dead from here on.
-      if (!existsSync(dir)) return rewatch(dir);
+      // The directory itself went away: its watch is dead from here on. It is recreated on
+      // the next check (the sensor's tick), not here: a bus being removed as a whole must
+      // not have a directory put back into it while `rm -rf` is still walking it.
+      if (!existsSync(dir)) return gone(dir);
       opts.onEntry(dir, name === null ? null : String(name));
     });
-    w.on('error', () => rewatch(dir));
+    w.on('error', () => gone(dir));
     native.set(dir, w);
   };
 

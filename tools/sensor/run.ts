@@ -19,7 +19,7 @@ import { removePresence, writePresence } from '../bus/presence.js';
 import { receiveScopes } from '../bus/receive.js';
 import { handOver } from '../bus/handover.js';
 import type { Reporter } from '../bus/signals.js';
-import { listLive } from '../bus/roster.js';
+import { createNameSource } from '../bus/roster.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
 import { type DirWatch, watchDirs } from './dir-watch.js';
 import { scanOnce } from './scan.js';
@@ -55,15 +55,8 @@ export interface SensorExit {
 }
 
 function displayNames(opts: SensorOptions): (me: string) => NameLookup {
-  let cache: { at: number; map: Map<string, string> } | undefined;
-  return (me) => {
-    const now = opts.now();
-    if (!cache || now - cache.at > 5_000) {
-      const peers = listLive({ root: opts.root, sessionsDir: opts.sessionsDir, now, procInfo: opts.procInfo });
-      cache = { at: now, map: new Map(peers.map((p) => [p.id, p.name])) };
-    }
-    return nameLookup(cache.map, me);
-  };
+  const source = createNameSource({ root: opts.root, sessionsDir: opts.sessionsDir, procInfo: opts.procInfo }, opts.now);
+  return (me) => nameLookup(source(), me);
 }
 
 export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
