@@ -152,6 +152,9 @@ describe('attend chat in tmux', () => {
     tmux('send-keys', '-t', 'chat', 'Escape');
     expect(await exitStatus('chat to exit')).toBe('0');
     tmux('kill-server');
+    // A fresh server: kill-server returns before the old one has let go of its socket, and a
+    // new-session on the same socket then fails with "server exited unexpectedly".
+    socket = `${socket}-mouse`;
 
     startChat(bus.env, 80, 20, ['--mouse']);
     await until((s) => s.includes('numbered message 59'), 'first frame with --mouse');
