@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChatActions } from '../tools/chat/actions.js';
 import { App } from '../tools/chat/App.js';
 import { createBusSource } from '../tools/chat/bus-source.js';
+import { keyHelpLines } from '../tools/chat/keys.js';
 import { createVerbCtx } from '../tools/verbs/context.js';
 import { writeSignal } from '../tools/bus/signals.js';
 import { writePresence } from '../tools/bus/presence.js';
@@ -172,8 +173,8 @@ describe('attend chat frames', () => {
     const c = renderChat();
     await c.type('/help');
     c.press('\r');
-    // The feed shows the bottom of the list: the commands' tail and the keys.
-    await c.until((x) => x.includes('/reply [text] — reply to the selected message') && x.includes('Alt-↑/↓ (or Ctrl-↑/↓) select a message'), 'help');
+    // The feed shows the bottom of the list: the commands' tail and every row of the key table.
+    await c.until((x) => x.includes('/reply [text] — reply to the selected message') && keyHelpLines().every((l) => x.includes(`* ${l.slice(0, 60)}`)), 'help');
     await c.type('/frobnicate');
     c.press('\r');
     await c.until((x) => x.includes('unknown command /frobnicate'), 'unknown');

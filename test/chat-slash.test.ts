@@ -12,6 +12,7 @@ import { listLive } from '../tools/bus/roster.js';
 import { procInfo } from '../tools/identity/system.js';
 import { createChatActions } from '../tools/chat/actions.js';
 import { peerStatusText } from '../tools/chat/peer-status.js';
+import { keyHelpLines } from '../tools/chat/keys.js';
 import { errorLine, runSlash } from '../tools/chat/slash.js';
 import { createVerbCtx } from '../tools/verbs/context.js';
 import { AttendError, EXIT, verbHint } from '../tools/bus/errors.js';
@@ -141,5 +142,17 @@ describe('error lines and peer status', () => {
     const by = (id: string) => peers.find((p) => p.id === id);
     expect(peerStatusText(by(sensed.sessionId)!)).toBe('idle');
     expect(peerStatusText(by(deaf.sessionId)!)).toBe('idle, deaf');
+  });
+});
+
+describe('one key table for every help text', () => {
+  it('`attend chat --help` and /help list every row of the key table', async () => {
+    const r = await runInProcess(['chat', '--help'], { env: bus.env });
+    expect(r.exitCode).toBe(0);
+    const help = runSlash('/help', { actions: createChatActions({ makeCtx: () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human' }), root: bus.root, now: Date.now }), tabChannel: null, replyTarget: () => undefined });
+    for (const line of keyHelpLines()) {
+      expect(r.stdout).toContain(`  ${line}\n`);
+      expect(help.lines.map((l) => l.text)).toContain(line);
+    }
   });
 });

@@ -5,6 +5,7 @@ import { AttendError, EXIT } from '../bus/errors.js';
 import type { Peer } from '../bus/roster.js';
 import { parseChannelArg } from '../verbs/channels/common.js';
 import { errorLine } from './hints.js';
+import { keyHelpLines } from './keys.js';
 import { neutralize } from '../wire/render.js';
 import type { ChatActions } from './actions.js';
 import { peerStatusText } from './peer-status.js';
@@ -28,12 +29,6 @@ export const COMMANDS: Record<string, string> = {
   mouse: '/mouse — toggle mouse-wheel scrolling (off keeps terminal selection)',
   quit: '/quit — leave attend chat',
 };
-
-/** The keys, for /help (the same list as `attend chat --help`). */
-export const KEYS: string[] = [
-  'keys: ↑/↓ history · Tab complete (again: cycle) · Alt-1..9 or Ctrl-←→ tabs · PgUp/PgDn scroll',
-  'keys: Alt-↑/↓ (or Ctrl-↑/↓) select a message; Enter then replies to it · Esc unselects, then quits',
-];
 
 export interface SlashEnv {
   actions: ChatActions;
@@ -102,7 +97,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
   try {
     switch (cmd.name) {
       case 'help':
-        return { lines: [...Object.values(COMMANDS), ...KEYS].map(info), consumed: true };
+        return { lines: [...Object.values(COMMANDS), ...keyHelpLines()].map(info), consumed: true };
       case 'peers': {
         const peers = a.peers();
         if (peers.length === 0) return { lines: [info('nobody is live')], consumed: true };
