@@ -108,13 +108,33 @@ describe('attend chat frames', () => {
     expect(f).toContain('> @Nick hi');
   });
 
-  it('refuses a send that reaches nobody live and keeps the draft', async () => {
+  it('sends to #open with nobody else live, and says they will see it when they come back (issue 10 item 12)', async () => {
     const c = renderChat();
     await c.type('anyone there?');
+    await c.until((x) => x.includes('── to #open (everyone) — nobody else is live now; they will see it when they come back'), 'the destination says so first');
     c.press('\r');
-    const f = await c.until((x) => x.includes('not sent: nobody else is live'), 'refusal');
-    expect(f).toContain('> anyone there?');
-    expect(readdirSync(join(c.root, 'signals'))).toEqual([]);
+    const f = await c.until((x) => /sent to #open \(everyone\) — nobody else is live now; they will see it when they come back/.test(x), 'sent, with who sees it');
+    expect(f).not.toContain('> anyone there?');
+    const open = join(c.root, 'signals', '_broadcast');
+    const files = readdirSync(open).filter((n) => n.endsWith('.signal'));
+    expect(files).toHaveLength(1);
+    expect(readFileSync(join(open, files[0]!), 'utf8')).toContain('|to:*|anyone there?');
+  });
+
+  it('sends to a channel whose other member is not live, and says so', async () => {
+    const nick = live('Nick');
+    expect((await runInProcess(['join', 'ops'], { env: nick.env })).exitCode).toBe(0);
+    const c = renderChat();
+    await c.type('/join #ops');
+    c.press('\r');
+    await c.until((x) => x.includes('joined #ops') && x.includes('Nick idle'), 'joined, Nick live');
+    nick.kill();
+    await c.until((x) => x.includes('live: nobody else'), 'Nick gone');
+    await c.type('deploying now');
+    c.press('\r');
+    await c.until((x) => x.includes('— nobody else in #ops is live now; its 1 other member will see it when they come back') && x.includes('sent to #ops'), 'sent to #ops');
+    const dir = join(c.root, 'signals', '@ops');
+    expect(readdirSync(dir).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(dir, n), 'utf8')).some((l) => l.endsWith('|deploying now\n'))).toBe(true);
   });
 
   it('shows a message sent by another process within the deadline, counted unread on other tabs', async () => {

@@ -93,6 +93,19 @@ describe('attend chat in tmux', () => {
     expect(existsSync(presence)).toBe(false);
   });
 
+  it('sends to #open with nobody else live and says they will see it when they come back (issue 10 item 12)', async () => {
+    nick.kill();
+    startChat(bus.env, 100, 24);
+    await until((s) => s.includes('live: nobody else'), 'first frame, alone');
+    tmux('send-keys', '-t', 'chat', '-l', 'anyone there?');
+    await until((s) => s.includes('> anyone there?') && s.includes('── to #open (everyone) — nobody else is live now; they will see it when they come back'), 'draft and the note');
+    tmux('send-keys', '-t', 'chat', 'Enter');
+    const open = join(bus.root, 'signals', '_broadcast');
+    const file = await waitFor(() => existsSync(open) && readdirSync(open).find((n) => n.endsWith('.signal')), { what: 'signal file', timeoutMs: 10_000 });
+    expect(readFileSync(join(open, file), 'utf8')).toMatch(/\|to:\*\|anyone there\?\n$/);
+    await until((s) => s.split('\n').some((l) => l.startsWith('sent to #open (everyone) — nobody else is live now; they will see it when they come back')), 'status after sending');
+  });
+
   it('restores the terminal and removes its heartbeat on SIGTERM', async () => {
     startChat(bus.env, 80, 24);
     await until((s) => s.includes('Enter send'), 'first frame');

@@ -63,6 +63,18 @@ describe('planDraft and destinationLine', () => {
     expect(destinationLine(plan(text, feed), nameOf)).toEqual({ text: line, bad });
   });
 
+  it('sends to #open and a channel with nobody else live, and says who sees it later', () => {
+    const alone = { live: [me], members: () => ['me', 'sid-gone'] };
+    const p = planDraft({ text: 'anyone?', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
+    expect(p).toMatchObject({ kind: 'send', refusal: null, note: 'nobody else is live now; they will see it when they come back' });
+    expect(destinationLine(p, nameOf)).toEqual({ text: 'to #open (everyone) — nobody else is live now; they will see it when they come back', bad: false });
+    const c = planDraft({ text: '#ops deploying', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
+    expect(destinationLine(c, nameOf)).toEqual({ text: 'to #ops — nobody else in #ops is live now; its 1 other member will see it when they come back', bad: false });
+    // A direct message to someone who is gone is still refused: nobody would ever get it.
+    const d = planDraft({ text: 'hi', feed: plain, sources, defaultDest: { kind: 'direct', to: [nick] }, reach: alone });
+    expect(destinationLine(d, nameOf)).toEqual({ text: 'to Nick — Nick is not live; the draft is kept', bad: true });
+  });
+
   it('plans what Enter does: the kind and its target', () => {
     expect(plan('on it', selectedOlder)).toMatchObject({ kind: 'reply', to: { id: older.id } });
     expect(plan('/reply x', plain)).toMatchObject({ kind: 'replyCommand', target: { id: newer.id } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { completeAt, editDistance, matchName, parseAddress, type PeerRef, resolveRoute, type RouteSources, unreachableReason } from '../../tools/chat/state/routing.js';
+import { completeAt, editDistance, matchName, parseAddress, type PeerRef, reachNote, resolveRoute, type RouteSources, unreachableReason } from '../../tools/chat/state/routing.js';
 
 const peers: PeerRef[] = [
   { id: 'sid-1', name: 'Nick-alpha', kind: 'agent' },
@@ -73,14 +73,26 @@ describe('resolveRoute', () => {
   });
 });
 
-describe('unreachableReason', () => {
-  const reach = { live: peers, members: (c: string) => (c === 'ops' ? ['sid-3'] : ['me']) };
-  it('knows who can read what', () => {
-    expect(unreachableReason({ kind: 'open' }, reach, 'me')).toBeNull();
-    expect(unreachableReason({ kind: 'open' }, { live: [peers[4] as PeerRef], members: () => [] }, 'me')).toContain('nobody else is live');
-    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [] }, reach, 'me')).toBeNull();
-    expect(unreachableReason({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toContain('nobody live is in #release');
-    expect(unreachableReason({ kind: 'direct', to: [{ id: 'gone', name: 'Gone', kind: 'agent' }] }, reach, 'me')).toContain('Gone is not live');
+describe('unreachableReason and reachNote (issue 10 item 12: #open and channels are sent, live readers or not)', () => {
+  const reach = { live: peers, members: (c: string) => (c === 'ops' ? ['me', 'sid-3', 'gone-1'] : c === 'release' ? ['me', 'gone-1', 'gone-2'] : ['me']) };
+  const alone = { live: [peers[4] as PeerRef], members: reach.members };
+  it('refuses only a direct message to someone who is not live', () => {
+    expect(unreachableReason({ kind: 'open' }, alone, 'me')).toBeNull();
+    expect(unreachableReason({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toBeNull();
+    expect(unreachableReason({ kind: 'channel', channel: 'solo', to: [] }, alone, 'me')).toBeNull();
+    expect(unreachableReason({ kind: 'direct', to: [{ id: 'gone', name: 'Gone', kind: 'agent' }] }, reach, 'me')).toBe('Gone is not live; the draft is kept');
+    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [{ id: 'gone', name: 'Gone', kind: 'agent' }] }, reach, 'me')).toContain('Gone is not live');
+    expect(unreachableReason({ kind: 'direct', to: [peers[2] as PeerRef] }, reach, 'me')).toBeNull();
+  });
+  it('says who will not see it now', () => {
+    expect(reachNote({ kind: 'open' }, reach, 'me')).toBeNull();
+    expect(reachNote({ kind: 'open' }, alone, 'me')).toBe('nobody else is live now; they will see it when they come back');
+    expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, reach, 'me')).toBe('seen now by Hana; 1 member not live will see it when they come back');
+    expect(reachNote({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toBe('nobody else in #release is live now; its 2 other members will see it when they come back');
+    expect(reachNote({ kind: 'channel', channel: 'solo', to: [] }, reach, 'me')).toBe('nobody else is in #solo yet; it stays in its history (/invite @name #solo)');
+    const allLive = { live: peers, members: () => ['me', 'sid-3'] };
+    expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, allLive, 'me')).toBeNull();
+    expect(reachNote({ kind: 'direct', to: [peers[2] as PeerRef] }, reach, 'me')).toBeNull();
   });
 });
 

@@ -216,7 +216,8 @@ export function App(props: AppProps) {
     try {
       const r = actions.send(route.dest, route.body);
       cdispatch({ type: 'submitted' });
-      setStatus({ text: `sent to ${describeDest(route.dest)} (${r.id})`, level: 'info' });
+      // The id last: on a narrow terminal the truncated end is the least needed part.
+      setStatus({ text: `sent to ${describeDest(route.dest)}${plan.note ? ` — ${plan.note}` : ''} (${r.id})`, level: 'info' });
     } catch (err) {
       setStatus({ text: `not sent: ${errorLine(err)}`, level: 'error' });
       refreshRoster();

@@ -20,6 +20,8 @@ Addressing:
   "@Nick can you look?"   to one live session (names match case-insensitively, typos within 2 edits)
   "#ops deploying"        to a channel;  "#ops @Tam ..." to Tam inside #ops
   no address              goes where the tab points (#open, the channel, the last direct correspondent)
+  #open and channels are sent even when nobody else is live (history lasts): the destination
+  line and the result say who will only see it when they come back
 
 Examples:
   $ attend chat

@@ -4,7 +4,7 @@
 
 import { neutralize } from '../../wire/render.js';
 import { type ChatMessage, type FeedState, isDirect, newestFromOthers, selectedMessage } from './feed.js';
-import { type DefaultDest, describeDest, parseAddress, type PeerRef, type Reach, resolveRoute, type RouteResult, type RouteSources, unreachableReason } from './routing.js';
+import { type DefaultDest, describeDest, parseAddress, type PeerRef, type Reach, reachNote, resolveRoute, type RouteResult, type RouteSources, unreachableReason } from './routing.js';
 
 /** Where a draft that names nobody goes: decided by the active tab. */
 export function defaultDestination(feed: Pick<FeedState, 'active' | 'messages' | 'me'>, peers: PeerRef[]): DefaultDest {
@@ -29,8 +29,11 @@ export type DraftPlan =
   | { kind: 'replyCommand'; target: ChatMessage | undefined }
   /** A plain draft with a message selected: a reply to it. */
   | { kind: 'reply'; to: ChatMessage }
-  /** A message: where it goes (or why it cannot), and why it is refused though it resolves. */
-  | { kind: 'send'; route: RouteResult; refusal: string | null };
+  /**
+   * A message: where it goes (or why it cannot), why it is refused though it resolves, and
+   * who will not see it now (it is sent all the same).
+   */
+  | { kind: 'send'; route: RouteResult; refusal: string | null; note: string | null };
 
 export interface PlanInputs {
   text: string;
@@ -51,7 +54,8 @@ export function planDraft({ text, feed, sources, defaultDest, reach }: PlanInput
   const selected = selectedMessage(feed);
   if (selected && parseAddress(text).tokens.length === 0) return { kind: 'reply', to: selected };
   const route = resolveRoute(text, sources, defaultDest);
-  return { kind: 'send', route, refusal: route.ok ? unreachableReason(route.dest, reach, sources.me) : null };
+  if (!route.ok) return { kind: 'send', route, refusal: null, note: null };
+  return { kind: 'send', route, refusal: unreachableReason(route.dest, reach, sources.me), note: reachNote(route.dest, reach, sources.me) };
 }
 
 /** The message a plan answers, if it is a reply of either kind. */
@@ -73,7 +77,8 @@ export function destinationLine(plan: DraftPlan, nameOf: (id: string) => string)
     case 'send': {
       const r = plan.route;
       if (!r.ok) return { text: `✗ ${r.reason}`, bad: true };
-      return { text: `to ${describeDest(r.dest)}${plan.refusal ? ` — ${plan.refusal}` : ''}`, bad: plan.refusal !== null };
+      if (plan.refusal) return { text: `to ${describeDest(r.dest)} — ${plan.refusal}`, bad: true };
+      return { text: `to ${describeDest(r.dest)}${plan.note ? ` — ${plan.note}` : ''}`, bad: false };
     }
   }
 }

@@ -161,18 +161,40 @@ export interface Reach {
   members(channel: string): string[];
 }
 
-/** Why a destination reaches nobody live, or null when someone will read it. */
+/**
+ * Why a message must not be sent at all, or null. Only a direct message to someone who is
+ * not live is refused (the send would find no recipient, as in the CLI). #open and channels
+ * are always sent, live readers or not: history lasts, and whoever comes back reads it
+ * (issue 10 item 12); reachNote says who sees it now.
+ */
 export function unreachableReason(dest: Destination, reach: Reach, me: string): string | null {
+  const to = dest.kind === 'open' ? [] : dest.to;
+  const ids = new Set(reach.live.filter((p) => p.id !== me).map((p) => p.id));
+  const gone = to.filter((p) => !ids.has(p.id));
+  return gone.length > 0 ? `${gone.map((p) => p.name).join(', ')} ${gone.length > 1 ? 'are' : 'is'} not live; the draft is kept` : null;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * Who sees a message to #open or a channel now and who does not yet, for the destination
+ * line and the status after sending. Null when everyone it is for is live (or it is direct:
+ * those are refused unless live, see unreachableReason).
+ */
+export function reachNote(dest: Destination, reach: Reach, me: string): string | null {
   const live = reach.live.filter((p) => p.id !== me);
-  if (dest.kind === 'open') return live.length === 0 ? 'nobody else is live to read #open; the draft is kept' : null;
-  if (dest.kind === 'direct') {
-    const ids = new Set(live.map((p) => p.id));
-    const gone = dest.to.filter((p) => !ids.has(p.id));
-    return gone.length > 0 ? `${gone.map((p) => p.name).join(', ')} ${gone.length > 1 ? 'are' : 'is'} not live; the draft is kept` : null;
-  }
-  if (dest.to.length > 0) return unreachableReason({ kind: 'direct', to: dest.to }, reach, me);
-  const members = new Set(reach.members(dest.channel));
-  return live.some((p) => members.has(p.id)) ? null : `nobody live is in #${dest.channel}; the draft is kept (/invite @name #${dest.channel})`;
+  if (dest.kind === 'open') return live.length === 0 ? 'nobody else is live now; they will see it when they come back' : null;
+  if (dest.kind === 'direct' || dest.to.length > 0) return null;
+  const members = reach.members(dest.channel).filter((id) => id !== me);
+  const liveIds = new Set(live.map((p) => p.id));
+  const now = live.filter((p) => members.includes(p.id));
+  const later = members.filter((id) => !liveIds.has(id)).length;
+  if (members.length === 0) return `nobody else is in #${dest.channel} yet; it stays in its history (/invite @name #${dest.channel})`;
+  if (now.length === 0) return `nobody else in #${dest.channel} is live now; its ${plural(later, 'other member', 'other members')} will see it when they come back`;
+  const seen = `seen now by ${now.map((p) => p.name).join(', ')}`;
+  return later > 0 ? `${seen}; ${plural(later, 'member', 'members')} not live will see it when they come back` : null;
 }
 
 // --- Tab completion -------------------------------------------------------------------
