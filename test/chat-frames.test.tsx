@@ -1,7 +1,7 @@
 // Frames of the main screens through ink-testing-library, on a real temporary bus with a
 // real live session (fakeSession) and the real actions.
 
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import stringWidth from 'string-width';
@@ -77,23 +77,43 @@ describe('attend chat frames', () => {
     expect(f).not.toContain('\x1b[');
   });
 
-  it('sends to a fuzzy-matched @name and writes the signal file as the human', async () => {
+  it('never sends to a typo: suggests, Tab completes, then it sends and writes the signal file as the human (issue 10 item 13)', async () => {
     const hana = live('Hana');
     writePresence(bus.root, { id: hana.sessionId, kind: 'agent', origin: hana.cwd, heartbeat: Date.now(), role: 'sensor', pid: hana.pid });
     const c = renderChat();
     const roster = await c.until((x) => x.includes('Hana idle'), 'roster');
     expect(roster).not.toContain('deaf');
-    await c.type('@hanna ship it');
-    await c.until((x) => x.includes('to Hana'), 'destination shown before Enter');
+    await c.type('@hanna');
+    await c.until((x) => x.includes('── ✗ nobody live is called @hanna; did you mean @Hana? (Tab completes)'), 'the suggestion before Enter');
+    c.press('\r');
+    await c.until((x) => x.includes('not sent: nobody live is called @hanna') && x.includes('> @hanna'), 'refused, draft kept');
+    const dir = join(c.root, 'signals', attendKey(hana.cwd));
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+    c.press('\t');
+    await c.until((x) => /^> @Hana\s*$/m.test(x) && x.includes('── to Hana'), 'completed');
+    for (const ch of 'ship it') c.press(ch);
+    await c.until((x) => x.includes('> @Hana ship it'), 'typed the body');
     c.press('\r');
     await c.until((x) => x.includes('sent to Hana'), 'sent');
-    const dir = join(c.root, 'signals', attendKey(hana.cwd));
     const files = readdirSync(dir).filter((n) => n.endsWith('.signal'));
     expect(files).toHaveLength(1);
     const line = readFileSync(join(dir, files[0]!), 'utf8');
     expect(line).toContain('|from_kind:human|from_id:tester|');
     expect(line).toContain(`|to:${hana.sessionId}|ship it`);
     await c.until((x) => /tester \(you\) \(human\) → Hana {2}dm/.test(x) && x.includes('  ship it'), 'own message in the feed');
+  });
+
+  it('a human and an agent with the same name are ambiguous, with the candidates listed (issue 10 item 10)', async () => {
+    const agent = live('alpha');
+    writePresence(bus.root, { id: 'alpha', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
+    const c = renderChat();
+    await c.until((x) => x.includes('live: alpha idle deaf · alpha here'), 'both in the roster');
+    await c.type('@alpha hi');
+    const f = await c.until((x) => x.includes(`@alpha is ambiguous: alpha (agent ${agent.sessionId.slice(0, 8)}), alpha (human)`), 'ambiguity shown');
+    expect(f).toContain('── ✗');
+    c.press('\r');
+    await c.until((x) => x.includes('not sent: @alpha is ambiguous'), 'refused');
+    expect(readdirSync(join(c.root, 'signals'))).toEqual([]);
   });
 
   it('refuses an ambiguous name with the candidates and keeps the draft', async () => {

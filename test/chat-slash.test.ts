@@ -156,3 +156,14 @@ describe('one key table for every help text', () => {
     }
   });
 });
+
+describe('names in slash commands follow the send rule (issue 10 item 13)', () => {
+  it('/whois takes an exact name or a unique prefix, and only suggests a typo', () => {
+    live('Hana');
+    const run = chat();
+    expect(run('/whois @han').lines[0]?.text).toMatch(/^Hana \(agent\)/);
+    const typo = run('/whois @hanna');
+    expect(typo.consumed).toBe(false);
+    expect(typo.lines[0]).toEqual({ text: 'nobody called @hanna; did you mean @Hana?', level: 'error' });
+  });
+});

@@ -72,8 +72,16 @@ function personArg(raw: string | undefined, peers: Peer[], extraIds: string[] = 
   const pool = [...peers.map((p) => ({ id: p.id, name: p.name })), ...extraIds.filter((id) => !peers.some((p) => p.id === id)).map((id) => ({ id, name: id }))];
   const m = matchName(q, pool, (p) => p.name, (p) => p.id);
   if (m.kind === 'one') return m.item;
-  if (m.kind === 'ambiguous') throw new AttendError(`@${q} is ambiguous: ${m.items.map((p) => p.name).join(', ')}`, EXIT.usage);
-  throw new AttendError(`nobody called @${q}${peers.length ? `; live: ${peers.map((p) => p.name).join(', ')}` : ''}`, EXIT.notFound);
+  if (m.kind === 'ambiguous') {
+    // Same names (a human and an agent): the ids tell them apart, and an id names one.
+    const dup = new Set(m.items.map((p) => p.name.toLowerCase())).size < m.items.length;
+    throw new AttendError(`@${q} is ambiguous: ${m.items.map((p) => (dup ? `${p.name} (${p.id})` : p.name)).join(', ')}`, EXIT.usage);
+  }
+  const near = m.suggestions.slice(0, 3).map((p) => `@${p.name}`);
+  throw new AttendError(
+    `nobody called @${q}${near.length ? `; did you mean ${near.join(' or ')}?` : peers.length ? `; live: ${peers.map((p) => p.name).join(', ')}` : ''}`,
+    EXIT.notFound,
+  );
 }
 
 function flags(...words: string[]): string {

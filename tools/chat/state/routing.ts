@@ -71,44 +71,62 @@ export function editDistance(a: string, b: string, cap = 2): number {
   return prev[b.length] ?? cap + 1;
 }
 
-export type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none' };
+export type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none'; suggestions: T[] };
+
+/** A session id prefix this long names one session, as `attend peers` shows them (targets.ts). */
+const KEY_PREFIX = 8;
 
 /**
- * Exact (case-insensitive) first, then an exact key (an id), then the closest names within
- * edit distance 2: one at the smallest distance is accepted, several are ambiguous.
+ * The send rule, the CLI's (tools/bus/targets.ts resolveTarget) plus a unique name prefix:
+ * an exact name (case-insensitive) or key (an id); else a unique name prefix or a key prefix
+ * of 8 or more. Whatever matches more than one party is ambiguous — a human and an agent of
+ * the same name included (issue 10 item 10). A typo never sends (issue 10 item 13): close
+ * names (edit distance ≤ 2, or containing the query) come back only as suggestions.
  */
-/** Exact, then id, then a name prefix, then edit distance ≤ 2. */
 export function matchName<T>(query: string, items: T[], nameOf: (t: T) => string, keyOf?: (t: T) => string): Match<T> {
   const q = query.toLowerCase();
-  const exact = items.filter((t) => nameOf(t).toLowerCase() === q);
-  if (exact.length === 1) return { kind: 'one', item: exact[0] as T };
-  if (exact.length > 1) return { kind: 'ambiguous', items: exact };
-  if (keyOf) {
-    const byKey = items.filter((t) => keyOf(t) === query);
-    if (byKey.length === 1) return { kind: 'one', item: byKey[0] as T };
-  }
+  const pick = (found: T[]): Match<T> | null => (found.length === 1 ? { kind: 'one', item: found[0] as T } : found.length > 1 ? { kind: 'ambiguous', items: found } : null);
+  const exact = pick(items.filter((t) => nameOf(t).toLowerCase() === q || (keyOf !== undefined && keyOf(t) === query)));
+  if (exact) return exact;
   // A prefix names the base of ordinal names: `@Nick` for Nick-alpha when it is alone.
-  const prefixed = items.filter((t) => nameOf(t).toLowerCase().startsWith(q));
-  if (prefixed.length === 1) return { kind: 'one', item: prefixed[0] as T };
-  if (prefixed.length > 1) return { kind: 'ambiguous', items: prefixed };
-  let best = 3;
-  let found: T[] = [];
+  const prefixed = pick(items.filter((t) => nameOf(t).toLowerCase().startsWith(q) || (keyOf !== undefined && query.length >= KEY_PREFIX && keyOf(t).startsWith(query))));
+  if (prefixed) return prefixed;
+  return { kind: 'none', suggestions: closeNames(q, items, nameOf) };
+}
+
+/** Names near a query, closest first: within edit distance 2, or containing it. */
+export function closeNames<T>(query: string, items: T[], nameOf: (t: T) => string): T[] {
+  const q = query.toLowerCase();
+  const scored: { t: T; d: number }[] = [];
   for (const t of items) {
-    const d = editDistance(q, nameOf(t).toLowerCase(), 2);
-    if (d > 2) continue;
-    if (d < best) {
-      best = d;
-      found = [t];
-    } else if (d === best) found.push(t);
+    const n = nameOf(t).toLowerCase();
+    const d = editDistance(q, n, 2);
+    if (d <= 2) scored.push({ t, d });
+    else if (q.length >= 2 && n.includes(q)) scored.push({ t, d: 3 });
   }
-  if (found.length === 1) return { kind: 'one', item: found[0] as T };
-  if (found.length > 1) return { kind: 'ambiguous', items: found };
-  return { kind: 'none' };
+  return scored.sort((x, y) => x.d - y.d || nameOf(x.t).localeCompare(nameOf(y.t))).map((x) => x.t);
 }
 
 function liveList(src: RouteSources): string {
   const others = src.peers.filter((p) => p.id !== src.me);
   return others.length === 0 ? 'nobody else is live' : `live: ${others.map((p) => p.name).join(', ')}`;
+}
+
+/** Candidates of an ambiguous name: their names, with kind and id where names repeat. */
+function describeCandidates(items: PeerRef[], me: string): string {
+  const counts = new Map<string, number>();
+  for (const p of items) counts.set(p.name.toLowerCase(), (counts.get(p.name.toLowerCase()) ?? 0) + 1);
+  return items
+    .map((p) => {
+      if ((counts.get(p.name.toLowerCase()) ?? 0) < 2) return p.name;
+      const who = p.id === me ? 'human, you' : p.kind === 'human' ? 'human' : `agent ${p.id.slice(0, KEY_PREFIX)}`;
+      return `${p.name} (${who})`;
+    })
+    .join(', ');
+}
+
+function didYouMean(words: string[]): string {
+  return words.length === 0 ? '' : `; did you mean ${words.slice(0, 3).join(' or ')}? (Tab completes)`;
 }
 
 export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest): RouteResult {
@@ -119,9 +137,20 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
   for (const t of tokens) {
     if (t.name.length === 0) return { ok: false, reason: `'${t.sigil}' needs a name`, body };
     if (t.sigil === '@') {
-      const m = matchName(t.name, src.peers.filter((p) => p.id !== src.me), (p) => p.name, (p) => p.id);
-      if (m.kind === 'none') return { ok: false, reason: `nobody live is called @${t.name}; ${liveList(src)}`, body };
-      if (m.kind === 'ambiguous') return { ok: false, reason: `@${t.name} is ambiguous: ${m.items.map((p) => p.name).join(', ')}`, body };
+      // The operator is in the pool, so a name they share with an agent is ambiguous rather
+      // than silently the agent's (issue 10 item 10).
+      const m = matchName(t.name, src.peers, (p) => p.name, (p) => p.id);
+      if (m.kind === 'none') {
+        const near = m.suggestions.filter((p) => p.id !== src.me).map((p) => `@${p.name}`);
+        return { ok: false, reason: `nobody live is called @${t.name}${near.length ? didYouMean(near) : `; ${liveList(src)}`}`, body };
+      }
+      if (m.kind === 'ambiguous') {
+        // Same names: only an id tells them apart.
+        const same = new Set(m.items.map((p) => p.name.toLowerCase())).size < m.items.length;
+        const byId = same && m.items.some((p) => p.kind === 'agent') ? "; @ and 8 or more characters of an agent's id name it" : '';
+        return { ok: false, reason: `@${t.name} is ambiguous: ${describeCandidates(m.items, src.me)}${byId}`, body };
+      }
+      if (m.item.id === src.me) return { ok: false, reason: `@${t.name} is you`, body };
       if (!to.some((p) => p.id === m.item.id)) to.push(m.item);
       continue;
     }
@@ -131,7 +160,10 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
       continue;
     }
     const m = matchName(t.name, src.channels, (c) => c);
-    if (m.kind === 'none') return { ok: false, reason: `no channel #${t.name}${src.channels.length ? `; channels: ${src.channels.map((c) => `#${c}`).join(', ')}` : ''}`, body };
+    if (m.kind === 'none') {
+      const near = didYouMean(m.suggestions.map((c) => `#${c}`));
+      return { ok: false, reason: `no channel #${t.name}${near || (src.channels.length ? `; channels: ${src.channels.map((c) => `#${c}`).join(', ')}` : '')}`, body };
+    }
     if (m.kind === 'ambiguous') return { ok: false, reason: `#${t.name} is ambiguous: ${m.items.map((c) => `#${c}`).join(', ')}`, body };
     if (channel !== null && channel !== m.item) return { ok: false, reason: 'a message goes to one channel at a time', body };
     channel = m.item;
@@ -224,7 +256,8 @@ function candidatesFor(word: string, isFirst: boolean, src: CompleteSources): st
   else return [];
   const prefixed = pool.filter((c) => c.slice(1).toLowerCase().startsWith(q));
   if (prefixed.length > 0) return [...new Set(prefixed)].sort((a, b) => a.localeCompare(b));
-  return [...new Set(pool.filter((c) => editDistance(q, c.slice(1).toLowerCase(), 2) <= 2))].sort();
+  // Fuzzy, closest first: Tab turns `@alpah` into `@alpha`, which the send rule then takes.
+  return [...new Set(closeNames(q, pool, (c) => c.slice(1)))];
 }
 
 /** One Tab press. Returns null when there is nothing to complete. */
