@@ -100,7 +100,8 @@ describe('attend chat frames', () => {
     const line = readFileSync(join(dir, files[0]!), 'utf8');
     expect(line).toContain('|from_kind:human|from_id:tester|');
     expect(line).toContain(`|to:${hana.sessionId}|ship it`);
-    await c.until((x) => /tester \(you\) \(human\) → Hana {2}dm/.test(x) && x.includes('  ship it'), 'own message in the feed');
+    const own = await c.until((x) => /tester \(you\) → Hana {2}dm/.test(x) && x.includes('  ship it'), 'own message in the feed');
+    expect(own).not.toContain('(you) (human)');
   });
 
   it('a human and an agent with the same name are ambiguous, with the candidates listed (issue 10 item 10)', async () => {
@@ -241,6 +242,28 @@ describe('attend chat frames', () => {
     await c.until((x) => x.includes('> @Nick-alpha'), 'first completion');
     c.press('\t');
     await c.until((x) => x.includes('> @Nick-beta'), 'cycled');
+  });
+
+  it('Ctrl-W deletes the word before the cursor, Ctrl-U the line (issue 10, small things)', async () => {
+    const c = renderChat();
+    await c.type('ship the build');
+    c.press('\x17'); // Ctrl-W
+    await c.until((x) => /^> ship the\s*$/m.test(x), 'a word gone');
+    for (const ch of 'release') c.press(ch);
+    await c.until((x) => x.includes('> ship the release'), 'typed on');
+    c.press('\x15'); // Ctrl-U
+    await c.until((x) => /^>\s*$/m.test(x), 'the line gone');
+  });
+
+  it('labels a human sender once: "(human)" for others, "(you)" for the operator', async () => {
+    writePresence(bus.root, { id: 'ops-lead', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
+    writeSignal(bus.root, { kind: 'open' }, '0aaaaaaaaaaa-human', { from: 'external:ops-lead@pts/1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'ops-lead', to: '*', body: 'from another human' });
+    const c = renderChat();
+    await c.type('mine');
+    c.press('\r');
+    const f = await c.until((x) => x.includes('from another human') && /tester \(you\) {2}#open/.test(x), 'both messages');
+    expect(f).toMatch(/ops-lead \(human\) {2}#open/);
+    expect(f).not.toContain('(you) (human)');
   });
 
   it('asks before quitting with a draft', async () => {

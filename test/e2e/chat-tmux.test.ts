@@ -106,6 +106,19 @@ describe('attend chat in tmux', () => {
     await until((s) => s.split('\n').some((l) => l.startsWith('sent to #open (everyone) — nobody else is live now; they will see it when they come back')), 'status after sending');
   });
 
+  it('Ctrl-W and Ctrl-U edit the draft as a terminal sends them', async () => {
+    startChat(bus.env, 80, 24);
+    await until((s) => s.includes('Enter send'), 'first frame');
+    tmux('send-keys', '-t', 'chat', '-l', 'ship the build');
+    await until((s) => s.includes('> ship the build'), 'draft');
+    tmux('send-keys', '-t', 'chat', 'C-w');
+    await until((s) => /^> ship the\s*$/m.test(s), 'a word gone');
+    tmux('send-keys', '-t', 'chat', 'C-u');
+    await until((s) => /^>\s*$/m.test(s), 'the line gone');
+    // Nothing was sent: the keys edited, they did not submit.
+    expect(existsSync(join(bus.root, 'signals', '_broadcast'))).toBe(false);
+  });
+
   it('restores the terminal and removes its heartbeat on SIGTERM', async () => {
     startChat(bus.env, 80, 24);
     await until((s) => s.includes('Enter send'), 'first frame');

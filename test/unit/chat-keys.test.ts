@@ -22,6 +22,8 @@ describe('decodeKey', () => {
     ['DEL is Backspace', '', { delete: true }, '\x7f', 'Backspace'],
     ['the Delete key', '', { delete: true }, '\x1b[3~', 'Delete'],
     ['Alt-3', '3', { meta: true }, '\x1b3', 'Alt-3'],
+    ['Ctrl-W', 'w', { ctrl: true }, '\x17', 'Ctrl-W'],
+    ['Ctrl-U', 'u', { ctrl: true }, '\x15', 'Ctrl-U'],
   ])('%s', (_name, input, key, raw, chord) => {
     expect(decodeKey(input, key, raw)).toEqual({ chord, count: 1 });
   });
@@ -44,6 +46,8 @@ describe('the key table', () => {
     expect(actionFor('Alt-1')).toBe('tabJump');
     expect(actionFor('Alt-9')).toBe('tabJump');
     expect(actionFor('Alt-0')).toBeNull();
+    expect(actionFor('Ctrl-W')).toBe('deleteWord');
+    expect(actionFor('Ctrl-U')).toBe('killLine');
     expect(actionFor('Ctrl-Z')).toBeNull();
   });
 

@@ -276,6 +276,8 @@ export function App(props: AppProps) {
     },
     backspace: () => cdispatch({ type: 'backspace' }),
     delete: () => cdispatch({ type: 'delete' }),
+    deleteWord: () => cdispatch({ type: 'deleteWord' }),
+    killLine: () => cdispatch({ type: 'killLine' }),
     // Reached only with nothing to confirm (onKey handles quitting).
     quit: () => quit(),
   };

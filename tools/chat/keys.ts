@@ -25,6 +25,8 @@ export type KeyAction =
   | 'end'
   | 'backspace'
   | 'delete'
+  | 'deleteWord'
+  | 'killLine'
   | 'quit';
 
 export interface KeyRow {
@@ -64,8 +66,8 @@ export const KEY_TABLE: readonly KeyRow[] = [
     help: 'move in the draft (Home and End: the current line)',
   },
   {
-    keys: [['Backspace', 'backspace'], ['Delete', 'delete']],
-    help: 'delete: the character before, the character under the cursor',
+    keys: [['Backspace', 'backspace'], ['Delete', 'delete'], ['Ctrl-W', 'deleteWord'], ['Ctrl-U', 'killLine']],
+    help: 'delete: the character before, the character under the cursor, the word before, to the start of the line',
   },
   { keys: [['Esc', 'quit'], ['Ctrl-C', 'quit']], help: 'quit (asks first if a draft would be lost); Esc first lets go of a selection', brief: 'quit', briefSelected: 'unselects' },
 ];
