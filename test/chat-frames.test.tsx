@@ -115,6 +115,14 @@ describe('attend chat frames', () => {
     c.press('\r');
     await c.until((x) => x.includes('not sent: @alpha is ambiguous'), 'refused');
     expect(readdirSync(join(c.root, 'signals'))).toEqual([]);
+    // The CLI's form names the person.
+    c.press('\x15');
+    await c.type('@human:alpha hi');
+    await c.until((x) => x.includes('── to alpha'), 'the human as the destination');
+    c.press('\r');
+    await c.until((x) => x.includes('sent to alpha'), 'sent');
+    const tray = join(c.root, 'signals', attendKey(bus.home));
+    expect(readdirSync(tray).map((n) => readFileSync(join(tray, n), 'utf8')).filter((l) => l.includes('|to:alpha|hi'))).toHaveLength(1);
   });
 
   it('refuses an ambiguous name with the candidates and keeps the draft', async () => {
@@ -132,9 +140,9 @@ describe('attend chat frames', () => {
   it('sends to #open with nobody else live, and says they will see it when they come back (issue 10 item 12)', async () => {
     const c = renderChat();
     await c.type('anyone there?');
-    await c.until((x) => x.includes('── to #open (everyone) — nobody else is live now; they will see it when they come back'), 'the destination says so first');
+    await c.until((x) => x.includes('── to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes'), 'the destination says so first');
     c.press('\r');
-    const f = await c.until((x) => /sent to #open \(everyone\) — nobody else is live now; they will see it when they come back/.test(x), 'sent, with who sees it');
+    const f = await c.until((x) => /sent to #open \(everyone\) — nobody else is live for #open now; it waits in history for whoever comes/.test(x), 'sent, with who sees it');
     expect(f).not.toContain('> anyone there?');
     const open = join(c.root, 'signals', '_broadcast');
     const files = readdirSync(open).filter((n) => n.endsWith('.signal'));
@@ -152,8 +160,10 @@ describe('attend chat frames', () => {
     nick.kill();
     await c.until((x) => x.includes('live: nobody else'), 'Nick gone');
     await c.type('deploying now');
+    await c.until((x) => x.includes('── to #ops — nobody else in #ops is live now; it waits in history for its 1 other member'), 'the preview before Enter');
     c.press('\r');
-    await c.until((x) => x.includes('— nobody else in #ops is live now; its 1 other member will see it when they come back') && x.includes('sent to #ops'), 'sent to #ops');
+    // After Enter: the send verb's own delivery note, the words the CLI prints.
+    await c.until((x) => /^sent to #ops — delivery not until they are back: /m.test(x), 'sent to #ops');
     const dir = join(c.root, 'signals', '@ops');
     expect(readdirSync(dir).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(dir, n), 'utf8')).some((l) => l.endsWith('|deploying now\n'))).toBe(true);
   });

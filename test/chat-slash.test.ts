@@ -166,4 +166,14 @@ describe('names in slash commands follow the send rule (issue 10 item 13)', () =
     expect(typo.consumed).toBe(false);
     expect(typo.lines[0]).toEqual({ text: 'nobody called @hanna; did you mean @Hana?', level: 'error' });
   });
+  it('a human and an agent with the same name are ambiguous; @human:<user> names the person (issue 10 item 10)', () => {
+    const agent = live('alpha');
+    writePresence(bus.root, { id: 'alpha', kind: 'human', origin: '/home/alpha', heartbeat: Date.now(), pid: process.pid, role: 'chat' });
+    const run = chat();
+    const amb = run('/whois @alpha');
+    expect(amb.consumed).toBe(false);
+    expect(amb.lines[0]?.text).toContain(`@alpha is ambiguous: alpha (${agent.sessionId}), alpha (alpha)`);
+    expect(run('/whois @human:alpha').lines[0]?.text).toMatch(/^alpha \(human\) · id alpha/);
+    expect(run(`/whois @${agent.sessionId}`).lines[0]?.text).toMatch(/^alpha \(agent\)/);
+  });
 });

@@ -98,12 +98,12 @@ describe('attend chat in tmux', () => {
     startChat(bus.env, 100, 24);
     await until((s) => s.includes('live: nobody else'), 'first frame, alone');
     tmux('send-keys', '-t', 'chat', '-l', 'anyone there?');
-    await until((s) => s.includes('> anyone there?') && s.includes('── to #open (everyone) — nobody else is live now; they will see it when they come back'), 'draft and the note');
+    await until((s) => s.includes('> anyone there?') && s.includes('── to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes'), 'draft and the note');
     tmux('send-keys', '-t', 'chat', 'Enter');
     const open = join(bus.root, 'signals', '_broadcast');
     const file = await waitFor(() => existsSync(open) && readdirSync(open).find((n) => n.endsWith('.signal')), { what: 'signal file', timeoutMs: 10_000 });
     expect(readFileSync(join(open, file), 'utf8')).toMatch(/\|to:\*\|anyone there\?\n$/);
-    await until((s) => s.split('\n').some((l) => l.startsWith('sent to #open (everyone) — nobody else is live now; they will see it when they come back')), 'status after sending');
+    await until((s) => s.split('\n').some((l) => l.startsWith('sent to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes')), 'status after sending');
   });
 
   it('Ctrl-W and Ctrl-U edit the draft as a terminal sends them', async () => {

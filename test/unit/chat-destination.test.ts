@@ -66,10 +66,10 @@ describe('planDraft and destinationLine', () => {
   it('sends to #open and a channel with nobody else live, and says who sees it later', () => {
     const alone = { live: [me], members: () => ['me', 'sid-gone'] };
     const p = planDraft({ text: 'anyone?', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
-    expect(p).toMatchObject({ kind: 'send', refusal: null, note: 'nobody else is live now; they will see it when they come back' });
-    expect(destinationLine(p, nameOf)).toEqual({ text: 'to #open (everyone) — nobody else is live now; they will see it when they come back', bad: false });
+    expect(p).toMatchObject({ kind: 'send', refusal: null, note: 'nobody else is live for #open now; it waits in history for whoever comes' });
+    expect(destinationLine(p, nameOf)).toEqual({ text: 'to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes', bad: false });
     const c = planDraft({ text: '#ops deploying', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
-    expect(destinationLine(c, nameOf)).toEqual({ text: 'to #ops — nobody else in #ops is live now; its 1 other member will see it when they come back', bad: false });
+    expect(destinationLine(c, nameOf)).toEqual({ text: 'to #ops — nobody else in #ops is live now; it waits in history for its 1 other member', bad: false });
     // A direct message to someone who is gone is still refused: nobody would ever get it.
     const d = planDraft({ text: 'hi', feed: plain, sources, defaultDest: { kind: 'direct', to: [nick] }, reach: alone });
     expect(destinationLine(d, nameOf)).toEqual({ text: 'to Nick — Nick is not live; the draft is kept', bad: true });

@@ -71,8 +71,11 @@ describe('resolveRoute', () => {
     const twins: RouteSources = { peers: [...peers, { id: 'alpha', name: 'alpha', kind: 'human' }, { id: 'sid-alpha-1234', name: 'alpha', kind: 'agent' }], channels: [], me: 'me' };
     expect(resolveRoute('@alpha hi', twins, open)).toMatchObject({
       ok: false,
-      reason: "@alpha is ambiguous: alpha (human), alpha (agent sid-alph); @ and 8 or more characters of an agent's id name it",
+      reason: "@alpha is ambiguous: alpha (human), alpha (agent sid-alph); @human:<username> names the person, @ and 8 or more characters of an agent's id the agent",
     });
+    expect(resolveRoute('@human:alpha hi', twins, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'alpha', kind: 'human' }] }, body: 'hi' });
+    expect(resolveRoute('@human:nobody hi', twins, open)).toMatchObject({ ok: false, reason: expect.stringContaining('no live human called nobody') });
+    expect(resolveRoute('@human:me hi', twins, open)).toMatchObject({ ok: false, reason: '@human:me is you' });
     expect(resolveRoute('@sid-alpha hi', twins, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'sid-alpha-1234' }] } });
     const mine: RouteSources = { peers: [...peers, { id: 'sid-me-agent', name: 'ME', kind: 'agent' }], channels: [], me: 'me' };
     expect(resolveRoute('@me hi', mine, open)).toMatchObject({ ok: false, reason: expect.stringContaining('@me is ambiguous: me (human, you), ME (agent sid-me-a)') });
@@ -114,10 +117,10 @@ describe('unreachableReason and reachNote (issue 10 item 12: #open and channels 
   });
   it('says who will not see it now', () => {
     expect(reachNote({ kind: 'open' }, reach, 'me')).toBeNull();
-    expect(reachNote({ kind: 'open' }, alone, 'me')).toBe('nobody else is live now; they will see it when they come back');
-    expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, reach, 'me')).toBe('seen now by Hana; 1 member not live will see it when they come back');
-    expect(reachNote({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toBe('nobody else in #release is live now; its 2 other members will see it when they come back');
-    expect(reachNote({ kind: 'channel', channel: 'solo', to: [] }, reach, 'me')).toBe('nobody else is in #solo yet; it stays in its history (/invite @name #solo)');
+    expect(reachNote({ kind: 'open' }, alone, 'me')).toBe('nobody else is live for #open now; it waits in history for whoever comes');
+    expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, reach, 'me')).toBe('seen now by Hana; 1 member not until they are back');
+    expect(reachNote({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toBe('nobody else in #release is live now; it waits in history for its 2 other members');
+    expect(reachNote({ kind: 'channel', channel: 'solo', to: [] }, reach, 'me')).toBe('nobody else is in #solo yet; it waits in history (/invite @name #solo)');
     const allLive = { live: peers, members: () => ['me', 'sid-3'] };
     expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, allLive, 'me')).toBeNull();
     expect(reachNote({ kind: 'direct', to: [peers[2] as PeerRef] }, reach, 'me')).toBeNull();

@@ -216,8 +216,10 @@ export function App(props: AppProps) {
     try {
       const r = actions.send(route.dest, route.body);
       cdispatch({ type: 'submitted' });
-      // The id last: on a narrow terminal the truncated end is the least needed part.
-      setStatus({ text: `sent to ${describeDest(route.dest)}${plan.note ? ` — ${plan.note}` : ''} (${r.id})`, level: 'info' });
+      // Who will not see it now, as the send verb found it at send time (the same words as the
+      // CLI and MCP); the destination line showed the roster's preview before Enter. The id
+      // last: on a narrow terminal the truncated end is the least needed part.
+      setStatus({ text: `sent to ${describeDest(route.dest)}${r.notes.length ? ` — ${r.notes.join('; ')}` : ''} (${r.id})`, level: 'info' });
     } catch (err) {
       setStatus({ text: `not sent: ${errorLine(err)}`, level: 'error' });
       refreshRoster();

@@ -66,10 +66,23 @@ function channelArg(raw: string | undefined, fallback: string | null): string {
   return name;
 }
 
-function personArg(raw: string | undefined, peers: Peer[], extraIds: string[] = []): { id: string; name: string } {
+/** How a verb that resolves names should be told a person: an exact target (see actions.send). */
+function target(p: { id: string; kind?: 'agent' | 'human' }): string {
+  return p.kind === 'human' ? `human:${p.id}` : p.id;
+}
+
+function personArg(raw: string | undefined, peers: Peer[], extraIds: string[] = []): { id: string; name: string; kind?: 'agent' | 'human' } {
   if (raw === undefined || raw.replace(/^@/, '').length === 0) throw new AttendError('name someone: @name', EXIT.usage);
   const q = raw.replace(/^@/, '');
-  const pool = [...peers.map((p) => ({ id: p.id, name: p.name })), ...extraIds.filter((id) => !peers.some((p) => p.id === id)).map((id) => ({ id, name: id }))];
+  const pool: { id: string; name: string; kind?: 'agent' | 'human' }[] = [
+    ...peers.map((p) => ({ id: p.id, name: p.name, kind: p.kind })),
+    ...extraIds.filter((id) => !peers.some((p) => p.id === id)).map((id) => ({ id, name: id })),
+  ];
+  if (q.startsWith('human:')) {
+    const h = pool.find((p) => p.kind === 'human' && p.id === q.slice('human:'.length));
+    if (h) return h;
+    throw new AttendError(`no live human called ${q.slice('human:'.length)}`, EXIT.notFound);
+  }
   const m = matchName(q, pool, (p) => p.name, (p) => p.id);
   if (m.kind === 'one') return m.item;
   if (m.kind === 'ambiguous') {
@@ -153,7 +166,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         return { lines: [info(`#${r.channel}: ${neutralize(r.description)}`)], consumed: true };
       }
       case 'invite': {
-        const r = a.invite(personArg(cmd.args[0], a.peers()).id, channelArg(cmd.args[1], env.tabChannel));
+        const r = a.invite(target(personArg(cmd.args[0], a.peers())), channelArg(cmd.args[1], env.tabChannel));
         return { lines: [info(`invited ${neutralize(r.invitee.name)} to #${r.channel}${r.notice ? ' (told)' : ''}`)], consumed: true, channelsChanged: true };
       }
       case 'kick': {

@@ -19,7 +19,8 @@ ${keyHelpLines().map((l) => `  ${l}`).join('\n')}
 Addressing:
   "@Nick can you look?"   to one live session: an exact name (any case), a unique prefix, or an id
                           (8+ characters); a typo is never sent (the line suggests, Tab completes), and a
-                          name two parties share (a human and an agent) is ambiguous
+                          name two parties share (a human and an agent) is ambiguous: @human:<username>
+                          names the person
   "#ops deploying"        to a channel;  "#ops @Tam ..." to Tam inside #ops
   no address              goes where the tab points (#open, the channel, the last direct correspondent)
   #open and channels are sent even when nobody else is live (history lasts): the destination

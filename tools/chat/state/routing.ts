@@ -33,7 +33,8 @@ export interface Token {
 }
 
 // Names on the bus: channel names and display names (nicknames, ordinals, usernames).
-const TOKEN = /^([@#])([\p{L}\p{N}_.-]*)/u;
+// `@human:<username>` names a person where a session shares the name (the CLI's form).
+const TOKEN = /^([@#])((?:human:)?[\p{L}\p{N}_.-]*)/u;
 
 /** Split the leading address tokens from the body. */
 export function parseAddress(text: string): { tokens: Token[]; body: string } {
@@ -139,6 +140,14 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
     if (t.sigil === '@') {
       // The operator is in the pool, so a name they share with an agent is ambiguous rather
       // than silently the agent's (issue 10 item 10).
+      if (t.name.startsWith('human:')) {
+        const user = t.name.slice('human:'.length);
+        const h = src.peers.find((p) => p.kind === 'human' && p.id === user);
+        if (!h) return { ok: false, reason: `no live human called ${user || '(nobody)'}; ${liveList(src)}`, body };
+        if (h.id === src.me) return { ok: false, reason: `@${t.name} is you`, body };
+        if (!to.some((p) => p.id === h.id)) to.push(h);
+        continue;
+      }
       const m = matchName(t.name, src.peers, (p) => p.name, (p) => p.id);
       if (m.kind === 'none') {
         const near = m.suggestions.filter((p) => p.id !== src.me).map((p) => `@${p.name}`);
@@ -147,7 +156,7 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
       if (m.kind === 'ambiguous') {
         // Same names: only an id tells them apart.
         const same = new Set(m.items.map((p) => p.name.toLowerCase())).size < m.items.length;
-        const byId = same && m.items.some((p) => p.kind === 'agent') ? "; @ and 8 or more characters of an agent's id name it" : '';
+        const byId = same ? "; @human:<username> names the person, @ and 8 or more characters of an agent's id the agent" : '';
         return { ok: false, reason: `@${t.name} is ambiguous: ${describeCandidates(m.items, src.me)}${byId}`, body };
       }
       if (m.item.id === src.me) return { ok: false, reason: `@${t.name} is you`, body };
@@ -211,22 +220,22 @@ function plural(n: number, one: string, many: string): string {
 }
 
 /**
- * Who sees a message to #open or a channel now and who does not yet, for the destination
- * line and the status after sending. Null when everyone it is for is live (or it is direct:
+ * Who sees a message to #open or a channel now and who does not yet: the destination line's
+ * preview from the roster, before Enter (after it, the send verb's own delivery note). Null when everyone it is for is live (or it is direct:
  * those are refused unless live, see unreachableReason).
  */
 export function reachNote(dest: Destination, reach: Reach, me: string): string | null {
   const live = reach.live.filter((p) => p.id !== me);
-  if (dest.kind === 'open') return live.length === 0 ? 'nobody else is live now; they will see it when they come back' : null;
+  if (dest.kind === 'open') return live.length === 0 ? 'nobody else is live for #open now; it waits in history for whoever comes' : null;
   if (dest.kind === 'direct' || dest.to.length > 0) return null;
   const members = reach.members(dest.channel).filter((id) => id !== me);
   const liveIds = new Set(live.map((p) => p.id));
   const now = live.filter((p) => members.includes(p.id));
   const later = members.filter((id) => !liveIds.has(id)).length;
-  if (members.length === 0) return `nobody else is in #${dest.channel} yet; it stays in its history (/invite @name #${dest.channel})`;
-  if (now.length === 0) return `nobody else in #${dest.channel} is live now; its ${plural(later, 'other member', 'other members')} will see it when they come back`;
+  if (members.length === 0) return `nobody else is in #${dest.channel} yet; it waits in history (/invite @name #${dest.channel})`;
+  if (now.length === 0) return `nobody else in #${dest.channel} is live now; it waits in history for its ${plural(later, 'other member', 'other members')}`;
   const seen = `seen now by ${now.map((p) => p.name).join(', ')}`;
-  return later > 0 ? `${seen}; ${plural(later, 'member', 'members')} not live will see it when they come back` : null;
+  return later > 0 ? `${seen}; ${plural(later, 'member', 'members')} not until they are back` : null;
 }
 
 // --- Tab completion -------------------------------------------------------------------
