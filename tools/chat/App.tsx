@@ -2,7 +2,7 @@
 // state/destination.ts, the keys in one table (keys.ts), the parts of the screen in
 // components/. This file wires keys to actions, subscriptions to hooks, and state to rows.
 
-import { Box, type Key, useApp, useInput, useStdin, useStdout } from 'ink';
+import { Box, type Key, useApp, useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import type { Peer } from '../bus/roster.js';
 import type { ChatActions, ChannelInfo } from './actions.js';
@@ -15,6 +15,8 @@ import { RosterLine } from './components/roster-line.js';
 import { StatusLine } from './components/status-line.js';
 import { TabBar } from './components/tab-bar.js';
 import { errorLine } from './hints.js';
+import { useRawInput } from './hooks/use-raw-input.js';
+import { useTerminalSize } from './hooks/use-terminal-size.js';
 import { actionFor, decodeKey, type KeyAction, statusHelp } from './keys.js';
 import { COMMANDS, runSlash } from './slash.js';
 import { composeReducer, composeRows, emptyCompose, hasDraft } from './state/compose.js';
@@ -42,24 +44,9 @@ export interface AppProps {
 const OLDER_PAGE = 1000;
 const MAX_COMPOSE_ROWS = 5;
 
-function useTerminalSize(): { columns: number; rows: number } {
-  const { stdout } = useStdout();
-  const read = () => ({ columns: stdout.columns || 100, rows: stdout.rows || 24 });
-  const [size, setSize] = useState(read);
-  useEffect(() => {
-    const on = () => setSize(read());
-    stdout.on('resize', on);
-    return () => {
-      stdout.off('resize', on);
-    };
-  }, [stdout]);
-  return size;
-}
-
 export function App(props: AppProps) {
   const { me, source, actions, depth, now } = props;
   const app = useApp();
-  const { internal_eventEmitter } = useStdin();
   const { columns, rows } = useTerminalSize();
   const width = Math.max(20, columns);
 
@@ -77,7 +64,6 @@ export function App(props: AppProps) {
   const [confirmQuit, setConfirmQuit] = useState(false);
   const [mouse, setMouseState] = useState(props.mouse);
   const completion = useRef<Completion | null>(null);
-  const lastRaw = useRef('');
 
   // The store's channel names, for the source's rescans to add to the directories they
   // find. Set here, synchronously, not in an effect: a channel created by a slash command
@@ -226,21 +212,8 @@ export function App(props: AppProps) {
     }
   };
 
-  useEffect(() => {
-    const onRaw = (data: string) => {
-      lastRaw.current = data;
-      const m = /\[<(\d+);\d+;\d+[Mm]/.exec(data);
-      if (m) {
-        const b = Number(m[1]);
-        if (b === 64) dispatch({ type: 'scroll', delta: 3 });
-        if (b === 65) dispatch({ type: 'scroll', delta: -3 });
-      }
-    };
-    internal_eventEmitter?.prependListener('input', onRaw);
-    return () => {
-      internal_eventEmitter?.removeListener('input', onRaw);
-    };
-  }, [internal_eventEmitter]);
+  // The wheel scrolls three rows a notch (--mouse); every key's raw bytes are kept for decodeKey.
+  const lastRaw = useRawInput((delta) => dispatch({ type: 'scroll', delta }));
 
   const page = Math.max(1, feedHeight - 2);
   // One handler per action of the key table (keys.ts): a Record, so none can be missing.
