@@ -168,6 +168,19 @@ describe('attend chat frames', () => {
     expect(readdirSync(dir).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(dir, n), 'utf8')).some((l) => l.endsWith('|deploying now\n'))).toBe(true);
   });
 
+  it('refuses a channel message addressed to a non-member before Enter, as the send verb does (issue 10 item 7)', async () => {
+    live('Nick');
+    const c = renderChat();
+    await c.type('/create #ops');
+    c.press('\r');
+    await c.until((x) => x.includes('created #ops') && x.includes('Nick idle'), 'created, Nick live');
+    await c.type('#ops @Nick look');
+    await c.until((x) => x.includes('── to #ops, to Nick — Nick is not in #ops and would never see it (/invite @Nick #ops)'), 'the refusal previewed');
+    c.press('\r');
+    await c.until((x) => x.includes('not sent: Nick is not in #ops'), 'refused');
+    expect(existsSync(join(c.root, 'signals', '@ops')) ? readdirSync(join(c.root, 'signals', '@ops')).filter((n) => n.endsWith('.signal')) : []).toEqual([]);
+  });
+
   it('shows a message sent by another process within the deadline, counted unread on other tabs', async () => {
     const nick = live('Nick');
     const c = renderChat();

@@ -115,6 +115,10 @@ describe('unreachableReason and reachNote (issue 10 item 12: #open and channels 
     expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [{ id: 'gone', name: 'Gone', kind: 'agent' }] }, reach, 'me')).toContain('Gone is not live');
     expect(unreachableReason({ kind: 'direct', to: [peers[2] as PeerRef] }, reach, 'me')).toBeNull();
   });
+  it('refuses a channel message addressed to a non-member, as the send verb does (issue 10 item 7)', () => {
+    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [peers[2] as PeerRef] }, reach, 'me')).toBeNull();
+    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [peers[0] as PeerRef] }, reach, 'me')).toBe('Nick-alpha is not in #ops and would never see it (/invite @Nick-alpha #ops)');
+  });
   it('says who will not see it now', () => {
     expect(reachNote({ kind: 'open' }, reach, 'me')).toBeNull();
     expect(reachNote({ kind: 'open' }, alone, 'me')).toBe('nobody else is live for #open now; it waits in history for whoever comes');

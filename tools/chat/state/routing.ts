@@ -212,7 +212,17 @@ export function unreachableReason(dest: Destination, reach: Reach, me: string): 
   const to = dest.kind === 'open' ? [] : dest.to;
   const ids = new Set(reach.live.filter((p) => p.id !== me).map((p) => p.id));
   const gone = to.filter((p) => !ids.has(p.id));
-  return gone.length > 0 ? `${gone.map((p) => p.name).join(', ')} ${gone.length > 1 ? 'are' : 'is'} not live; the draft is kept` : null;
+  if (gone.length > 0) return `${gone.map((p) => p.name).join(', ')} ${gone.length > 1 ? 'are' : 'is'} not live; the draft is kept`;
+  // A channel message is read by members only: one addressed to someone outside would never
+  // be seen, and the send verb refuses it (issue 10 item 7); the line says so before Enter.
+  if (dest.kind === 'channel' && to.length > 0) {
+    const members = new Set(reach.members(dest.channel));
+    const outside = to.filter((p) => !members.has(p.id));
+    if (outside.length > 0) {
+      return `${outside.map((p) => p.name).join(', ')} ${outside.length > 1 ? 'are' : 'is'} not in #${dest.channel} and would never see it (/invite @${outside[0]?.name} #${dest.channel})`;
+    }
+  }
+  return null;
 }
 
 function plural(n: number, one: string, many: string): string {
