@@ -44,6 +44,24 @@ describe('attend inbox --drain', () => {
     expect(drain(payload(true)).stdout).toBe('');
   });
 
+  it('falls back to decision:block for a Claude Code older than 2.1.163, which rejects additionalContext from a Stop hook', () => {
+    const mk = ids();
+    const old = newSession({ name: 'old', version: '2.1.100' });
+    const a = put(bus.root, mk, { scope: { kind: 'tray', key: attendKey(old.cwd) }, to: old.sessionId, body: 'for the old client' });
+    const r = runBin(['inbox', '--drain', '--format', 'hook'], { env: old.env, cwd: old.cwd, input: JSON.stringify({ session_id: old.sessionId, stop_hook_active: false }) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout) as { decision?: string; reason?: string; hookSpecificOutput?: unknown };
+    expect(o.hookSpecificOutput).toBeUndefined();
+    expect(o.decision).toBe('block');
+    expect(headerIds(o.reason ?? '')).toEqual([a]);
+    // The same message shape for a current client (the record of `s` names no version, and
+    // one naming 2.1.332 gets additionalContext too).
+    const cur = newSession({ name: 'cur', version: '2.1.332' });
+    const b = put(bus.root, mk, { scope: { kind: 'tray', key: attendKey(cur.cwd) }, to: cur.sessionId, body: 'for the new client' });
+    const r2 = runBin(['inbox', '--drain', '--format', 'hook'], { env: cur.env, cwd: cur.cwd, input: JSON.stringify({ session_id: cur.sessionId, stop_hook_active: false }) });
+    expect(headerIds(context(r2.stdout))).toEqual([b]);
+  });
+
   it('collapses non-party threads and caps after party ordering', () => {
     const mk = ids();
     const root = put(bus.root, mk, { scope: OPEN, to: '*', body: 'anyone seen the flaky test?', fromKind: 'agent', fromId: 'sid-hana' });
