@@ -1,6 +1,7 @@
 // `attend inbox --drain` as the Stop hook: a real process fed a hook payload on stdin.
 
 import { beforeEach, describe, expect, it } from 'vitest';
+import { readSensor } from '../../tools/bus/ledger.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { runBin, type FakeSession, type TempBus, waitFor, useTempBus } from '../helpers/bus.js';
 import { headerIds, ids, put, startSensor, traceIds } from '../helpers/delivery.js';
@@ -124,7 +125,7 @@ describe('attend inbox --drain', () => {
   it('shares the ledger with the sensor: a message the sensor showed is not drained', async () => {
     const p = startSensor(s.env, [], s.cwd);
     try {
-      await waitFor(() => p.stdout().includes('sensor started'));
+      await waitFor(() => readSensor(bus.root, s.sessionId)?.pid === p.proc.pid, { what: 'the sensor claim' });
       const a = put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'live' });
       await waitFor(() => headerIds(p.stdout()).includes(a));
       expect(drain(payload()).stdout).toBe('');
