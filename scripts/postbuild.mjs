@@ -11,19 +11,29 @@ for (const name of ['attend.cjs', 'bin.js']) {
   if (existsSync(bin)) chmodSync(bin, 0o755);
 }
 
-const fast = fileURLToPath(new URL('../dist/tools/cli/fast-send.js', import.meta.url));
-if (existsSync(fast)) {
-  let rolldown;
-  try {
-    ({ rolldown } = await import('rolldown'));
-  } catch {
-    console.warn('postbuild: rolldown not found; the send fast path stays unbundled');
+// The same for the `attend mcp` fast path (fast-mcp.cjs): everything up to the `initialize`
+// answer in one file; the context, the SDK server and the tools stay separate modules that it
+// imports right after (issue #11 §9).
+const bundles = [
+  { file: 'fast-send.js', external: [/^node:/] },
+  { file: 'fast-mcp.js', external: [/^node:/, /^\.\/context\.js$/, /^\.\/commands\/mcp\.js$/] },
+];
+let rolldown;
+for (const { file, external } of bundles) {
+  const input = fileURLToPath(new URL(`../dist/tools/cli/${file}`, import.meta.url));
+  if (!existsSync(input)) continue;
+  if (rolldown === undefined) {
+    try {
+      ({ rolldown } = await import('rolldown'));
+    } catch {
+      rolldown = null;
+      console.warn('postbuild: rolldown not found; the fast paths stay unbundled');
+    }
   }
-  if (rolldown) {
-    const out = fast.replace(/\.js$/, '.cjs');
-    rmSync(out, { force: true });
-    const build = await rolldown({ input: fast, platform: 'node', external: [/^node:/], logLevel: 'warn' });
-    await build.write({ file: out, format: 'cjs', codeSplitting: false });
-    await build.close();
-  }
+  if (!rolldown) break;
+  const out = input.replace(/\.js$/, '.cjs');
+  rmSync(out, { force: true });
+  const build = await rolldown({ input, platform: 'node', external, logLevel: 'warn' });
+  await build.write({ file: out, format: 'cjs', codeSplitting: false });
+  await build.close();
 }

@@ -4,7 +4,7 @@
 // run here). The tools themselves are covered in-process in mcp-tools.test.ts.
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -110,5 +110,20 @@ describe('attend mcp over stdio, a raw JSON-RPC client', () => {
     expect(openSignals().map((s) => s.id)).toEqual([ok.structuredContent.id]);
     // What is not a tool call at all is still a protocol error.
     expect(((await rpc.request('no/such/method')).error as { code: number }).code).toBe(-32601);
+  });
+});
+
+describe('attend mcp with an unusable bus root', () => {
+  it('answers initialize, then ends with the CLI\'s error and exit code 3', async () => {
+    const root = join(bus.dir, 'open-root');
+    mkdirSync(root);
+    chmodSync(root, 0o777);
+    const child = spawn(process.execPath, [BIN, 'mcp'], { env: { ...me.env, ATTEND_HOME: root }, cwd: me.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const rpc = new RawClient(child);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const init = await rpc.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+    expect(init).toMatchObject({ id: 1, result: { protocolVersion: '2025-11-25' } });
+    expect(await exited).toBe(3);
+    expect(rpc.stderr.join('')).toMatch(/^attend: the bus root .* is writable by group or others \(mode 777\); run: chmod 700 /m);
   });
 });
