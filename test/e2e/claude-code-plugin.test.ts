@@ -14,7 +14,7 @@ import { procInfoFromProc } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, claudeBinary, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
-import { type FakeAnthropic, conversationText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
+import { type FakeAnthropic, conversationText, startFakeAnthropic, textOf, toolResultCount } from '../helpers/fake-anthropic.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_SEND = 'mcp__plugin_attend_attend__send';
@@ -157,5 +157,45 @@ describe('claude code plugin', () => {
     expect(seen).not.toMatch(/command not found/);
     expect(seen).toMatch(new RegExp(`id:\\s+${session_id}`));
     expect(seen).toMatch(/resolved: yes/);
+  });
+
+  it('a tool call the model can correct comes back to it as an error result with the reason, and the new verbs answer', async () => {
+    const h = (home = makeClaudeHome());
+    const tool = (name: string) => `mcp__plugin_attend_attend__${name}`;
+    const steps: [string, Record<string, unknown>][] = [
+      ['ToolSearch', { query: `select:${tool('send')},${tool('status')},${tool('create')}` }],
+      // Passes the JSON schema Claude Code sees, fails the verb's own check.
+      [tool('send'), { message: '   ' }],
+      [tool('send'), { message: 'x', channel: 'no|such channel' }],
+      [tool('create'), { channel: 'ops', description: 'deploys' }],
+      [tool('status'), {}],
+    ];
+    api = await startFakeAnthropic((req) => {
+      const step = steps[toolResultCount(req)];
+      return step ? { tool: step[0], input: step[1] } : { text: 'done' };
+    });
+    const allowed = ['ToolSearch', tool('send'), tool('status'), tool('create')].join(',');
+    const run = runClaude(['-p', 'go', '--plugin-dir', REPO, '--allowedTools', allowed, '--output-format', 'json'], { env: h.env({ baseUrl: api.url, attendOnPath: false }), cwd: h.project });
+    const code = await run.exited(60_000);
+    expect(code, run.stderr()).toBe(0);
+    const { session_id } = JSON.parse(run.stdout()) as { session_id: string };
+    const results = api.requests
+      .at(-1)!
+      .messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((b) => b.type === 'tool_result')
+      .map((b) => ({ isError: b.is_error === true, text: textOf(b.content) }));
+    expect(results).toHaveLength(steps.length);
+    // Whatever Claude Code checks itself, the model sees an error it can act on.
+    expect(results[1]).toMatchObject({ isError: true });
+    expect(results[1]!.text).toMatch(/^attend: the message is empty/);
+    expect(results[2]).toMatchObject({ isError: true });
+    expect(results[2]!.text).toMatch(/^attend: invalid arguments for send: channel: a channel name is 1 to 64/);
+    expect(results[3]).toMatchObject({ isError: false });
+    if (process.env.SHOW) console.log(JSON.stringify(results, null, 1));
+    // Claude Code hands the model structuredContent (compact JSON) when a result has it.
+    expect(JSON.parse(results[3]!.text)).toEqual({ channel: 'ops', description: 'deploys', pinned: true });
+    expect(results[4]).toMatchObject({ isError: false });
+    expect(results[4]!.text).toContain(session_id);
+    expect(existsSync(join(h.root, 'signals', '_broadcast'))).toBe(false);
   });
 });
