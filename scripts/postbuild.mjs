@@ -3,7 +3,7 @@
 // small ESM files costs `attend send` about as much as node's own start (issue #2,
 // Performance); one CJS file costs ~2 ms. Without rolldown (it comes with vite) bin.js
 // falls back to the ESM modules.
-import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 for (const name of ['attend.cjs', 'bin.js']) {
@@ -18,6 +18,15 @@ const bundles = [
   { file: 'fast-send.js', external: [/^node:/] },
   { file: 'fast-mcp.js', external: [/^node:/, /^\.\/context\.js$/, /^\.\/commands\/mcp\.js$/] },
 ];
+// The MCP tool list, computed once here from the tool definitions, so `attend mcp` can answer
+// `tools/list` before it loads the SDK and zod (tools/mcp/stdio.ts; the server checks that
+// its own answer is the same).
+const server = new URL('../dist/tools/mcp/server.js', import.meta.url);
+if (existsSync(server)) {
+  const { listToolsResult } = await import(server.href);
+  writeFileSync(new URL('../dist/tools/mcp/tools-list.json', import.meta.url), JSON.stringify(listToolsResult()));
+}
+
 let rolldown;
 for (const { file, external } of bundles) {
   const input = fileURLToPath(new URL(`../dist/tools/cli/${file}`, import.meta.url));

@@ -25,9 +25,15 @@ function timeExit(args, env, cwd) {
   });
 }
 
-const LIST = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`;
+const LIST = [
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+  { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
+]
+  .map((m) => `${JSON.stringify(m)}\n`)
+  .join('');
 
-/** Spawn to the answer with id `until` (1: initialize; 2: tools/list, written right after); then end the server. */
+/** Spawn to the answer with id `until` (1: initialize; 2: tools/list and 3: a tools/call, written right after); then end the server. */
 function timeInitialize(args, env, cwd, until = 1) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
@@ -43,7 +49,7 @@ function timeInitialize(args, env, cwd, until = 1) {
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       p.stdin.end();
       p.kill('SIGKILL');
-      const ok = until === 1 ? msg.result?.protocolVersion : msg.result?.tools?.length > 0;
+      const ok = until === 1 ? msg.result?.protocolVersion : until === 2 ? msg.result?.tools?.length > 0 : msg.result?.structuredContent?.id;
       if (!ok) reject(new Error(`not the expected result: ${out.slice(0, 200)}`));
       else p.on('exit', () => resolve(ms));
     });
@@ -79,7 +85,8 @@ export default async function ({ bin, tmp, quick }) {
     ['node -e 0 (to exit)', () => timeExit(['-e', '0'], env, work)],
     ['attend mcp (to the initialize result)', () => timeInitialize([bin, 'mcp'], agentEnv, work)],
     ['attend mcp --channel (to the initialize result)', () => timeInitialize([bin, 'mcp', '--channel'], agentEnv, work)],
-    ['attend mcp (to the tools/list result, for scale)', () => timeInitialize([bin, 'mcp'], agentEnv, work, 2)],
+    ['attend mcp (to the tools/list result)', () => timeInitialize([bin, 'mcp'], agentEnv, work, 2)],
+    ['attend mcp (to the first tools/call result, for scale)', () => timeInitialize([bin, 'mcp'], agentEnv, work, 3)],
   ];
   const times = new Map(cases.map(([name]) => [name, []]));
   try {
@@ -103,7 +110,7 @@ export default async function ({ bin, tmp, quick }) {
       '| --- | ---: | ---: | ---: | ---: |',
       ...rows,
       '',
-      'The client writes `initialize` (protocol 2025-11-25) as soon as the process is spawned, as Claude Code does; the clock stops at its answer. How: `attend mcp [--channel]` skips commander (tools/cli/fast-mcp.ts, bundled by postbuild into fast-mcp.cjs) and answers `initialize` from tools/mcp/stdio.ts and info.ts alone; the MCP SDK and zod, which cost several times node\'s own start to load, load right after the answer, so `tools/list` (the last row) still waits for them.',
+      'The client writes `initialize` (protocol 2025-11-25) as soon as the process is spawned, as Claude Code does; the clock stops at its answer. How: `attend mcp [--channel]` skips commander (tools/cli/fast-mcp.ts, bundled by postbuild into fast-mcp.cjs) and answers `initialize` from tools/mcp/stdio.ts and info.ts alone, and `tools/list` from dist/tools/mcp/tools-list.json, which postbuild writes from the tool definitions (the server checks that its own answers are the same). The MCP SDK and zod, which cost several times node\'s own start to load, load right after the `initialize` answer; the first `tools/call` (the last row) waits for them.',
     ].join('\n'),
   };
 }

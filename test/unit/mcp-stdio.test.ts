@@ -7,12 +7,12 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest';
 import { createContext } from '../../tools/cli/context.js';
 import { PROTOCOL_VERSIONS, serverIdentity } from '../../tools/mcp/info.js';
-import { createServer } from '../../tools/mcp/server.js';
+import { createServer, listToolsResult } from '../../tools/mcp/server.js';
 import { type LatePort, serveStdio } from '../../tools/mcp/stdio.js';
 
 type Msg = Record<string, unknown> & { id?: number; result?: Record<string, unknown>; error?: { code: number } };
 
-function rig(opts: { channel?: boolean; gate?: Promise<void> } = {}) {
+function rig(opts: { channel?: boolean; gate?: Promise<void>; earlyTools?: () => { tools: unknown[] } | null } = {}) {
   const input = new PassThrough();
   const lines: Msg[] = [];
   const warnings: string[] = [];
@@ -32,6 +32,7 @@ function rig(opts: { channel?: boolean; gate?: Promise<void> } = {}) {
     input,
     output,
     identity: serverIdentity({ version: '9.9.9', channel: opts.channel }),
+    earlyTools: opts.earlyTools,
     warn: (l) => warnings.push(l),
     attach: async (port: LatePort) => {
       attached++;
@@ -69,6 +70,38 @@ describe('mcp stdio', () => {
     // The SDK answered the replayed initialize identically, and that answer was dropped.
     expect(r.warnings).toEqual([]);
     expect(r.attachedCount()).toBe(1);
+    r.input.end();
+    await r.done;
+  });
+
+  it('with the build-time tool list, answers tools/list before the server loads too, and the server agrees', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    // As postbuild writes it: JSON, read back.
+    const r = rig({ gate, earlyTools: () => JSON.parse(JSON.stringify(listToolsResult())) as { tools: unknown[] } });
+    r.send(init('2025-11-25'));
+    r.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    r.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    r.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'nope', arguments: {} } });
+    await expect.poll(() => r.lines.length).toBe(2);
+    expect(r.lines.map((l) => l.id)).toEqual([1, 2]);
+    expect((r.lines[1]!.result as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain('dissolve');
+    open();
+    await expect.poll(() => r.lines.length).toBe(3);
+    expect(r.lines[2]).toMatchObject({ id: 3, result: { isError: true } });
+    // Each early answer was given once; the server's own answers matched and were dropped.
+    expect(r.warnings).toEqual([]);
+    r.input.end();
+    await r.done;
+  });
+
+  it('warns when the early tool list is stale (the server is the authority from then on)', async () => {
+    const r = rig({ earlyTools: () => ({ tools: [{ name: 'old' }] }) });
+    r.send(init('2025-11-25'));
+    r.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    r.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+    await expect.poll(() => r.lines.length).toBe(3);
+    expect(r.warnings).toEqual([expect.stringMatching(/the server's tools\/list answer differs from the early one/)]);
     r.input.end();
     await r.done;
   });

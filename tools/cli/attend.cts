@@ -38,7 +38,8 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'mcp') {
     const fast = await loadFastMcp();
     const args = fast.parseFastMcp(argv);
-    if (args) return fast.runFastMcp(args);
+    // Written by postbuild beside the server (dist/tools/mcp/); absent, tools/list waits for the server.
+    if (args) return fast.runFastMcp({ ...args, toolsList: require('node:path').join(__dirname, '..', 'mcp', 'tools-list.json') as string });
   }
   const { runCli } = await import('./cli.js');
   return (await runCli(argv)).exitCode;

@@ -4,6 +4,7 @@
 // info.ts alone; the context, the SDK and the tools load right after, in attachServer.
 // Anything else (help, another flag) goes to the full CLI.
 
+import { readFileSync } from 'node:fs';
 import { serverIdentity } from '../mcp/info.js';
 import { serveStdio } from '../mcp/stdio.js';
 import { VERSION } from './version.js';
@@ -16,7 +17,7 @@ export function parseFastMcp(argv: string[]): { channel: boolean } | null {
   return { channel: rest.length === 1 };
 }
 
-export async function runFastMcp(opts: { channel: boolean }): Promise<number> {
+export async function runFastMcp(opts: { channel: boolean; toolsList?: string }): Promise<number> {
   const warn = (line: string) => void process.stderr.write(`${line}\n`);
   let attached: { close(): Promise<void> } | undefined;
   try {
@@ -24,6 +25,7 @@ export async function runFastMcp(opts: { channel: boolean }): Promise<number> {
     input: process.stdin,
     output: process.stdout,
     identity: serverIdentity({ version: VERSION, channel: opts.channel }),
+    earlyTools: opts.toolsList ? () => JSON.parse(readFileSync(opts.toolsList as string, 'utf8')) as { tools: unknown[] } : undefined,
     warn,
     attach: async (port) => {
       const [{ createContext }, { attachServer }] = await Promise.all([import('./context.js'), import('./commands/mcp.js')]);

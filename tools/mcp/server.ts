@@ -88,6 +88,11 @@ function listEntry(t: McpTool): Tool {
   };
 }
 
+/** The `tools/list` result. postbuild writes it for CORE_TOOLS to dist/tools/mcp/tools-list.json. */
+export function listToolsResult(tools: McpTool[] = CORE_TOOLS): { tools: Tool[] } {
+  return { tools: tools.map(listEntry) };
+}
+
 /** One tools/call, from the raw params (nothing about them is trusted). */
 export function callTool(tools: Map<string, McpTool>, makeCtx: () => Ctx, params: unknown): CallToolResult {
   const p = (typeof params === 'object' && params !== null ? params : {}) as { name?: unknown; arguments?: unknown };
@@ -120,8 +125,8 @@ export function createServer(deps: McpDeps): Server {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const id = serverIdentity({ version: deps.version, channel: deps.channel });
   const server = new Server(id.serverInfo, { capabilities: id.capabilities, instructions: id.instructions });
-  let listed: Tool[] | undefined;
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: (listed ??= tools.map(listEntry)) }));
+  let listed: { tools: Tool[] } | undefined;
+  server.setRequestHandler(ListToolsRequestSchema, () => (listed ??= listToolsResult(tools)));
   (Protocol.prototype.setRequestHandler as (this: Server, schema: unknown, handler: (req: { params?: unknown }) => CallToolResult) => void).call(
     server,
     RawCallToolRequest,

@@ -25,6 +25,12 @@ export interface StdioOptions {
   input: NodeJS.ReadableStream;
   output: { write(text: string): unknown };
   identity: ServerIdentity;
+  /**
+   * The `tools/list` result, precomputed at build time (postbuild writes it from the same
+   * tool definitions), so a client can list the tools before the server has loaded too.
+   * Null when there is none; then `tools/list` waits for the server like everything else.
+   */
+  earlyTools?: (() => { tools: unknown[] } | null) | undefined;
   /** Load the real server and connect it to the port (Server.connect). */
   attach(port: LatePort): Promise<void>;
   warn(line: string): void;
@@ -38,7 +44,9 @@ const MAX_LINE = 4 * 1024 * 1024;
  * unusable bus root): the client has its `initialize` answer, and then the process ends.
  */
 export function serveStdio(opts: StdioOptions): Promise<void> {
-  let early: { id: unknown; answer: string } | null = null;
+  // Requests answered before the server loaded, by id: the server's own answers to them,
+  // when it has replayed them, are compared and dropped.
+  const early = new Map<unknown, { method: string; answer: string }>();
   const queue: Message[] = [];
   let port: LatePort | null = null;
   let attaching: Promise<void> | null = null;
@@ -51,11 +59,12 @@ export function serveStdio(opts: StdioOptions): Promise<void> {
   const late: LatePort = {
     start: async () => undefined,
     send: async (m) => {
-      // The SDK's own answer to the `initialize` that was answered early.
-      if (early && 'result' in m && m.id === early.id) {
-        const same = JSON.stringify(m.result) === early.answer;
-        early = null;
-        if (!same) opts.warn(`attend mcp: the server's initialize answer differs from the early one: ${JSON.stringify(m.result)}`);
+      // The server's own answer to a request that was answered early.
+      const answered = 'id' in m ? early.get(m.id) : undefined;
+      if (answered) {
+        early.delete(m.id);
+        const same = JSON.stringify(m.result) === answered.answer;
+        if (!same) opts.warn(`attend mcp: the server's ${answered.method} answer differs from the early one: ${JSON.stringify(m.result ?? m.error).slice(0, 500)}`);
         return;
       }
       write(m);
@@ -77,6 +86,22 @@ export function serveStdio(opts: StdioOptions): Promise<void> {
     );
   };
 
+  let toolsCache: { tools: unknown[] } | null | undefined;
+  const earlyTools = () => {
+    if (toolsCache === undefined) {
+      try {
+        toolsCache = opts.earlyTools?.() ?? null;
+      } catch {
+        toolsCache = null;
+      }
+    }
+    return toolsCache;
+  };
+  const answerEarly = (msg: Message, result: Record<string, unknown>) => {
+    early.set(msg.id, { method: String(msg.method), answer: JSON.stringify(result) });
+    write({ jsonrpc: '2.0', id: msg.id, result });
+  };
+
   const receive = (line: string) => {
     let m: unknown;
     try {
@@ -94,11 +119,12 @@ export function serveStdio(opts: StdioOptions): Promise<void> {
       port.onmessage?.(msg);
       return;
     }
-    if (!attaching && msg.method === 'initialize' && msg.id !== undefined) {
+    if (!attaching && early.size === 0 && msg.method === 'initialize' && msg.id !== undefined) {
       const params = (msg.params ?? {}) as { protocolVersion?: unknown };
-      const result = initializeResult(opts.identity, params.protocolVersion);
-      early = { id: msg.id, answer: JSON.stringify(result) };
-      write({ jsonrpc: '2.0', id: msg.id, result });
+      answerEarly(msg, initializeResult(opts.identity, params.protocolVersion));
+    } else if (msg.method === 'tools/list' && msg.id !== undefined && [...early.values()].some((e) => e.method === 'initialize')) {
+      const tools = earlyTools();
+      if (tools) answerEarly(msg, tools);
     }
     queue.push(msg);
     // Load after the answer is out; the client reads it while the server loads.
