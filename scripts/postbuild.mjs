@@ -16,7 +16,7 @@ for (const name of ['attend.cjs', 'bin.js']) {
 // imports right after (issue #11 §9).
 const bundles = [
   { file: 'fast-send.js', external: [/^node:/] },
-  { file: 'fast-mcp.js', external: [/^node:/, /^\.\/context\.js$/, /^\.\/commands\/mcp\.js$/] },
+  { file: 'fast-mcp.js', external: [/^node:/, /^\.\/context\.js$/, /^\.\/commands\/mcp\.js$/, /^\.\/io\.js$/] },
 ];
 // The MCP tool list, computed once here from the tool definitions, so `attend mcp` can answer
 // `tools/list` before it loads the SDK and zod (tools/mcp/stdio.ts; the server checks that

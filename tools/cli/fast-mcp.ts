@@ -36,11 +36,11 @@ export async function runFastMcp(opts: { channel: boolean; toolsList?: string })
     },
     });
   } catch (err) {
-    // The CLI's words and exit code for an unusable bus root (or, for anything else, "bus").
-    const e = err as { message?: string; hint?: string; exitCode?: number };
-    warn(`attend: ${e?.message ?? String(err)}${e?.hint ? `; ${e.hint}` : ''}`);
+    // The CLI's own words and exit code (an unusable bus root is 3), loaded only now.
+    const { reportError } = await import('./io.js');
     process.stdin.destroy();
-    return typeof e?.exitCode === 'number' ? e.exitCode : 3;
+    const err1 = (t: string) => void process.stderr.write(t.endsWith('\n') ? t : `${t}\n`);
+    return reportError(err, { out: err1, err: err1, json: () => undefined } as unknown as Parameters<typeof reportError>[1]);
   }
   await attached?.close();
   return Number(process.exitCode ?? 0);

@@ -1,4 +1,4 @@
-// Who am I (spec §4). A pure resolver over injected readers, so every branch is testable
+// Who am I (docs/architecture.md, "Identity"). A pure resolver over injected readers, so every branch is testable
 // without a real Claude Code: the env fast path checked against the session record and the
 // process start time, then a climb of the process ancestry, then the human fallback.
 
@@ -25,6 +25,16 @@ export interface ProcInfo {
   start: string;
   /** The state letter (field 3): `Z` is a zombie, `X` dead. Absent where there is no /proc. */
   state?: string;
+}
+
+/**
+ * The one rule for "is this the process we recorded": it runs (not a zombie) and, where both
+ * sides know a start time, the start times agree, so a recycled pid never matches.
+ */
+export function sameProcess(info: ProcInfo | null, start: string | number | undefined): boolean {
+  if (!info || info.state === 'Z' || info.state === 'X') return false;
+  if (start === undefined || start === '' || info.start === '') return true;
+  return String(start) === info.start;
 }
 
 export interface IdentityReaders {
@@ -69,10 +79,7 @@ export function normalizeOrigin(cwd: string): string {
 
 /** A record matches a live process when the pid agrees and the start time does too. */
 function recordMatches(rec: SessionRecord | null, pid: number, info: ProcInfo | null): rec is SessionRecord {
-  if (!rec || rec.pid !== pid || !info) return false;
-  // Without a start time on either side (no /proc), the pid alone has to do.
-  if (rec.procStart === undefined || info.start === '') return true;
-  return String(rec.procStart) === info.start;
+  return rec !== null && rec.pid === pid && sameProcess(info, rec.procStart);
 }
 
 function agentIdentity(r: IdentityReaders, rec: SessionRecord, via: 'env' | 'ancestry', reason: string): Identity {
@@ -101,7 +108,7 @@ function humanUser(r: IdentityReaders): string {
 export function humanIdentity(r: IdentityReaders, reason: string): Identity {
   const user = humanUser(r);
   const terminal = r.terminal();
-  // `external:<user>[@<terminal>]` (spec §3): without a terminal there is nothing to add.
+  // `external:<user>[@<terminal>]` (docs/architecture.md, "The wire line"): without a terminal there is nothing to add.
   const from = terminal ? `external:${user}@${terminal}` : `external:${user}`;
   const id: Identity = {
     resolved: false,

@@ -1,7 +1,7 @@
 // `create`: a pinned channel with a description, before anyone joins it.
 
 import { z } from 'zod';
-import { runCreate } from '../cli/commands/channels.js';
+import { runCreate } from '../verbs/channels/index.js';
 import { channelArg, descriptionArg } from './schemas.js';
 import { defineTool } from './tool.js';
 

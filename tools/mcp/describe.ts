@@ -1,7 +1,7 @@
 // `describe`: show or set a channel's one-line description.
 
 import { z } from 'zod';
-import { runDescribe } from '../cli/commands/channels.js';
+import { runDescribe } from '../verbs/channels/index.js';
 import { channelArg, descriptionArg } from './schemas.js';
 import { defineTool } from './tool.js';
 

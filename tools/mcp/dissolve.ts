@@ -1,7 +1,7 @@
 // `dissolve`: delete a channel and its history; its members are told.
 
 import { z } from 'zod';
-import { runDissolve } from '../cli/commands/channels.js';
+import { runDissolve } from '../verbs/channels/index.js';
 import { channelArg } from './schemas.js';
 import { defineTool } from './tool.js';
 

@@ -3,7 +3,7 @@
 // Reading never marks messages consumed.
 
 import { z } from 'zod';
-import { runInbox } from '../cli/commands/inbox.js';
+import { runInbox } from '../verbs/inbox.js';
 import { PREVIEW_CHARS, messageIdArg, previewJson, previewOut } from './schemas.js';
 import { READ_ONLY, defineTool } from './tool.js';
 

@@ -1,7 +1,7 @@
 // `invite`: ask a live peer into a channel; it joins with `join` and then reads the backlog.
 
 import { z } from 'zod';
-import { runInvite } from '../cli/commands/channels.js';
+import { runInvite } from '../verbs/channels/index.js';
 import { channelArg, memberArg, namedParty } from './schemas.js';
 import { defineTool } from './tool.js';
 

@@ -1,7 +1,7 @@
 // `kick`: remove a member from a channel. An agent cannot kick a human.
 
 import { z } from 'zod';
-import { runKick } from '../cli/commands/channels.js';
+import { runKick } from '../verbs/channels/index.js';
 import { channelArg, memberArg, namedParty } from './schemas.js';
 import { defineTool } from './tool.js';
 

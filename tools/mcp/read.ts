@@ -1,7 +1,7 @@
 // `read`: one message in full; with thread, also the thread it belongs to.
 
 import { z } from 'zod';
-import { runShow, runThread } from '../cli/commands/inbox.js';
+import { runRead, runThread } from '../verbs/inbox.js';
 import { messageIdArg, messageJson, messageOut } from './schemas.js';
 import { READ_ONLY, defineTool } from './tool.js';
 
@@ -16,9 +16,9 @@ export const readTool = defineTool({
   }),
   output: z.object({ message: messageOut, thread: z.array(messageOut).optional() }),
   run: (ctx, args) => {
-    if (!args.thread) return { message: messageJson(runShow(ctx, args.id)) };
+    if (!args.thread) return { message: messageJson(runRead(ctx, args.id)) };
     const thread = runThread(ctx, args.id).map(messageJson);
-    const message = thread.find((m) => m.id === args.id) ?? messageJson(runShow(ctx, args.id));
+    const message = thread.find((m) => m.id === args.id) ?? messageJson(runRead(ctx, args.id));
     return { message, thread };
   },
 });

@@ -2,7 +2,7 @@
 // other than the newest one shown to this session.
 
 import { z } from 'zod';
-import { runReply } from '../cli/commands/send.js';
+import { runReply } from '../verbs/reply.js';
 import { bodyArg, messageIdArg, principalArg, sendOut } from './schemas.js';
 import { defineTool } from './tool.js';
 

@@ -2,7 +2,7 @@
 // from_kind and from_id are never parameters; the server resolves them from its own ancestry.
 
 import { z } from 'zod';
-import { runSend } from '../cli/commands/send.js';
+import { runSend } from '../verbs/send.js';
 import { bodyArg, channelArg, principalArg, sendOut } from './schemas.js';
 import { defineTool } from './tool.js';
 

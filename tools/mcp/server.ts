@@ -11,7 +11,7 @@ import { ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelco
 import { z } from 'zod';
 import { AttendError } from '../bus/errors.js';
 import { printable } from '../wire/names.js';
-import type { Ctx } from '../cli/context.js';
+import type { VerbCtx } from '../verbs/context.js';
 import { channelsTool } from './channels.js';
 import { createTool } from './create.js';
 import { describeTool } from './describe.js';
@@ -27,6 +27,7 @@ import { replyTool } from './reply.js';
 import { sendTool } from './send.js';
 import { statusTool } from './status.js';
 import { serverIdentity } from './info.js';
+import { hintForMcp } from './hints.js';
 import type { McpTool } from './tool.js';
 import { whoamiTool } from './whoami.js';
 
@@ -35,7 +36,7 @@ export interface McpDeps {
    * A fresh ctx per call: identity and the live roster are read once per ctx, and a server
    * outlives both (a /clear changes the session id; peers come and go).
    */
-  makeCtx(): Ctx;
+  makeCtx(): VerbCtx;
   version: string;
   /** Extra tools registered by other parts. */
   tools?: McpTool[];
@@ -94,7 +95,7 @@ export function listToolsResult(tools: McpTool[] = CORE_TOOLS): { tools: Tool[] 
 }
 
 /** One tools/call, from the raw params (nothing about them is trusted). */
-export function callTool(tools: Map<string, McpTool>, makeCtx: () => Ctx, params: unknown): CallToolResult {
+export function callTool(tools: Map<string, McpTool>, makeCtx: () => VerbCtx, params: unknown): CallToolResult {
   const p = (typeof params === 'object' && params !== null ? params : {}) as { name?: unknown; arguments?: unknown };
   const names = [...tools.keys()].join(', ');
   if (typeof p.name !== 'string') return toolError(`attend: tools/call needs a tool name; tools: ${names}`);
@@ -110,7 +111,7 @@ export function callTool(tools: Map<string, McpTool>, makeCtx: () => Ctx, params
     const result = tool.output.parse(tool.run(makeCtx(), parsed.data)) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result };
   } catch (err) {
-    if (err instanceof AttendError) return toolError(`attend: ${err.message}${err.hint ? ` (${err.hint})` : ''}`);
+    if (err instanceof AttendError) return toolError(`attend: ${err.message}${err.hint ? ` (${hintForMcp(err.hint, new Set(tools.keys()))})` : ''}`);
     return toolError(`attend: ${tool.name} failed: ${(err as Error)?.message ?? String(err)}`);
   }
 }

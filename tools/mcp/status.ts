@@ -1,7 +1,7 @@
 // `status`: the bus root, message counts per scope, this session's inbox and what delivers to it.
 
 import { z } from 'zod';
-import { runStatus } from '../cli/commands/status.js';
+import { runStatus } from '../verbs/status.js';
 import { READ_ONLY, defineTool } from './tool.js';
 
 export const statusTool = defineTool({
@@ -17,7 +17,18 @@ export const statusTool = defineTool({
     inbox: z.object({ total: z.number().int(), unread: z.number().int() }),
     channels: z.array(z.string()),
     presence: z.object({ sensor: z.number().nullable(), drain: z.number().nullable(), chat: z.number().nullable(), delivering: z.boolean() }),
-    delivery: z.record(z.string(), z.unknown()).nullable(),
+    delivery: z.object({
+      sensorRunning: z.boolean(),
+      sensorPid: z.number().int().nullable(),
+      ledger: z.object({
+        state: z.enum(['missing', 'ok', 'corrupt']),
+        updated: z.number().optional(),
+        watermarks: z.number().int().optional(),
+        consumedAbove: z.number().int().optional(),
+        drainRounds: z.number().int().optional(),
+        taught: z.boolean().optional(),
+      }),
+    }),
   }),
   run: (ctx) => runStatus(ctx),
 });

@@ -4,7 +4,7 @@
 // (MCP 2025-11-25, "Error Handling"; issue #11 §3).
 
 import type { z } from 'zod';
-import type { Ctx } from '../cli/context.js';
+import type { VerbCtx } from '../verbs/context.js';
 
 /**
  * MCP tool annotations, said truthfully (issue #11 §4):
@@ -29,7 +29,7 @@ export interface McpTool<S extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   input: S;
   output: O;
   hints: ToolHints;
-  run(ctx: Ctx, args: z.output<S>): z.input<O>;
+  run(ctx: VerbCtx, args: z.output<S>): z.input<O>;
 }
 
 export function defineTool<S extends z.ZodObject, O extends z.ZodObject>(tool: McpTool<S, O>): McpTool<S, O> {

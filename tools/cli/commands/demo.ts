@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
 import type { Io } from '../cli.js';
-import { readSensor } from '../../bus/ledger.js';
+import { readSensor } from '../../bus/sensor-claim.js';
 import { writePresence } from '../../bus/presence.js';
 
 // The executable as npm links it, so the demo shows exactly what a user runs.
