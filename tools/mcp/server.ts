@@ -9,7 +9,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { AttendError } from '../bus/errors.js';
+import { AttendError, REPORT_URL_HINT } from '../bus/errors.js';
 import { printable } from '../wire/names.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { channelsTool } from './channels.js';
@@ -112,7 +112,11 @@ export function callTool(tools: Map<string, McpTool>, makeCtx: () => VerbCtx, pa
     return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result };
   } catch (err) {
     if (err instanceof AttendError) return toolError(`attend: ${err.message}${err.hint ? ` (${hintForMcp(err.hint, new Set(tools.keys()))})` : ''}`);
-    return toolError(`attend: ${tool.name} failed: ${(err as Error)?.message ?? String(err)}`);
+    // A system call that failed is the bus being unusable; anything else is a bug (issue #9 §5).
+    const sys = err as NodeJS.ErrnoException | undefined;
+    const what = `${sys?.message ?? String(err)}`.replace(/\s*[\r\n]+\s*/g, ' ');
+    if (typeof sys?.code === 'string' && /^E[A-Z0-9]+$/.test(sys.code) && typeof sys.syscall === 'string') return toolError(`attend: ${what}`);
+    return toolError(`attend: internal error in ${tool.name}: ${what}; ${REPORT_URL_HINT}`);
   }
 }
 
