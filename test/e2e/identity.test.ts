@@ -2,7 +2,7 @@
 // owns an ancestor (the resolver's unit tests are in test/identity/resolve.test.ts).
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, type TempBus, fakeSession, makeTempBus, procStart, runBin } from '../helpers/bus.js';
@@ -83,5 +83,38 @@ describe('identity end to end, with a real process tree', () => {
     const r = runBin(['whoami', '--json'], { env: { ...bus.env, USER: 'Zoë Q' } });
     expect(JSON.parse(r.stdout)).toMatchObject({ resolved: false, kind: 'human', id: 'Zo__Q', busRoot: bus.root });
     expect(procStart(process.pid)).toMatch(/^\d+$/);
+  });
+});
+
+describe('agent CLIs that are not Claude Code, in a real process tree (issue #10 §17)', () => {
+  let bus: TempBus;
+  beforeEach(() => {
+    bus = makeTempBus();
+  });
+  afterEach(() => bus.cleanup());
+
+  /** Run attend as a child of a process whose command line is Codex's (node .../@openai/codex/bin/codex.js). */
+  function underCodex(args: string[]): { out: string; status: number } {
+    const dir = join(bus.dir, 'node_modules', '@openai', 'codex', 'bin');
+    mkdirSync(dir, { recursive: true });
+    const script = join(dir, 'codex.js');
+    writeFileSync(script, `const r = require('node:child_process').spawnSync(process.execPath, [${JSON.stringify(BIN)}, ...process.argv.slice(2)], { encoding: 'utf8' }); process.stdout.write(r.stdout); process.exit(r.status ?? 1);`);
+    const r = spawnSync(process.execPath, [script, ...args], { env: bus.env, encoding: 'utf8', cwd: bus.home });
+    return { out: r.stdout, status: r.status ?? -1 };
+  }
+
+  it('each running instance is an agent with its own id and ledger, so two drains do not take each other’s messages', () => {
+    const who = JSON.parse(underCodex(['whoami', '--json']).out) as { kind: string; id: string };
+    expect(who.kind).toBe('agent');
+    expect(who.id).toMatch(/^codex-/);
+    expect(runBin(['send', 'for every agent'], { env: bus.env }).exitCode).toBe(0);
+    const first = underCodex(['inbox', '--drain', '--format', 'plain']);
+    const second = underCodex(['inbox', '--drain', '--format', 'plain']);
+    // Each instance is delivered the broadcast (a non-party thread collapses to one line).
+    expect(first.out).toMatch(/^\[attend\] 1 peer message delivered/);
+    expect(second.out).toMatch(/^\[attend\] 1 peer message delivered/);
+    expect(second.out).toContain('tester');
+    // The human at the terminal is still the human, with a ledger of its own.
+    expect(JSON.parse(runBin(['whoami', '--json'], { env: bus.env }).stdout)).toMatchObject({ kind: 'human', id: 'tester' });
   });
 });

@@ -15,6 +15,7 @@ interface World {
   terminal?: string | null;
   username?: string;
   cwd?: string;
+  commands?: Record<number, string[]>;
 }
 
 function readers(w: World): IdentityReaders & { recordReads: number[] } {
@@ -31,6 +32,7 @@ function readers(w: World): IdentityReaders & { recordReads: number[] } {
     procInfo: (pid) => w.procs?.[pid] ?? null,
     terminal: () => w.terminal ?? null,
     username: () => w.username ?? 'osuser',
+    readCommand: (pid) => w.commands?.[pid] ?? null,
   };
 }
 
@@ -172,5 +174,41 @@ describe('identity: system readers', () => {
     for (const bad of ['', '{', 'null', '[]', '{"pid":"5","sessionId":"x"}', '{"pid":5,"sessionId":""}', '{"pid":5,"sessionId":"a/b"}', '{"pid":5,"sessionId":"a|b"}']) {
       expect(parseSessionRecord(bad), bad).toBeNull();
     }
+  });
+});
+
+
+describe('identity: agents that are not Claude Code (issue #10 §17)', () => {
+  // Real chains: 500 (attend) → 400 (a shell) → 300 (the agent CLI) → 1.
+  const chainNumeric: Record<number, ProcInfo> = { 500: { ppid: 400, start: '5000' }, 400: { ppid: 300, start: '4000' }, 300: { ppid: 1, start: '3000' }, 1: { ppid: 0, start: '1' } };
+  it.each([
+    ['codex', ['node', '/usr/lib/node_modules/@openai/codex/bin/codex.js', 'exec']],
+    ['codex', ['/usr/local/bin/codex']],
+    ['gemini', ['node', '/home/u/.npm/_npx/x/node_modules/@google/gemini-cli/dist/index.js']],
+    ['aider', ['/usr/bin/python3', '-m', 'aider', '--model', 'x']],
+    ['aider', ['/home/u/.local/bin/aider']],
+    ['opencode', ['/home/u/.opencode/bin/opencode']],
+  ])('%s from %j in the ancestry is an agent with its own id', (name, argv) => {
+    const id = resolveIdentity(readers({ env: { USER: 'aaron' }, procs: chainNumeric, commands: { 400: ['/bin/bash'], 300: argv } }));
+    expect(id).toMatchObject({ resolved: false, kind: 'agent', via: 'agent-cli', id: `${name}-${(300).toString(36)}.${(3000).toString(36)}` });
+    expect(id.from).toBe(`agent:${id.id}`);
+  });
+
+  it('two instances of one agent CLI are two identities; a plain terminal stays the human', () => {
+    const a = resolveIdentity(readers({ env: {}, procs: chainNumeric, commands: { 300: ['/usr/local/bin/codex'] } }));
+    const b = resolveIdentity(readers({ env: {}, procs: { ...chainNumeric, 300: { ppid: 1, start: '3999' } }, commands: { 300: ['/usr/local/bin/codex'] } }));
+    expect(a.id).not.toBe(b.id);
+    const human = resolveIdentity(readers({ env: { USER: 'aaron' }, procs: chainNumeric, commands: { 400: ['-bash'], 300: ['/usr/sbin/sshd'] } }));
+    expect(human).toMatchObject({ kind: 'human', id: 'aaron' });
+    // Not fooled by an argument that merely names one.
+    expect(resolveIdentity(readers({ env: {}, procs: chainNumeric, commands: { 300: ['vim', 'codex'] } })).kind).toBe('human');
+  });
+
+  it('a harness declares itself with ATTEND_AGENT (and ATTEND_AGENT_ID per instance); a bad name is ignored', () => {
+    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', ATTEND_AGENT_ID: 'run-7', USER: 'aaron' }, procs: chain }))).toMatchObject({ kind: 'agent', via: 'declared', id: 'my-bot-run-7' });
+    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', USER: 'aaron' }, procs: chain }))).toMatchObject({ kind: 'agent', id: 'my-bot@aaron' });
+    const bad = resolveIdentity(readers({ env: { ATTEND_AGENT: 'not a name!', USER: 'aaron' }, procs: chain }));
+    expect(bad).toMatchObject({ kind: 'human', id: 'aaron' });
+    expect(bad.reason).toContain('ATTEND_AGENT is not a name');
   });
 });

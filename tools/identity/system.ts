@@ -131,6 +131,14 @@ export function systemReaders(opts: {
     readSessionRecord: (pid) => readSessionRecordFile(opts.sessionsDir, pid),
     procInfo,
     terminal: detectTerminal,
+    readCommand: (pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((w) => w.length > 0);
+        return argv.length > 0 ? argv : null;
+      } catch {
+        return null;
+      }
+    },
     username: () => {
       try {
         return userInfo().username;

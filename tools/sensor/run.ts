@@ -18,10 +18,10 @@ import { scopeDir, scopeLabel } from '../bus/layout.js';
 import { removePresence, writePresence } from '../bus/presence.js';
 import { receiveScopes } from '../bus/receive.js';
 import { handOver } from '../bus/handover.js';
-import { ensureDir } from '../bus/root.js';
 import type { Reporter } from '../bus/signals.js';
-import { listLive } from '../bus/roster.js';
+import { createNameSource } from '../bus/roster.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
+import { type DirWatch, watchDirs } from './dir-watch.js';
 import { scanOnce } from './scan.js';
 
 export const HEARTBEAT_MS = 30_000;
@@ -54,18 +54,9 @@ export interface SensorExit {
   delivered: number;
 }
 
-type Watcher = { close(): Promise<void> };
-
 function displayNames(opts: SensorOptions): (me: string) => NameLookup {
-  let cache: { at: number; map: Map<string, string> } | undefined;
-  return (me) => {
-    const now = opts.now();
-    if (!cache || now - cache.at > 5_000) {
-      const peers = listLive({ root: opts.root, sessionsDir: opts.sessionsDir, now, procInfo: opts.procInfo });
-      cache = { at: now, map: new Map(peers.map((p) => [p.id, p.name])) };
-    }
-    return nameLookup(cache.map, me);
-  };
+  const source = createNameSource({ root: opts.root, sessionsDir: opts.sessionsDir, procInfo: opts.procInfo }, opts.now);
+  return (me) => nameLookup(source(), me);
 }
 
 export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
@@ -153,52 +144,34 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     setImmediate(scan);
   };
 
-  // ---- watching
+  // ---- watching: the receive directories and the state directory (channels.json), one
+  // watch each, whatever the history (tools/sensor/dir-watch.ts).
   let usePolling = opts.poll;
-  let watcher: Watcher | undefined;
-  let watchedKey = '';
+  let watcher: DirWatch | undefined;
   let sawProbe = false;
   const probeName = `.attend-probe-${opts.pid}`;
-  const dirsOf = () => receiveScopes(root, who).map((s) => scopeDir(root, s));
-  // Restarts are serialized: two overlapping ones would leave a watcher nobody closes.
-  let restarting: Promise<void> = Promise.resolve();
-  const startWatcher = (): Promise<void> => {
-    restarting = restarting.then(restartWatcher, restartWatcher);
-    return restarting;
+  const stDir = dirname(channelsFile(root));
+  const dirsOf = () => [...receiveScopes(root, who).map((s) => scopeDir(root, s)), stDir];
+  const onEntry = (dir: string, name: string | null) => {
+    if (dir === stDir) {
+      if (name === null || name === 'channels.json') void onMembership();
+      return;
+    }
+    if (name === probeName) sawProbe = true;
+    else if (name === null || name.endsWith('.signal')) requestScan();
   };
-  const restartWatcher = async () => {
-    // Once stopping, a late membership event must not open a watcher nobody will close: an
+  const startWatcher = async (): Promise<void> => {
+    // Once stopping, a late membership event must not open a watch nobody will close: an
     // open watch handle would keep the process alive after it was told to go.
     if (stopping) return;
-    const dirs = dirsOf();
-    for (const d of dirs) ensureDir(d);
-    const key = `${usePolling}|${dirs.join('\n')}`;
-    if (key === watchedKey && watcher) return;
-    watchedKey = key;
-    await watcher?.close();
-    const { watch } = await import('chokidar');
-    // The state directory, not channels.json itself: chokidar stops delivering events for
-    // the whole watcher when one watched path does not exist yet.
-    const stDir = dirname(channelsFile(root));
-    ensureDir(stDir);
-    const w = watch([...dirs, stDir], {
-      ignoreInitial: true,
-      depth: 0,
-      usePolling,
-      interval: opts.pollIntervalMs,
-      binaryInterval: opts.pollIntervalMs,
-      persistent: true,
-    });
-    // A rename into place shows up as 'add' or as 'change' depending on timing: take both.
-    w.on('all', (event: string, path: string) => {
-      if (event !== 'add' && event !== 'change') return;
-      if (path.endsWith(probeName)) sawProbe = true;
-      else if (path.endsWith('.signal')) requestScan();
-      else if (path === channelsFile(root)) void onMembership();
-    });
-    w.on('error', (err: unknown) => opts.warn(`attend: watcher: ${(err as Error).message ?? String(err)}`));
-    await new Promise<void>((resolve) => w.once('ready', () => resolve()));
-    watcher = w as unknown as Watcher;
+    if (!watcher) watcher = watchDirs({ poll: usePolling, intervalMs: opts.pollIntervalMs, onEntry, warn: opts.warn });
+    watcher.set(dirsOf());
+  };
+  const restartPolling = () => {
+    watcher?.close();
+    watcher = undefined;
+    usePolling = true;
+    return startWatcher();
   };
   let membershipStamp = channelsStamp(root);
   let watchingLabel = scopesLabel();
@@ -237,8 +210,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
     if (!sawProbe) {
       opts.warn('attend: native file events are not delivered here; falling back to polling');
-      usePolling = true;
-      await startWatcher();
+      await restartPolling();
     }
   }
   // Messages written while the watcher was starting.
@@ -269,6 +241,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
     const stamp = channelsStamp(root);
     if (stamp !== membershipStamp) void onMembership();
+    watcher?.check();
     if (opts.now() - lastBeat >= HEARTBEAT_MS) {
       lastBeat = opts.now();
       heartbeat();
@@ -279,10 +252,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
 
   await stopped;
   clearInterval(tick);
-  await restarting.catch(() => {});
-  // Closing is bounded: a watcher whose directories are vanishing under it may never settle,
-  // and the sensor must still release its claim and go.
-  await Promise.race([watcher?.close(), delay(1_000)]);
+  watcher?.close();
   releaseSensor(root, who.id, opts.pid);
   removePresence(root, who.id, 'sensor');
   return { reason: stopping ?? 'signal', delivered };

@@ -19,7 +19,7 @@ export interface WhoamiResult {
 
 export function runWhoami(ctx: VerbCtx): WhoamiResult {
   const who = ctx.identity();
-  let displayName = who.kind === 'human' ? who.id : (who.record?.name ?? nicknameFor(who.origin));
+  let displayName = who.kind === 'human' || !who.resolved ? who.id : (who.record?.name ?? nicknameFor(who.origin));
   const me = ctx.live().find((p) => p.id === who.id);
   if (me) displayName = me.name;
   return {
