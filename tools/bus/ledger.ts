@@ -20,13 +20,13 @@
 // the record happen inside one hold of it, so two conduits never surface the same message.
 // Delivery comes before the record: a crash in between repeats only the messages in flight.
 
-import { closeSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
 import type { Identity } from '../identity/resolve.js';
 import { procInfoFromProc } from '../identity/system.js';
 import { addressees } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeAll, writeError, writeFileAtomic } from './atomic.js';
 import { type IndexState, readIndex } from './dir-index.js';
 import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
@@ -465,8 +465,19 @@ export function claimSensor(root: string, sid: string, pid: number): { ok: true 
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       const fd = openSync(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
-      writeSync(fd, `${pid} ${start}\n`);
-      closeSync(fd);
+      try {
+        writeAll(fd, Buffer.from(`${pid} ${start}\n`));
+        closeSync(fd);
+      } catch (err) {
+        // A full disk: never leave a slot file that names nobody.
+        try {
+          closeSync(fd);
+        } catch {
+          // the write already failed
+        }
+        unlinkSync(path);
+        throw writeError(path, err);
+      }
       return { ok: true };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -2,9 +2,10 @@
 // An O_EXCL lock file holds the owner's pid and start time; a lock whose owner is gone, or
 // that is older than STALE_MS, is broken. Waits are short sleeps, bounded by a deadline.
 
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, constants as fsc } from 'node:fs';
 import { dirname } from 'node:path';
 import { procInfoFromProc } from '../identity/system.js';
+import { writeAll, writeError } from './atomic.js';
 import { busError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
 
@@ -51,9 +52,8 @@ export function withLock<T>(lockPath: string, fn: () => T): T {
   while (fd === undefined) {
     try {
       fd = openSync(lockPath, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
-      writeSync(fd, `${process.pid} ${self?.start ?? ''} ${Date.now()}`);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw writeError(lockPath, err);
       if (ownerGone(lockPath, Date.now())) {
         try {
           unlinkSync(lockPath);
@@ -66,6 +66,18 @@ export function withLock<T>(lockPath: string, fn: () => T): T {
       sleepSync(delay + Math.random() * delay);
       delay = Math.min(delay * 2, 25);
     }
+  }
+  try {
+    writeAll(fd, Buffer.from(`${process.pid} ${self?.start ?? ''} ${Date.now()}`));
+  } catch (err) {
+    // A full disk: an empty lock left behind would stall every other writer for STALE_MS.
+    closeSync(fd);
+    try {
+      unlinkSync(lockPath);
+    } catch {
+      // gone already
+    }
+    throw writeError(lockPath, err);
   }
   try {
     return fn();
