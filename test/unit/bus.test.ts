@@ -177,7 +177,7 @@ describe('bad files never crash a reader', () => {
       expect(lines.filter((l) => l.startsWith(`attend: skipped ${p}: `))).toHaveLength(1);
     }
     expect(readSignalFile(bad.huge)).toMatchObject({ ok: false, reason: expect.stringContaining('too large') });
-    expect(readSignalFile(bad.utf8)).toEqual({ ok: false, reason: 'invalid UTF-8' });
+    expect(readSignalFile(bad.utf8)).toEqual({ ok: false, reason: 'invalid UTF-8', bad: true });
     expect(readSignalFile(link)).toMatchObject({ ok: false, reason: expect.stringContaining('symbolic link') });
     expect(readSignalFile(crlf)).toMatchObject({ ok: true });
   });

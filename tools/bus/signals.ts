@@ -1,6 +1,6 @@
 // Reading and writing signal files. Every reader skips what is not a valid line (binary,
-// empty, huge, invalid UTF-8, a symlink) and reports it once with its path; nothing here
-// ever deletes a message.
+// empty, huge, invalid UTF-8, a symlink) and reports it once with its path; such a file is
+// moved to the quarantine (tools/bus/quarantine.ts), never deleted.
 
 import { closeSync, fstatSync, openSync, readdirSync, readSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { idTime, isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
 import { appendIndex, dirStamp } from './dir-index.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
+import { quarantineSettled } from './quarantine.js';
 
 export const SIGNAL_EXT = '.signal';
 /** A message body may be at most 64 KiB; a file larger than this is not a signal. */
@@ -57,7 +58,11 @@ export function writeSignal(root: string, scope: Scope, id: string, env: Envelop
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export type ReadResult = { ok: true; envelope: Envelope; mtimeMs: number } | { ok: false; reason: string; gone?: boolean };
+/**
+ * `bad` marks a file that is not a signal by its content or kind (as opposed to one that
+ * could not be read just now): such a file is quarantined once it has settled.
+ */
+export type ReadResult = { ok: true; envelope: Envelope; mtimeMs: number } | { ok: false; reason: string; gone?: boolean; bad?: boolean };
 
 /** Read one signal file without following symlinks. Never throws. */
 export function readSignalFile(path: string): ReadResult {
@@ -67,14 +72,14 @@ export function readSignalFile(path: string): ReadResult {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { ok: false, reason: 'removed while reading', gone: true };
-    if (code === 'ELOOP') return { ok: false, reason: 'a symbolic link, not a signal file' };
+    if (code === 'ELOOP') return { ok: false, reason: 'a symbolic link, not a signal file', bad: true };
     return { ok: false, reason: `cannot open (${code ?? 'error'})` };
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) return { ok: false, reason: 'not a regular file' };
-    if (st.size === 0) return { ok: false, reason: 'empty file' };
-    if (st.size > MAX_FILE_BYTES) return { ok: false, reason: `too large (${st.size} bytes)` };
+    if (!st.isFile()) return { ok: false, reason: 'not a regular file', bad: true };
+    if (st.size === 0) return { ok: false, reason: 'empty file', bad: true };
+    if (st.size > MAX_FILE_BYTES) return { ok: false, reason: `too large (${st.size} bytes)`, bad: true };
     const buf = Buffer.alloc(st.size);
     let off = 0;
     while (off < st.size) {
@@ -83,17 +88,17 @@ export function readSignalFile(path: string): ReadResult {
       off += n;
     }
     const bytes = buf.subarray(0, off);
-    if (bytes.includes(0)) return { ok: false, reason: 'binary content (NUL byte)' };
+    if (bytes.includes(0)) return { ok: false, reason: 'binary content (NUL byte)', bad: true };
     let text: string;
     try {
       text = utf8.decode(bytes);
     } catch {
-      return { ok: false, reason: 'invalid UTF-8' };
+      return { ok: false, reason: 'invalid UTF-8', bad: true };
     }
     // One trailing line ending belongs to the file, not the body.
     if (text.endsWith('\n')) text = text.slice(0, text.endsWith('\r\n') ? -2 : -1);
     const envelope = parseSignal(text);
-    if (!envelope) return { ok: false, reason: 'not a signal line (needs from|project|cwd|message)' };
+    if (!envelope) return { ok: false, reason: 'not a signal line (needs from|project|cwd|message)', bad: true };
     return { ok: true, envelope, mtimeMs: st.mtimeMs };
   } catch (err) {
     return { ok: false, reason: `cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
@@ -119,12 +124,19 @@ export function listIds(dir: string): string[] {
   return ids.sort();
 }
 
-/** Read one message by id from a scope; null when it is missing or invalid (reported). */
+/**
+ * Read one message by id from a scope; null when it is missing or invalid (reported). A file
+ * that is not a signal is moved to the quarantine once it has settled (issue #10 item 2), so
+ * it is reported once rather than by every reader on every run.
+ */
 export function readMessage(root: string, scope: Scope, id: string, reporter: Reporter): Message | null {
   const path = join(scopeDir(root, scope), `${id}${SIGNAL_EXT}`);
   const res = readSignalFile(path);
   if (!res.ok) {
-    if (!res.gone) reporter.skip(path, res.reason);
+    if (res.gone) return null;
+    const moved = res.bad ? quarantineSettled(root, scope, path, res.reason) : { state: 'kept' as const };
+    if (moved.state === 'gone') return null;
+    reporter.skip(path, moved.state === 'moved' ? `${res.reason}; moved to ${moved.to}` : res.reason);
     return null;
   }
   const resolved = resolveEnvelope(res.envelope, scope);

@@ -10,7 +10,7 @@ import type { Peer } from '../../bus/roster.js';
 import { MAX_BODY_BYTES, type Message, findMessage, writeSignal } from '../../bus/signals.js';
 import { readSurfaced } from '../../bus/surfaced.js';
 import { resolveTargets } from '../../bus/targets.js';
-import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, envelopeProblems } from '../../wire/envelope.js';
+import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../../wire/names.js';
 import { scopeLabel } from '../../bus/layout.js';
 import { listScopes } from '../../bus/signals.js';
@@ -35,6 +35,8 @@ export interface SendResult {
 
 export function checkBody(message: string): void {
   if (message.trim().length === 0) throw usageError('the message is empty', 'attend send "text"');
+  const problem = bodyProblem(message);
+  if (problem !== null) throw usageError(problem);
   const bytes = Buffer.byteLength(message, 'utf8');
   if (bytes > MAX_BODY_BYTES) {
     throw refusedError(`the message is ${bytes} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, 'send a path to a file instead');
