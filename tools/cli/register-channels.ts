@@ -241,8 +241,9 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       'after',
       `${examples(['attend cleanup --dry-run', 'attend cleanup', 'attend cleanup --all --json'])}
 A tray's project is judged by the slug part of its key against <claude dir>/projects/.
-Never removed: signals/_broadcast/, a channel directory whose channel exists, any file
-younger than the grace period (1 hour).
+Never removed: signals/_broadcast/, a channel directory whose channel exists, the tray of
+a live session (even empty: its sensor watches it), any file younger than the grace period
+(1 hour).
 `,
     )
     .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean }) => {

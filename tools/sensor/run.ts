@@ -13,7 +13,7 @@ import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { readSessionRecordFile } from '../identity/system.js';
 import { channelsFile } from '../bus/channels.js';
 import { claimSensor, moveLedger, moveSensorClaim, readLedger, releaseSensor } from '../bus/ledger.js';
-import { scopeDir, scopeLabel } from '../bus/layout.js';
+import { scopeDir, scopeLabel, signalsDir } from '../bus/layout.js';
 import { removePresence, writePresence } from '../bus/presence.js';
 import { receiveScopes } from '../bus/receive.js';
 import { observeSession } from '../bus/registry.js';
@@ -163,22 +163,29 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     restarting = restarting.then(restartWatcher, restartWatcher);
     return restarting;
   };
+  // A watched directory removed (attend cleanup, a hand-run rm) or replaced by a new one of
+  // the same name leaves its watch deaf: messages then waited for the 30 s rescan (issue #10
+  // item 3). Each directory's identity is kept; signals/ itself is watched (depth 0) so a
+  // removal is seen at once, and the tick compares identities as a fallback.
+  let watchedIds = new Map<string, string>();
+  const dirsReplaced = () => [...watchedIds].some(([d, id]) => dirIdentity(d) !== id);
   const restartWatcher = async () => {
     // Once stopping, a late membership event must not open a watcher nobody will close: an
     // open watch handle would keep the process alive after it was told to go.
     if (stopping) return;
     const dirs = dirsOf();
     for (const d of dirs) ensureDir(d);
-    const key = `${usePolling}|${dirs.join('\n')}`;
-    if (key === watchedKey && watcher) return;
-    watchedKey = key;
-    await watcher?.close();
-    const { watch } = await import('chokidar');
     // The state directory, not channels.json itself: chokidar stops delivering events for
     // the whole watcher when one watched path does not exist yet.
     const stDir = dirname(channelsFile(root));
     ensureDir(stDir);
-    const w = watch([...dirs, stDir], {
+    const key = `${usePolling}|${dirs.join('\n')}`;
+    if (key === watchedKey && watcher && !dirsReplaced()) return;
+    watchedKey = key;
+    watchedIds = new Map([...dirs, stDir].map((d) => [d, dirIdentity(d)]));
+    await watcher?.close();
+    const { watch } = await import('chokidar');
+    const w = watch([...dirs, stDir, signalsDir(root)], {
       ignoreInitial: true,
       depth: 0,
       usePolling,
@@ -188,6 +195,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     });
     // A rename into place shows up as 'add' or as 'change' depending on timing: take both.
     w.on('all', (event: string, path: string) => {
+      if ((event === 'unlinkDir' || event === 'addDir') && watchedIds.has(path)) return void onDirGone(path);
       if (event !== 'add' && event !== 'change') return;
       if (path.endsWith(probeName)) sawProbe = true;
       else if (path.endsWith('.signal')) requestScan();
@@ -196,6 +204,22 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     w.on('error', (err: unknown) => opts.warn(`attend: watcher: ${(err as Error).message ?? String(err)}`));
     await new Promise<void>((resolve) => w.once('ready', () => resolve()));
     watcher = w as unknown as Watcher;
+  };
+  let dirGoneQueued = false;
+  const onDirGone = async (path?: string) => {
+    if (stopping || dirGoneQueued) return;
+    // Our own recreation shows up as addDir too: nothing to do when every identity holds.
+    if (!dirsReplaced()) return requestScan();
+    dirGoneQueued = true;
+    try {
+      await startWatcher();
+      opts.warn(`attend: ${path ?? 'a watched directory'} was removed or replaced; recreated it and watching again`);
+    } catch (err) {
+      opts.warn(`attend: could not rewatch after a directory vanished: ${(err as Error).message}`);
+    } finally {
+      dirGoneQueued = false;
+    }
+    requestScan();
   };
   let membershipStamp = channelsStamp(root);
   let watchingLabel = scopesLabel();
@@ -266,6 +290,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
     const stamp = channelsStamp(root);
     if (stamp !== membershipStamp) void onMembership();
+    else if (dirsReplaced()) void onDirGone();
     if (opts.now() - lastBeat >= HEARTBEAT_MS) {
       lastBeat = opts.now();
       heartbeat();
@@ -283,6 +308,20 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   releaseSensor(root, who.id, opts.pid);
   removePresence(root, who.id, 'sensor');
   return { reason: stopping ?? 'signal', delivered };
+}
+
+/**
+ * A directory's identity, or '' when it is gone. The inode alone is not enough: a directory
+ * removed and made again often gets the same inode number back; the birth time tells them
+ * apart where the filesystem records one (0 elsewhere, never the changing ctime).
+ */
+function dirIdentity(dir: string): string {
+  try {
+    const st = statSync(dir, { bigint: true });
+    return st.isDirectory() ? `${st.dev}:${st.ino}:${st.birthtimeNs}` : '';
+  } catch {
+    return '';
+  }
 }
 
 function channelsStamp(root: string): string {
