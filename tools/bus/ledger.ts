@@ -34,7 +34,7 @@ import { withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
 import { isForMe, receiveScopes } from './receive.js';
 import { FILE_MODE, ensureDir } from './root.js';
-import { type Message, type Reporter, SIGNAL_EXT, readMessage } from './signals.js';
+import { type Message, type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
 
 export const LEDGER_GRACE_MS = 30_000;
 /** Cold start (spec §5): addressed mail whatever its age, newest this many. */
@@ -139,11 +139,13 @@ export function idFloor(ms: number): string {
 }
 
 /** Ids in a directory that sort at or above `mark`, ascending. Names only: nothing is read. */
-function listIdsFrom(dir: string, mark: string | undefined): string[] {
+function listIdsFrom(dir: string, mark: string | undefined, reporter: Reporter): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
-  } catch {
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') reporter.unreadable?.(dir, code === 'EACCES' || code === 'EPERM' ? `permission denied (${code})` : `cannot list it (${code ?? 'error'})`);
     return [];
   }
   const out: string[] = [];
@@ -226,10 +228,16 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     // The ids at or above `mark` in one directory: from its index hint when that explains
     // every change since the last cycle, else from a full listing.
     const scanDir = (dirName: string, dir: string, mark: string | undefined): string[] => {
+      // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
+      const problem = scopeDirProblem(dir);
+      if (problem !== null) {
+        opts.reporter.unreadable?.(dir, problem);
+        return [];
+      }
       const r = readIndex(dir, ledger.index[dirName], now);
       if (r.state) nextIndex.set(dirName, r.state);
       listedAt.set(dirName, r.ok ? r.state.listed : now);
-      if (!r.ok) return listIdsFrom(dir, mark);
+      if (!r.ok) return listIdsFrom(dir, mark, opts.reporter);
       const set = new Set<string>();
       for (const id of r.state.known) if (mark === undefined || id >= mark) set.add(id);
       for (const id of r.ids) if ((mark === undefined || id >= mark) && isMessageId(id)) set.add(id);

@@ -2,12 +2,13 @@
 // empty, huge, invalid UTF-8, a symlink) and reports it once with its path; such a file is
 // moved to the quarantine (tools/bus/quarantine.ts), never deleted.
 
-import { closeSync, fstatSync, openSync, readdirSync, readSync, constants as fsc } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, constants as fsc } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { type Envelope, type ResolvedEnvelope, type Scope, formatSignal, parseSignal, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
 import { appendIndex, dirStamp } from './dir-index.js';
+import { busError } from './errors.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
 import { quarantineSettled } from './quarantine.js';
 
@@ -24,20 +25,81 @@ export interface Message extends ResolvedEnvelope {
   path: string;
 }
 
+/** A scope directory that could not be listed, and why. */
+export interface Unreadable {
+  path: string;
+  reason: string;
+}
+
 /** Where skipped files are reported. Reports each path once per reporter. */
 export interface Reporter {
   skip(path: string, reason: string): void;
+  /**
+   * A scope directory that could not be listed (unreadable, a symbolic link): its messages are
+   * missing from whatever the caller shows, which must not pass for "no messages" (issue #10
+   * item 6). Optional so a reporter that only counts skipped files still fits.
+   */
+  unreadable?(path: string, reason: string): void;
+}
+
+const collected = new WeakMap<Reporter, Unreadable[]>();
+
+/** The directories a reporter from createReporter was told it could not read, in order. */
+export function unreadableDirs(reporter: Reporter): Unreadable[] {
+  return [...(collected.get(reporter) ?? [])];
 }
 
 export function createReporter(write: (line: string) => void): Reporter {
   const seen = new Set<string>();
-  return {
+  const dirs: Unreadable[] = [];
+  const reporter: Reporter = {
     skip(path, reason) {
       if (seen.has(path)) return;
       seen.add(path);
       write(`attend: skipped ${path}: ${reason}`);
     },
+    unreadable(path, reason) {
+      if (dirs.some((d) => d.path === path)) return;
+      dirs.push({ path, reason });
+      write(`attend: cannot read ${path}: ${reason}; its messages are not shown`);
+    },
   };
+  collected.set(reporter, dirs);
+  return reporter;
+}
+
+/**
+ * Why a scope directory must not be used, or null (a missing one is fine: nothing there yet).
+ * A symbolic link is refused like a symlinked bus root (issue #10 item 4): whoever can change
+ * the link can move a channel's history out from under the bus, or point a purge at files
+ * that are not messages. The directory and signals/ above it are both checked.
+ */
+export function scopeDirProblem(dir: string): string | null {
+  for (const d of [dirname(dir), dir]) {
+    let st;
+    try {
+      st = lstatSync(d);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return null;
+      return d === dir ? errnoText(code) : `${d}: ${errnoText(code)}`;
+    }
+    if (st.isSymbolicLink()) return d === dir ? 'a symbolic link (refused, like a symlinked bus root)' : `${d} is a symbolic link (refused, like a symlinked bus root)`;
+    if (!st.isDirectory()) return d === dir ? 'not a directory' : `${d} is not a directory`;
+  }
+  return null;
+}
+
+function errnoText(code: string | undefined): string {
+  if (code === 'EACCES' || code === 'EPERM') return `permission denied (${code})`;
+  if (code === 'ENOTDIR') return 'not a directory (ENOTDIR)';
+  return `cannot list it (${code ?? 'error'})`;
+}
+
+/** Throw a bus error (exit 3) unless messages may be written into `dir`. */
+export function assertScopeDir(dir: string): void {
+  const problem = scopeDirProblem(dir);
+  if (problem !== null) throw busError(`refusing to use ${dir}: ${problem}`, 'remove it; attend makes every directory under its root itself');
 }
 
 export const silentReporter: Reporter = { skip() {} };
@@ -50,6 +112,7 @@ export const silentReporter: Reporter = { skip() {} };
 export function writeSignal(root: string, scope: Scope, id: string, env: Envelope): string {
   const dir = scopeDir(root, scope);
   const path = join(dir, `${id}${SIGNAL_EXT}`);
+  assertScopeDir(dir);
   const before = dirStamp(dir);
   writeFileAtomic(path, `${formatSignal(env)}\n`);
   appendIndex(dir, id, before);
@@ -107,12 +170,23 @@ export function readSignalFile(path: string): ReadResult {
   }
 }
 
-/** Ids of the signal files in one scope directory, ascending. Missing directory: []. */
-export function listIds(dir: string): string[] {
+/**
+ * Ids of the signal files in one scope directory, ascending. Missing directory: []. A
+ * directory that cannot be listed, or is refused (a symbolic link), is told to the reporter
+ * and gives [] (issue #10 items 4 and 6).
+ */
+export function listIds(dir: string, reporter?: Reporter): string[] {
+  const problem = scopeDirProblem(dir);
+  if (problem !== null) {
+    reporter?.unreadable?.(dir, problem);
+    return [];
+  }
   let names: string[];
   try {
     names = readdirSync(dir);
-  } catch {
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') reporter?.unreadable?.(dir, errnoText(code));
     return [];
   }
   const ids: string[] = [];
@@ -147,7 +221,7 @@ export function readMessage(root: string, scope: Scope, id: string, reporter: Re
 export function readScopes(root: string, scopes: Scope[], reporter: Reporter): Message[] {
   const out: Message[] = [];
   for (const scope of scopes) {
-    for (const id of listIds(scopeDir(root, scope))) {
+    for (const id of listIds(scopeDir(root, scope), reporter)) {
       const m = readMessage(root, scope, id, reporter);
       if (m) out.push(m);
     }
@@ -178,6 +252,11 @@ export function listScopes(root: string): Scope[] {
 /** Find a message by id in the given scopes (the first that has it). */
 export function findMessage(root: string, scopes: Scope[], id: string, reporter: Reporter): Message | null {
   for (const scope of scopes) {
+    const problem = scopeDirProblem(scopeDir(root, scope));
+    if (problem !== null) {
+      reporter.unreadable?.(scopeDir(root, scope), problem);
+      continue;
+    }
     const m = readMessage(root, scope, id, reporter);
     if (m) return m;
   }

@@ -3,6 +3,7 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { AttendError, EXIT } from '../bus/errors.js';
+import { unreadableDirs } from '../bus/signals.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, messageJson, namesFrom } from './format.js';
 import { neutralize } from '../wire/render.js';
@@ -125,8 +126,14 @@ const registerCore: Registrar = (program, ctx, io) => {
         return io.out(msgs.map((m) => formatBlock(m, names, now)).join('\n\n'));
       }
       const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before });
-      if (opts.json) return io.json({ ...page, messages: page.messages.map(messageJson) });
-      if (page.messages.length === 0) return io.out(page.total === 0 ? 'No messages.' : `No messages on page ${page.page} (${page.pages} pages).`);
+      // A directory that could not be read is not "no messages" (issue #10 item 6): the
+      // reporter named it on stderr; the listing says it is incomplete and exits 3.
+      const unreadable = unreadableDirs(ctx.reporter);
+      if (unreadable.length > 0) io.setExitCode(EXIT.bus);
+      if (opts.json) return io.json({ ...page, messages: page.messages.map(messageJson), ...(unreadable.length > 0 ? { unreadable } : {}) });
+      const missing = unreadable.length === 0 ? '' : `${unreadable.length} ${unreadable.length === 1 ? 'directory' : 'directories'} could not be read (see above)`;
+      if (page.messages.length === 0) return io.out(page.total === 0 ? (missing ? `No messages could be read: ${missing}.` : 'No messages.') : `No messages on page ${page.page} (${page.pages} pages).`);
+      if (missing) io.err(`attend: this listing is incomplete: ${missing}`);
       const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${page.total} messages); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
       if (ctx.stdout.isTTY) return io.out(formatTable(page.messages, names, now, ctx.stdout.columns ?? 120) + footer);
       io.out(page.messages.map((m) => formatBlock(m, names, now)).join('\n\n') + footer);
