@@ -3,7 +3,7 @@
 // and "What #535 consumes"). Pure: messages, names and the clock come in as arguments.
 
 import { addressees, type ResolvedEnvelope, type Scope } from './envelope.js';
-import { chunkText, formatAge, messageHeader, neutralize } from './render.js';
+import { chunkText, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
 
 /** The fields of a message delivery needs; `Message` in tools/bus/signals.ts satisfies it. */
 export interface DeliveryMessage extends ResolvedEnvelope {
@@ -207,11 +207,11 @@ export const DRAIN_BODY_MAX = 1500;
 /** One message in full for the drain: the header, then `message from …`, then the body indented. */
 export function formatDrainMessage(m: DeliveryMessage, names: NameLookup, now: number): string[] {
   const lines = [messageHeader(m, m.id), `message from ${senderLabel(m, names)} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}, ${neutralize(scopeName(m.scope))}, ${formatAge(now - m.time)} ago):`];
-  let body = neutralize(m.body, { multiline: true });
+  let body = m.body;
   const cps = Array.from(body);
   if (cps.length > DRAIN_BODY_MAX) body = `${cps.slice(0, DRAIN_BODY_MAX).join('')} … (cut; attend inbox ${m.id})`;
-  // Indented so nothing inside a body can pass for a header line.
-  for (const line of body.split('\n')) lines.push(`  ${line}`);
+  // Quoted line by line so nothing inside a body can pass for a header or markup (issue #10 item 5).
+  lines.push(...quoteBody(body));
   return lines;
 }
 

@@ -48,6 +48,26 @@ export function neutralize(text: string, opts: { multiline?: boolean } = {}): st
   return out;
 }
 
+/** What starts every body line the drain shows: a quote bar no header or markup starts with. */
+export const BODY_QUOTE = '  \u2502 ';
+
+// `<tag`, `</tag`, `<!`, `<?`: anything a reader could take for the harness's own markup
+// (`<system-reminder>`, `</user>`, `<function_results>`...). Its `<` becomes `‹`.
+const TAG_OPEN = /<(?=[/!?]?[A-Za-z])/g;
+
+/**
+ * A multi-line body rendered for a model as quoted data (issue #10 item 5): every line is
+ * neutralized, begins with BODY_QUOTE, and no tag-like `<` survives, so no line of a body
+ * can pass for an `[attend message ...]` header, a `message from ...` line, a turn marker
+ * such as `Human:`, or harness markup. The exact text stays available in `attend inbox <id>`.
+ */
+export function quoteBody(body: string): string[] {
+  return neutralize(body, { multiline: true })
+    .replace(TAG_OPEN, '\u2039')
+    .split('\n')
+    .map((line) => `${BODY_QUOTE}${line}`);
+}
+
 /** Only characters in the wide class can reach a header; anything else is dropped. */
 function headerValue(value: string): string {
   return value.replace(/[^A-Za-z0-9_@.,:/#*-]/g, '?');
