@@ -92,7 +92,7 @@ describe('attend chat frames', () => {
     const line = readFileSync(join(dir, files[0]!), 'utf8');
     expect(line).toContain('|from_kind:human|from_id:tester|');
     expect(line).toContain(`|to:${hana.sessionId}|ship it`);
-    await c.until((x) => /tester \(you\) \(human\) → Hana {2}dm/.test(x) && x.includes('  ship it'), 'own message in the feed');
+    await c.until((x) => /tester \(you\) → Hana {2}dm/.test(x) && x.includes('  ship it'), 'own message in the feed');
   });
 
   it('refuses an ambiguous name with the candidates and keeps the draft', async () => {

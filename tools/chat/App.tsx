@@ -15,7 +15,7 @@ import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers,
 import { type Line, type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
 import { textWidth } from './state/width.js';
 import { type Completion, completeAt, type DefaultDest, describeDest, parseAddress, type PeerRef, resolveRoute, unreachableReason } from './state/routing.js';
-import { neutralize } from '../wire/render.js';
+import { neutralize, plural } from '../wire/render.js';
 import { shortId } from '../wire/party.js';
 
 export interface AppProps {
@@ -388,7 +388,7 @@ export function App(props: AppProps) {
         ? `to ${describeDest(route.dest)}${warning ? ` — ${warning}` : ''}`
         : `✗ ${route.reason}`;
   const destBad = !replyTo && ((route !== null && !route.ok) || warning !== null);
-  const rightStatus = feed.scroll > 0 ? `  ↑ ${feed.scroll} rows back · PgDn/End to follow` : '';
+  const rightStatus = feed.scroll > 0 ? `  ↑ ${plural(feed.scroll, 'row')} back · PgDn/End to follow` : '';
   const help =
     feed.selected !== null
       ? 'Enter replies to ▶ · Alt-↑/↓ move · Esc unselects · a draft starting @Name or #channel goes there instead'

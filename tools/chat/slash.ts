@@ -4,7 +4,7 @@
 import { AttendError, EXIT } from '../bus/errors.js';
 import type { Peer } from '../bus/roster.js';
 import { parseChannelArg } from '../cli/commands/channels.js';
-import { neutralize } from '../wire/render.js';
+import { neutralize, plural } from '../wire/render.js';
 import type { ChatActions } from './actions.js';
 import { peerStatusText } from './peer-status.js';
 import { matchName } from './state/routing.js';
@@ -143,7 +143,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         const r = a.join(channelArg(cmd.args[0], null));
         if (r.channel === 'open') return { lines: [info('#open is the commons: always joined')], consumed: true, switchTo: '#open' };
         const lines = [info(r.alreadyMember ? `already in #${r.channel}` : `joined #${r.channel}${r.created ? ' (new channel)' : ''}`)];
-        if (r.invited) lines.push(info(`invited by ${r.invited.by}: ${r.invited.owed} earlier messages owed to you${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`));
+        if (r.invited) lines.push(info(`invited by ${r.invited.by}: ${plural(r.invited.owed, 'earlier message')} owed to you${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`));
         return { lines, consumed: true, channelsChanged: true, switchTo: `#${r.channel}` };
       }
       case 'leave': {

@@ -4,7 +4,7 @@ import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
 import { procInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
-import { ensureRoot } from '../bus/root.js';
+import { checkRootPath, ensureRoot } from '../bus/root.js';
 import { type Reporter, createReporter } from '../bus/signals.js';
 import { createIdFactory } from '../wire/ids.js';
 import { type Paths, resolvePaths } from './env.js';
@@ -100,6 +100,7 @@ export function createContext(opts: CtxOptions = {}): Ctx {
       return identity;
     },
     live() {
+      checkRootPath(paths.root);
       live ??= listLive({ root: paths.root, sessionsDir: paths.sessionsDir, now: now(), procInfo });
       return live;
     },

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import type { Io, Registrar } from './cli.js';
 import type { Ctx } from './context.js';
-import { formatAge, neutralize } from '../wire/render.js';
+import { formatAge, neutralize, plural } from '../wire/render.js';
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
@@ -168,7 +168,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const { runDissolve } = await import('./commands/channels.js');
       const r = runDissolve(ctx, { channel, force: opts.force });
       if (opts.json) return io.json(r);
-      io.out(`dissolved #${r.channel} (${r.removedMessages} messages removed, ${r.notified.length} members told)`);
+      io.out(`dissolved #${r.channel} (${plural(r.removedMessages, 'message')} removed, ${plural(r.notified.length, 'member')} told)`);
     });
 
   program
@@ -220,7 +220,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const lines = [
         `bus:      ${r.busRoot}`,
         `me:       ${neutralize(r.me.name)} (${r.me.kind}, ${r.me.id})`,
-        `inbox:    ${r.inbox.total} messages, ${r.inbox.unread} unread`,
+        `inbox:    ${plural(r.inbox.total, 'message')}, ${r.inbox.unread} unread`,
         `channels: ${['#open', ...r.channels].join(', ')}`,
         `sensor:   ${r.presence.sensor !== null && ctx.now() - r.presence.sensor <= 90_000 ? `running (beat ${ago(ctx, r.presence.sensor)})` : 'not running'}`,
         `drain:    ${ago(ctx, r.presence.drain)}`,
@@ -254,7 +254,7 @@ a live session (even empty: its sensor watches it), any file younger than the gr
       if (r.items.length === 0) return io.out(r.dryRun ? 'Nothing to clean up.' : 'Nothing removed.');
       const verb = r.dryRun ? 'would remove' : 'removed';
       const lines = r.items.map((i) => `${verb} ${pad(i.kind, 11)} ${pad(size(i.bytes), 10)} ${neutralize(i.what)}  (${neutralize(i.reason)})`);
-      lines.push(`${r.dryRun ? 'total (dry run)' : 'total'}: ${r.items.length} items, ${size(r.bytes)}`);
+      lines.push(`${r.dryRun ? 'total (dry run)' : 'total'}: ${plural(r.items.length, 'item')}, ${size(r.bytes)}`);
       io.out(lines.join('\n'));
     });
 };

@@ -137,9 +137,18 @@ export function bodyProblem(body: string): string | null {
   return null;
 }
 
+/**
+ * The longest `on_behalf_of` a writer accepts (issue #10): it is the caller's free claim, shown
+ * in every header, so it must not be able to crowd out the message it rides on.
+ */
+export const MAX_ON_BEHALF_OF = 128;
+
 /** Problems that keep an envelope from being written; empty when it is valid. */
 export function envelopeProblems(env: Envelope): string[] {
   const problems: string[] = [];
+  if (env.onBehalfOf !== undefined && env.onBehalfOf.length > MAX_ON_BEHALF_OF) {
+    problems.push(`on_behalf_of is at most ${MAX_ON_BEHALF_OF} characters (this one has ${env.onBehalfOf.length})`);
+  }
   for (const [name, value] of [
     ['from', env.from],
     ['project', env.project],

@@ -15,7 +15,7 @@ import type { Peer } from '../../bus/roster.js';
 import { listIds } from '../../bus/signals.js';
 import { resolveTarget } from '../../bus/targets.js';
 import { parseChannelName, printable } from '../../wire/names.js';
-import { neutralize } from '../../wire/render.js';
+import { neutralize, plural } from '../../wire/render.js';
 
 export type ChannelArg = { open: true } | { open: false; name: string };
 
@@ -366,7 +366,7 @@ export function runDissolve(ctx: Ctx, input: { channel: string; force?: boolean 
     me,
     ctx.newId,
     members.map((m) => noticeTarget(ctx, m.id, m.kind)),
-    `dissolve: #${name} was dissolved; its ${removedMessages} messages are gone and you are no longer a member.`,
+    `dissolve: #${name} was dissolved; its ${plural(removedMessages, 'message')} ${removedMessages === 1 ? 'is' : 'are'} gone and you are no longer a member.`,
   );
   // Dissolving is one of the three ways messages leave the disk (spec §2).
   rmSync(dir, { recursive: true, force: true });
