@@ -3,6 +3,7 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { AttendError, EXIT } from '../bus/errors.js';
+import { readKnownNames } from '../bus/names.js';
 import { unreadableDirs } from '../bus/signals.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, messageJson, namesFrom } from './format.js';
@@ -118,7 +119,7 @@ const registerCore: Registrar = (program, ctx, io) => {
     .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
       if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
       const inbox = await import('./commands/inbox.js');
-      const names = namesFrom(ctx.live(), ctx.identity().id);
+      const names = namesFrom(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
       const now = ctx.now();
       if (id !== undefined || opts.thread !== undefined) {
         const msgs = id !== undefined ? [inbox.runShow(ctx, id)] : inbox.runThread(ctx, opts.thread as string);

@@ -28,8 +28,9 @@ export function messageJson(m: Message) {
 
 export type Names = NameLookup;
 
-export function namesFrom(peers: Peer[], me: string): Names {
-  return nameLookup(peers, me);
+/** `known`: last known names of parties no longer live (tools/bus/names.ts), shown as gone. */
+export function namesFrom(peers: Peer[], me: string, known?: ReadonlyMap<string, string>): Names {
+  return nameLookup(peers, me, known);
 }
 
 export function toLabel(m: Message, names: Names): string {

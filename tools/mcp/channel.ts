@@ -13,6 +13,7 @@ import type { Message } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
 import type { Ctx } from '../cli/context.js';
 import { DIGEST_THRESHOLD, type NameLookup, TEACH_LINE, nameLookup, countDigest, formatDigest, formatObservation } from '../wire/party.js';
+import { readKnownNames } from '../bus/names.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
 
@@ -30,7 +31,7 @@ export interface ChannelDeps {
 }
 
 function namesFor(ctx: Ctx, me: string): NameLookup {
-  return nameLookup(ctx.live(), me);
+  return nameLookup(ctx.live(), me, readKnownNames(ctx.root()));
 }
 
 function metaOf(m: Message): Record<string, string> {

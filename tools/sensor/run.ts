@@ -20,6 +20,7 @@ import { observeSession } from '../bus/registry.js';
 import { ensureDir } from '../bus/root.js';
 import type { Reporter } from '../bus/signals.js';
 import { listLive } from '../bus/roster.js';
+import { readKnownNames } from '../bus/names.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
 import { scanOnce } from './scan.js';
 
@@ -56,14 +57,14 @@ export interface SensorExit {
 type Watcher = { close(): Promise<void> };
 
 function displayNames(opts: SensorOptions): (me: string) => NameLookup {
-  let cache: { at: number; map: Map<string, string> } | undefined;
+  let cache: { at: number; map: Map<string, string>; known: Map<string, string> } | undefined;
   return (me) => {
     const now = opts.now();
     if (!cache || now - cache.at > 5_000) {
       const peers = listLive({ root: opts.root, sessionsDir: opts.sessionsDir, now, procInfo: opts.procInfo });
-      cache = { at: now, map: new Map(peers.map((p) => [p.id, p.name])) };
+      cache = { at: now, map: new Map(peers.map((p) => [p.id, p.name])), known: readKnownNames(opts.root) };
     }
-    return nameLookup(cache.map, me);
+    return nameLookup(cache.map, me, cache.known);
   };
 }
 

@@ -23,10 +23,26 @@ export function shortId(id: string): string {
   return id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id;
 }
 
-/** Names from the live roster (id → display name), falling back to `shortId`. */
-export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: string; name: string }>, me: string): NameLookup {
+/** How the last known name of a party that is no longer live is shown (issue #10 item 16). */
+export function goneName(name: string): string {
+  return `${name} (gone)`;
+}
+
+/**
+ * Names from the live roster (id → display name); an id no longer live by its last known
+ * name marked as gone (`known`, tools/bus/names.ts), else `shortId`.
+ */
+export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: string; name: string }>, me: string, known?: ReadonlyMap<string, string>): NameLookup {
   const map = names instanceof Map ? (names as ReadonlyMap<string, string>) : new Map([...(names as Iterable<{ id: string; name: string }>)].map((p) => [p.id, p.name]));
-  return { me, name: (id) => map.get(id) ?? shortId(id) };
+  return {
+    me,
+    name: (id) => {
+      const live = map.get(id);
+      if (live !== undefined) return live;
+      const last = known?.get(id);
+      return last !== undefined ? goneName(last) : shortId(id);
+    },
+  };
 }
 
 /** More than this many messages in one wake become one digest line (spec §5). */

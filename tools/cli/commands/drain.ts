@@ -6,6 +6,7 @@
 import type { Ctx } from '../context.js';
 import { writePresence } from '../../bus/presence.js';
 import { moveLedger } from '../../bus/ledger.js';
+import { readKnownNames } from '../../bus/names.js';
 import { observeSession } from '../../bus/registry.js';
 import { type DrainFormat, type DrainOutcome, drainOnce, parseStopPayload } from '../../drain/drain.js';
 import { type NameLookup, nameLookup } from '../../wire/party.js';
@@ -40,7 +41,8 @@ export function runDrain(ctx: Ctx, input: DrainInput): DrainCommandResult {
       if (seen.previousSessionId) moveLedger(root, seen.previousSessionId, who.id);
     }
     writePresence(root, { id: who.id, kind: who.kind, origin: who.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'drain' });
-    const names = (me: string): NameLookup => nameLookup(ctx.live(), me);
+    const known = readKnownNames(root);
+    const names = (me: string): NameLookup => nameLookup(ctx.live(), me, known);
     return drainOnce(
       {
         root,

@@ -8,6 +8,7 @@ import { receiveScopes } from '../../bus/receive.js';
 import { requireChannel } from '../../bus/channels.js';
 import type { Peer } from '../../bus/roster.js';
 import { MAX_BODY_BYTES, type Message, findMessage, writeSignal } from '../../bus/signals.js';
+import { rememberWriter } from '../../bus/names.js';
 import { readSurfaced } from '../../bus/surfaced.js';
 import { resolveTargets } from '../../bus/targets.js';
 import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../../wire/envelope.js';
@@ -90,6 +91,7 @@ function writeRouted(ctx: Ctx, input: SendInput, route: Route, notes: string[]):
   const root = ctx.root();
   const id = ctx.newId();
   const files = route.scopes.map((scope) => writeSignal(root, scope, id, env));
+  rememberWriter(root, who, () => ctx.live()); // its name outlives it in history (issue #10)
   return {
     id,
     to: route.to,
