@@ -4,7 +4,7 @@
 // byte for byte what it was.
 
 import { spawnSync } from 'node:child_process';
-import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
@@ -145,5 +145,23 @@ describe.skipIf(cannotMount !== null)(`a full disk (${cannotMount ?? 'tmpfs moun
     const d3 = drain();
     expect(d3.stdout).toContain('second');
     expect(d3.stdout).not.toContain('first');
+  });
+
+  it('attend install on a full disk: exit 3, settings.json as it was, no half backup', () => {
+    // The Claude Code config lives on the full filesystem too.
+    const home = join(bus.root, 'home');
+    const claude = join(home, '.claude');
+    mkdirSync(claude, { recursive: true });
+    const settings = join(claude, 'settings.json');
+    const text = `${JSON.stringify({ model: 'opus', hooks: { Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }] } }, null, 2)}\n`;
+    writeFileSync(settings, text);
+    fill(0);
+    const env = { ...bus.env, HOME: home, PATH: '/usr/bin:/bin' };
+    delete (env as Record<string, string | undefined>).CLAUDE_CONFIG_DIR;
+    const r = runBin(['install'], { env, cwd: home });
+    expect(r.exitCode, r.stdout).toBe(3);
+    expect(r.stderr).toMatch(/no space left on the device \(ENOSPC\)/);
+    expect(readFileSync(settings, 'utf8')).toBe(text);
+    expect(readdirSync(claude)).toEqual(['settings.json']);
   });
 });

@@ -3,12 +3,12 @@
 // shape is foreign, stops the install with its path and nothing is written; a file that
 // changes is backed up first; entries that are not attend's are left exactly as they were.
 
-import { accessSync, chmodSync, constants, copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
 import { AttendError, EXIT, usageError } from '../../bus/errors.js';
-import { writeFileAtomic } from '../../bus/atomic.js';
+import { writeError, writeFileAtomic } from '../../bus/atomic.js';
 
 export type Scope = 'user' | 'project';
 
@@ -251,7 +251,19 @@ export function writeWithBackup(path: string, text: string, now: number, dryRun:
   if (existed) backup = backupName(path, now);
   if (dryRun) return backup;
   const mode = existed ? statSync(path).mode & 0o777 : 0o644;
-  if (existed && backup) copyFileSync(path, backup);
+  if (existed && backup) {
+    try {
+      copyFileSync(path, backup);
+    } catch (err) {
+      // A full disk: no half backup left behind, and the file itself not touched.
+      try {
+        unlinkSync(backup);
+      } catch {
+        // never created
+      }
+      throw writeError(backup, err);
+    }
+  }
   writeFileAtomic(path, text);
   chmodSync(path, mode);
   return backup;
