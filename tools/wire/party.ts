@@ -3,7 +3,7 @@
 // and "What #535 consumes"). Pure: messages, names and the clock come in as arguments.
 
 import { addressees, type ResolvedEnvelope, type Scope } from './envelope.js';
-import { chunkText, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
+import { chunkText, defuseMarkup, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
 
 /** The fields of a message delivery needs; `Message` in tools/bus/signals.ts satisfies it. */
 export interface DeliveryMessage extends ResolvedEnvelope {
@@ -79,7 +79,8 @@ function senderLabel(m: DeliveryMessage, names: NameLookup): string {
  * reads as an `[attend ...]` header.
  */
 export function formatObservation(m: DeliveryMessage, names: NameLookup): string[] {
-  const body = neutralize(m.body);
+  // One line already (newlines folded); tag-like markup defused as in the drain (issue #10).
+  const body = defuseMarkup(neutralize(m.body));
   const { chunks, truncated } = chunkText(body, CHUNK_SIZE, MAX_CHUNKS);
   const lead = `message from ${senderLabel(m, names)} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}): `;
   const lines = [messageHeader(m, m.id), lead + (chunks[0] ?? '')];

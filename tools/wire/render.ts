@@ -70,10 +70,14 @@ const TAG_OPEN = /<(?=[/!?]?[A-Za-z])/g;
  * such as `Human:`, or harness markup. The exact text stays available in `attend inbox <id>`.
  */
 export function quoteBody(body: string): string[] {
-  return neutralize(body, { multiline: true })
-    .replace(TAG_OPEN, '\u2039')
+  return defuseMarkup(neutralize(body, { multiline: true }))
     .split('\n')
     .map((line) => `${BODY_QUOTE}${line}`);
+}
+
+/** Turn the `<` of anything tag-like into `‹`, so a body cannot open or close harness markup. */
+export function defuseMarkup(text: string): string {
+  return text.replace(TAG_OPEN, '\u2039');
 }
 
 /** Only characters in the wide class can reach a header; anything else is dropped. */
