@@ -98,6 +98,21 @@ describe.skipIf(cannotMount !== null)(`a full disk (${cannotMount ?? 'tmpfs moun
     expect((JSON.parse(listed.stdout) as { messages: { body: string }[] }).messages.map((m) => m.body)).toEqual(['before the disk filled']);
   });
 
+  it('a fan-out that fails half way takes back the copies already written', () => {
+    const api = fakeSession(bus, { name: 'api', cwd: join(bus.dir, 'work', 'api') });
+    const web = fakeSession(bus, { name: 'web', cwd: join(bus.dir, 'work', 'web') });
+    sessions.push(api, web);
+    // Both trays and their index files exist, so the only new page a send needs is its file's.
+    expect(asHuman(['send', '--to', 'api', '--to', 'web', 'first']).exitCode).toBe(0);
+    const before = tree();
+    fill(1);
+    const r = asHuman(['send', '--to', 'api', '--to', 'web', 'second']);
+    expect(r.exitCode, r.stdout).toBe(3);
+    expect(r.stderr).toMatch(/no space left on the device \(ENOSPC\)/);
+    const signals = (t: Record<string, string>) => Object.keys(t).filter((k) => k.endsWith('.signal')).sort();
+    expect(signals(tree())).toEqual(signals(before));
+  });
+
   it('with no page free the send fails the same way', () => {
     expect(asHuman(['send', 'one']).exitCode).toBe(0);
     const before = tree();

@@ -2,7 +2,7 @@
 // empty, huge, invalid UTF-8, a symlink) and reports it once with its path; such a file is
 // moved to the quarantine (tools/bus/quarantine.ts), never deleted.
 
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, constants as fsc } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, unlinkSync, constants as fsc } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Envelope, type ResolvedEnvelope, type Scope, formatSignal, parseSignal, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
@@ -117,6 +117,31 @@ export function writeSignal(root: string, scope: Scope, id: string, env: Envelop
   writeFileAtomic(path, `${formatSignal(env)}\n`);
   appendIndex(dir, id, before);
   return path;
+}
+
+/**
+ * Write one message into every directory of a fan-out (spec §3), all or nothing as far as
+ * the disk allows (issue #10 item 1): when one write fails, the copies already renamed into
+ * place (and their signature sidecars) are removed before the error propagates, so a send
+ * that reports failure has not reached half its recipients.
+ */
+export function writeSignals(root: string, scopes: Scope[], id: string, env: Envelope): string[] {
+  const done: string[] = [];
+  try {
+    for (const scope of scopes) done.push(writeSignal(root, scope, id, env));
+  } catch (err) {
+    for (const path of done) {
+      for (const p of [path, `${path.slice(0, -SIGNAL_EXT.length)}.sig`]) {
+        try {
+          unlinkSync(p);
+        } catch {
+          // not there
+        }
+      }
+    }
+    throw err;
+  }
+  return done;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -7,7 +7,7 @@ import { envelopeFrom } from '../../bus/compose.js';
 import { receiveScopes } from '../../bus/receive.js';
 import { requireChannel } from '../../bus/channels.js';
 import type { Peer } from '../../bus/roster.js';
-import { MAX_BODY_BYTES, type Message, findMessage, writeSignal } from '../../bus/signals.js';
+import { MAX_BODY_BYTES, type Message, findMessage, writeSignals } from '../../bus/signals.js';
 import { rememberWriter } from '../../bus/names.js';
 import { readSurfaced } from '../../bus/surfaced.js';
 import { resolveTargets } from '../../bus/targets.js';
@@ -90,7 +90,7 @@ function writeRouted(ctx: Ctx, input: SendInput, route: Route, notes: string[]):
   if (problems.length > 0) throw usageError(problems.join('; '));
   const root = ctx.root();
   const id = ctx.newId();
-  const files = route.scopes.map((scope) => writeSignal(root, scope, id, env));
+  const files = writeSignals(root, route.scopes, id, env);
   rememberWriter(root, who, () => ctx.live()); // its name outlives it in history (issue #10)
   return {
     id,
