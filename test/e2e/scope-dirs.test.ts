@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
+import { createBusSource } from '../../tools/chat/bus-source.js';
+import { BIN, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => {
@@ -65,6 +66,20 @@ describe('symlinked scope directories are refused', () => {
     expect(r.exitCode).toBe(3);
     expect(r.stderr).toMatch(/refusing to use .*@ops: a symbolic link/);
     expect(readFileSync(join(elsewhere, '0zzzzzzzz000-aaaa0001.signal'), 'utf8')).toBe(before);
+  });
+
+  it('the chat names a refused directory on its status line instead of showing it empty', async () => {
+    linkOps();
+    const src = createBusSource({ root: bus.root, rescanMs: 50 });
+    const statuses: string[] = [];
+    const { messages } = src.loadInitial(50);
+    expect(messages.map((m) => m.body)).not.toContain('from outside the bus');
+    src.start({ arrived: () => {}, status: (t) => void (t && statuses.push(t)), channels: () => {} });
+    try {
+      await waitFor(() => statuses.some((t) => t.includes('cannot read signals/@ops: a symbolic link')), { what: 'the status line' });
+    } finally {
+      src.stop();
+    }
   });
 
   it('a symlinked signals/ is refused the same way', () => {

@@ -63,6 +63,10 @@ export function createBusSource(opts: SourceOptions): BusSource {
       skipped.push(line);
       events?.status(`${skipped.length} unreadable file${skipped.length > 1 ? 's' : ''} skipped (latest: ${path.split('/').slice(-2).join('/')}: ${reason})`);
     },
+    // A directory that cannot be listed (or a refused symlink) is named, never an empty tab (issue #10).
+    unreadable(path, reason) {
+      events?.status(`cannot read ${path.split('/').slice(-2).join('/')}: ${reason}; its messages are not shown`);
+    },
   };
   let events: SourceEvents | null = null;
   const watchers = new Map<string, FSWatcher>();
@@ -76,7 +80,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
     const all: Entry[] = [];
     for (const scope of listScopes(root)) {
       const dir = scopeDirName(scope);
-      for (const id of listIds(join(sigDir, dir))) all.push({ id, scope });
+      for (const id of listIds(join(sigDir, dir), reporter)) all.push({ id, scope });
     }
     // Ids sort by creation time (tools/wire/ids.ts), so newest first is a string sort.
     return all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
@@ -216,7 +220,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
   }
 
   function scanDir(dir: string): void {
-    for (const id of listIds(join(sigDir, dir))) if (!known.has(`${dir}/${id}`)) onFile(dir, `${id}${SIGNAL_EXT}`);
+    for (const id of listIds(join(sigDir, dir), reporter)) if (!known.has(`${dir}/${id}`)) onFile(dir, `${id}${SIGNAL_EXT}`);
   }
 
   return {
