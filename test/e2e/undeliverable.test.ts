@@ -6,6 +6,8 @@ import { existsSync, lutimesSync, mkdirSync, readdirSync, readFileSync, symlinkS
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QUARANTINE_AFTER_MS, countQuarantined, listQuarantined, quarantineDir } from '../../tools/bus/quarantine.js';
+import { AttendError } from '../../tools/bus/errors.js';
+import { MAX_BODY_BYTES, readSignalFile, writeSignals } from '../../tools/bus/signals.js';
 import { bodyProblem } from '../../tools/wire/envelope.js';
 import { type TempBus, runBin, runInProcess, useTempBus } from '../helpers/bus.js';
 
@@ -42,6 +44,26 @@ describe('refused at send', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('NUL byte');
     expect(signalFiles()).toEqual([]);
+  });
+});
+
+describe('a line no reader would take', () => {
+  it('a body within its limit but a file over the readers\' limit is refused (exit 4) before anything is written', () => {
+    const env = { from: 'external:tester@x', project: 'p', cwd: '/p', fromKind: 'human' as const, fromId: 'tester', to: Array.from({ length: 500 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`).join(','), body: 'x'.repeat(MAX_BODY_BYTES) };
+    let err: unknown;
+    try {
+      writeSignals(bus.root, [{ kind: 'open' }], '0aaaaaaaa000-big00001', env);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(AttendError);
+    expect((err as AttendError).exitCode).toBe(4);
+    expect((err as AttendError).message).toMatch(/readers take at most/);
+    expect(signalFiles()).toEqual([]);
+    // Just within: written, and read back whole.
+    const fits = { ...env, to: '*', body: 'x'.repeat(MAX_BODY_BYTES) };
+    writeSignals(bus.root, [{ kind: 'open' }], '0aaaaaaaa000-big00002', fits);
+    expect(readSignalFile(join(openDir(), '0aaaaaaaa000-big00002.signal'))).toMatchObject({ ok: true });
   });
 });
 

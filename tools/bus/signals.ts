@@ -8,7 +8,7 @@ import { type Envelope, type ResolvedEnvelope, type Scope, formatSignal, parseSi
 import { idTime, isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
 import { appendIndex, dirStamp } from './dir-index.js';
-import { busError } from './errors.js';
+import { busError, refusedError } from './errors.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
 import { quarantineSettled } from './quarantine.js';
 
@@ -126,6 +126,12 @@ export function writeSignal(root: string, scope: Scope, id: string, env: Envelop
  * that reports failure has not reached half its recipients.
  */
 export function writeSignals(root: string, scopes: Scope[], id: string, env: Envelope): string[] {
+  // Every reader skips a file over MAX_FILE_BYTES: a body within its limit can still get
+  // there with a long recipient list, so the whole line is checked before anything is written.
+  const bytes = Buffer.byteLength(formatSignal(env), 'utf8') + 1;
+  if (bytes > MAX_FILE_BYTES) {
+    throw refusedError(`the message would be a ${bytes}-byte file; readers take at most ${MAX_FILE_BYTES}`, 'send to fewer recipients at once, or send a path to a file');
+  }
   const done: string[] = [];
   try {
     for (const scope of scopes) done.push(writeSignal(root, scope, id, env));
