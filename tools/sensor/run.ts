@@ -28,6 +28,7 @@ export const HEARTBEAT_MS = 30_000;
 const TICK_MS = 2_000;
 const PROBE_WAIT_MS = 2_000;
 const CLAIM_WAIT_MS = 3_000;
+const DIR_GONE_SETTLE_MS = 150;
 
 export interface SensorOptions {
   root: string;
@@ -213,6 +214,11 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     if (!dirsReplaced()) return requestScan();
     dirGoneQueued = true;
     try {
+      // Let a removal of the whole bus (rm -rf) finish first: a sensor must not fight it by
+      // making directories inside a tree being deleted. Only while signals/ stands is a
+      // vanished directory made again; otherwise the tick retries once a writer rebuilt it.
+      await delay(DIR_GONE_SETTLE_MS);
+      if (stopping || !existsSync(signalsDir(root))) return;
       await startWatcher();
       opts.warn(`attend: ${path ?? 'a watched directory'} was removed or replaced; recreated it and watching again`);
     } catch (err) {
