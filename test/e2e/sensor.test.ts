@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, rmSync, writeFileSync, constants as fsc } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readSensor } from '../../tools/bus/ledger.js';
+import { readSensor } from '../../tools/bus/sensor-claim.js';
 import { readPresence } from '../../tools/bus/presence.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { BIN, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';

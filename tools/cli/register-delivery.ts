@@ -5,17 +5,10 @@ import type { Command } from 'commander';
 import type { Ctx } from './context.js';
 import type { Io, Registrar } from './cli.js';
 import { usageError } from '../bus/errors.js';
+import { readHookStdin } from './hook-stdin.js';
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
-
-async function readHookStdin(ctx: Ctx): Promise<string> {
-  // By hand at a terminal there is no payload to wait for.
-  if ((ctx.stdin as { isTTY?: boolean }).isTTY) return '';
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** `attend inbox --drain [--format hook|plain]`: always exit 0, whatever happens. */
@@ -28,11 +21,14 @@ export async function runInboxDrain(ctx: Ctx, io: Io, opts: { format?: string; t
     io.setExitCode(0);
     return;
   }
+  // The plain format is the generic harness's verb: it has no payload and never reads stdin.
   let payload = '';
-  try {
-    payload = await readHookStdin(ctx);
-  } catch (err) {
-    io.err(`attend: cannot read the Stop hook payload: ${(err as Error).message}`);
+  if (format === 'hook') {
+    try {
+      payload = await readHookStdin(ctx.stdin);
+    } catch (err) {
+      io.err(`attend: cannot read the Stop hook payload: ${(err as Error).message}`);
+    }
   }
   const { runDrain } = await import('./commands/drain.js');
   runDrain(ctx, { format, payload, trace: opts.trace ?? false });

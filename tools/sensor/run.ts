@@ -1,5 +1,5 @@
-// `attend run`: the long-running sensor Claude Code's Monitor starts (spec §5,
-// claude-code.md "Monitor"). Every stdout line is an event for the model, so stdout carries
+// `attend run`: the long-running sensor Claude Code's Monitor starts (docs/architecture.md, "Delivery",
+// docs/integration.md). Every stdout line is an event for the model, so stdout carries
 // observation lines only; diagnostics go to stderr.
 //
 // Lifetime: one sensor per session (a claim file); it heartbeats, follows `/clear` to the new
@@ -12,11 +12,12 @@ import { dirname, join } from 'node:path';
 import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { readSessionRecordFile } from '../identity/system.js';
 import { channelsFile } from '../bus/channels.js';
-import { claimSensor, moveLedger, moveSensorClaim, readLedger, releaseSensor } from '../bus/ledger.js';
+import { moveLedger, readLedger } from '../bus/ledger.js';
+import { claimSensor, moveSensorClaim, releaseSensor } from '../bus/sensor-claim.js';
 import { scopeDir, scopeLabel, signalsDir } from '../bus/layout.js';
 import { removePresence, writePresence } from '../bus/presence.js';
 import { receiveScopes } from '../bus/receive.js';
-import { observeSession } from '../bus/registry.js';
+import { handOver } from '../bus/handover.js';
 import { ensureDir } from '../bus/root.js';
 import type { Reporter } from '../bus/signals.js';
 import { listLive } from '../bus/roster.js';
@@ -73,13 +74,9 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   let who = opts.identity;
   const root = opts.root;
 
-  // Follow a /clear that happened before this sensor started: the env still names the old id.
-  const envSid = opts.env.CLAUDE_CODE_SESSION_ID;
-  if (who.resolved && envSid && envSid !== who.id) moveLedger(root, envSid, who.id);
-  if (who.resolved && who.pid !== undefined) {
-    const seen = observeSession(root, { pid: who.pid, procStart: who.record?.procStart ?? '', sessionId: who.id, origin: who.origin });
-    if (seen.previousSessionId) moveLedger(root, seen.previousSessionId, who.id);
-  }
+  // Follow a /clear that happened before this sensor started (the same hand-over as the
+  // drain and the MCP channel push).
+  handOver(root, who, opts.env);
 
   let claim = claimSensor(root, who.id, opts.pid);
   // A Monitor re-armed right after its predecessor expired: give the old sensor a moment to go.
@@ -141,6 +138,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
       const r = scanOnce({ root, now: opts.now, reporter: opts.reporter, names, write: opts.write, warn: opts.warn, trace: opts.trace ? opts.warn : undefined }, who);
       delivered += r.delivered.length;
       if (r.closed) stop('stdout-closed');
+      else if (r.later) requestScan();
     } catch (err) {
       // A lock timeout or a full disk must not kill the sensor: the next wake retries.
       opts.warn(`attend: scan failed: ${(err as Error).message}`);
@@ -286,10 +284,10 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
       if (rec && rec.sessionId !== who.id) {
         const old = who.id;
         who = { ...who, id: rec.sessionId, sessionId: rec.sessionId, from: `claude:${rec.sessionId}`, record: rec };
+        handOver(root, who, opts.env);
         moveLedger(root, old, who.id);
         moveSensorClaim(root, old, who.id, opts.pid);
         removePresence(root, old, 'sensor');
-        observeSession(root, { pid: claudePid, procStart: rec.procStart ?? '', sessionId: who.id, origin: who.origin });
         opts.warn(`attend: followed /clear from ${old} to ${who.id}`);
         heartbeat();
         void onMembership();

@@ -1,4 +1,4 @@
-// Rendering bodies and headers as data (spec §5: "Every body shown to a model or a terminal
+// Rendering bodies and headers as data (docs/architecture.md, "Delivery": "Every body shown to a model or a terminal
 // is rendered as data"). Pure.
 
 import { MAX_ON_BEHALF_OF, type ResolvedEnvelope } from './envelope.js';
@@ -86,7 +86,7 @@ function headerValue(value: string): string {
 }
 
 /**
- * The machine-readable header both conduits carry (ADR-401 "Rendering on both conduits"):
+ * The machine-readable header both conduits carry:
  * `[attend message from_kind=agent from=<id> to=* id=<id>]`.
  */
 export function messageHeader(env: ResolvedEnvelope, id: string): string {

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ctx } from '../context.js';
-import { AttendError } from '../../bus/errors.js';
+import { AttendError, hintForCli } from '../../bus/errors.js';
 import { isFresh, readPresence } from '../../bus/presence.js';
 import { checkRoot, checkRootPath } from '../../bus/root.js';
 import { findOnPath, hasAttendHooks, howToInstall, isAttendMcp, readJsonObject, targetsFor } from './install.js';
@@ -94,7 +94,7 @@ export function runDoctor(ctx: Ctx): DoctorResult {
     relative = err as AttendError;
   }
   if (relative) {
-    checks.push({ name: 'bus root', status: 'fail', detail: relative.message, fix: relative.hint ?? null });
+    checks.push({ name: 'bus root', status: 'fail', detail: relative.message, fix: relative.hint ? hintForCli(relative.hint) : null });
   } else if (!existsSync(root)) {
     checks.push({ name: 'bus root', status: 'ok', detail: `${root} (not created yet; attend creates it 0700 on first use)`, fix: null });
   } else {
@@ -102,7 +102,7 @@ export function runDoctor(ctx: Ctx): DoctorResult {
       checkRoot(root);
       checks.push({ name: 'bus root', status: 'ok', detail: `${root} (private)`, fix: null });
     } catch (err) {
-      checks.push({ name: 'bus root', status: 'fail', detail: (err as Error).message, fix: err instanceof AttendError && err.hint ? err.hint : `chmod 700 ${root}` });
+      checks.push({ name: 'bus root', status: 'fail', detail: (err as Error).message, fix: err instanceof AttendError && err.hint ? hintForCli(err.hint) : `chmod 700 ${root}` });
     }
   }
 
