@@ -4,7 +4,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { AttendError, EXIT, exitCodesLine } from '../bus/errors.js';
 import { readKnownNames } from '../bus/names.js';
-import { unreadableDirs } from '../bus/signals.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, namesFrom } from './format.js';
 import { neutralize, plural } from '../wire/render.js';
@@ -148,9 +147,9 @@ const registerCore: Registrar = (program, ctx, io) => {
       const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before });
       // A directory that could not be read is not "no messages" (issue #10 item 6): the
       // reporter named it on stderr; the listing says it is incomplete and exits 3.
-      const unreadable = unreadableDirs(ctx.reporter);
+      const unreadable = page.unreadable ?? [];
       if (unreadable.length > 0) io.setExitCode(EXIT.bus);
-      if (opts.json) return io.json({ ...page, messages: page.messages.map(inbox.messageJson), ...(unreadable.length > 0 ? { unreadable } : {}) });
+      if (opts.json) return io.json({ ...page, messages: page.messages.map(inbox.messageJson) });
       const missing = unreadable.length === 0 ? '' : `${plural(unreadable.length, 'directory', 'directories')} could not be read (see above)`;
       if (page.messages.length === 0) return io.out(page.total === 0 ? (missing ? `No messages could be read: ${missing}.` : 'No messages.') : `No messages on page ${page.page} (${plural(page.pages, 'page')}).`);
       if (missing) io.err(`attend: this listing is incomplete: ${missing}`);
