@@ -2,12 +2,10 @@
 // Writes docs/reference.md from the built CLI's own --help, so the reference cannot drift
 // from the code. `--check` exits 1 when the file on disk is out of date (run by the tests).
 
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EXIT_CODES } from '../dist/tools/bus/errors.js';
 
-const bin = fileURLToPath(new URL('../dist/tools/cli/bin.js', import.meta.url));
 const out = fileURLToPath(new URL('../docs/reference.md', import.meta.url));
 const readmePath = fileURLToPath(new URL('../README.md', import.meta.url));
 // The exit-code map has one source, tools/bus/errors.ts; this writes it into the reference
@@ -23,7 +21,22 @@ if (a < 0 || b < a) {
   process.exit(1);
 }
 const readme = `${readmeNow.slice(0, a + BEGIN.length)}\n${exitTable}\n${readmeNow.slice(b)}`;
-const help = (args) => execFileSync(process.execPath, [bin, ...args, '--help'], { encoding: 'utf8', env: { ...process.env, COLUMNS: '100' } });
+// Every command's help, in this one process through the built CLI's own runCli (spawning
+// attend thirty times cost seconds on a loaded machine). Commander wraps at the stdout's
+// columns, so the captured stream says 100 like the terminal the reference is written for.
+const { runCli } = await import('../dist/tools/cli/cli.js');
+const helps = new Map();
+for (const args of [[]]) helps.set('', await capture(args));
+async function capture(args) {
+  let out = '';
+  const stdout = { write: (t) => (out += t), isTTY: false, columns: 100 };
+  await runCli([...args, '--help'], { stdout, stderr: { write: () => true }, env: { ...process.env, COLUMNS: '100' } });
+  return out;
+}
+const help = (args) => helps.get(args.join(' '));
+async function prefetch(list) {
+  for (const args of list) if (!helps.has(args.join(' '))) helps.set(args.join(' '), await capture(args));
+}
 
 const top = help([]);
 const commands = [];
@@ -34,6 +47,19 @@ for (const line of top.split('\n')) {
   else if (inCommands) {
     const m = /^ {2}([a-z][\w-]*)/.exec(line);
     if (m && m[1] !== 'help') commands.push(m[1]);
+  }
+}
+
+await prefetch(commands.map((c) => [c]));
+for (const cmd of commands) {
+  const sub = help([cmd]);
+  if (/^Commands:/m.test(sub)) {
+    const subs = [];
+    for (const line of sub.slice(sub.indexOf('Commands:')).split('\n').slice(1)) {
+      const m = /^ {2}([a-z][\w-]*)/.exec(line);
+      if (m && m[1] !== 'help') subs.push([cmd, m[1]]);
+    }
+    await prefetch(subs);
   }
 }
 

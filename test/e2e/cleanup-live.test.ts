@@ -69,7 +69,6 @@ describe('cleanup while a session runs', () => {
     const { p, tray } = await liveSensor();
     rmSync(tray, { recursive: true });
     await waitFor(() => existsSync(tray), { what: 'the tray recreated by the sensor', timeoutMs: PROMPT_MS });
-    await waitFor(() => /recreated it and watching again/.test(p.stderr()), { what: 'the sensor saying so', timeoutMs: PROMPT_MS });
     const sent = asHuman(['send', '--to', 'api', 'into the new tray']);
     expect(sent.exitCode, sent.stderr).toBe(0);
     await waitFor(() => headerIds(p.stdout()).includes(sent.stdout.trim()), { what: 'the direct message', timeoutMs: PROMPT_MS });

@@ -1,7 +1,7 @@
 // The composition root: parse with commander, run a command, format its result, map errors
 // to exit codes. Only this module catches.
 
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AttendError, EXIT, exitCodesLine } from '../bus/errors.js';
 import { readKnownNames } from '../bus/names.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
@@ -24,6 +24,14 @@ export type { Io } from './io.js';
 
 function collect(value: string, prev: string[] = []): string[] {
   return [...prev, value];
+}
+
+/** A flag that takes one value: given twice is a mistake, not "the last one wins". */
+function once(flag: string) {
+  return (value: string, prev: string | undefined): string => {
+    if (prev !== undefined) throw new InvalidArgumentError(`${flag} is given twice ('${prev.slice(0, 40)}', '${value.slice(0, 40)}'); give it once`);
+    return value;
+  };
 }
 
 function examples(lines: string[]): string {
@@ -57,8 +65,8 @@ const registerCore: Registrar = (program, ctx, io) => {
 
   const routing = (cmd: Command) =>
     cmd
-      .addOption(new Option('--to <target>', 'a path, session id, display name or username (repeatable)').argParser(collect))
-      .option('--channel <name>', 'send to a channel (#name or name)')
+      .addOption(new Option('--to <target>', 'a path, session id, display name, username or human:<user> (repeatable)').argParser(collect))
+      .addOption(new Option('--channel <name>', 'send to a channel (#name or name)').argParser(once('--channel')))
       .option('--on-behalf-of <id>', 'the principal whose request this carries (a claim)')
       .option('--json', 'print JSON');
 
@@ -113,11 +121,13 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .option('--sent', 'the messages you sent, newest first, with who has been shown each (from their delivery ledgers)')
     .option('--drain', 'the Stop hook: deliver what the sensor has not, then record it (reads the hook JSON on stdin)')
-    .option('--format <format>', 'with --drain: hook (JSON for Claude Code) or plain', 'hook')
+    .option('--format <format>', 'with --drain: hook (JSON for Claude Code, the default) or plain')
     .option('--trace', 'with --drain: name on stderr the ids delivered, collapsed or left to attend inbox')
     .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --sent                                # who has been shown what you sent', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
-    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; sent?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
+    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; sent?: boolean; drain?: boolean; format?: string; trace?: boolean }) => {
       if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
+      if (opts.format !== undefined) throw new AttendError('--format goes with --drain (attend inbox --drain --format plain)', EXIT.usage);
+      if (opts.trace) throw new AttendError('--trace goes with --drain', EXIT.usage);
       if (opts.sent) {
         const { runSent } = await import('../verbs/delivery.js');
         const { messageJson } = await import('../verbs/inbox.js');
@@ -187,6 +197,8 @@ export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<Cli
   program
     .description('a filesystem message bus for Claude Code sessions, other agents and their humans')
     .version(VERSION, '-V, --version')
+    // `channels --json` and `channels create --json` are each their own command's flag.
+    .enablePositionalOptions()
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({
@@ -197,6 +209,8 @@ export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<Cli
     })
     .addHelpText('after', `\nExit codes: ${exitCodesLine()}.\nDocs: docs/reference.md\n`);
   for (const register of registrars) register(program, ctx, io);
+  // Bare `attend`: the help is the result asked for, so it goes to stdout with exit 0.
+  program.action(() => io.out(program.helpInformation()));
   for (const cmd of program.commands) {
     cmd.exitOverride().showSuggestionAfterError(true);
     // Subcommands do not inherit the parent's output settings once registered.

@@ -61,6 +61,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
 
   const channels = program
     .command('channels')
+    .enablePositionalOptions()
     .description('list channels: members, live members, joined, pinned, description')
     .option('--joined', 'only channels you joined')
     .option('--json', 'print JSON (members with ids and display names)')

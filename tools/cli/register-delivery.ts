@@ -15,11 +15,9 @@ function examples(lines: string[]): string {
 export async function runInboxDrain(ctx: Ctx, io: Io, opts: { format?: string; trace?: boolean; json?: boolean }): Promise<void> {
   const format = opts.format ?? 'hook';
   if (format !== 'hook' && format !== 'plain') {
-    // Not a usage error (exit 2): Claude Code shows a Stop hook's exit 2 to the model as a
-    // blocking error. A misconfigured hook must never block the session.
-    io.err(`attend: --format takes hook or plain, not '${format.slice(0, 20)}'; nothing delivered`);
-    io.setExitCode(0);
-    return;
+    // A usage error like any other. The hooks attend installs run `attend hook stop`, which
+    // never exits 2 (Claude Code reads a Stop hook's exit 2 as "block"); this form is typed.
+    throw usageError(`--format takes hook or plain, not '${format.slice(0, 20)}'; nothing delivered`);
   }
   // The plain format is the generic harness's verb: it has no payload and never reads stdin.
   let payload = '';

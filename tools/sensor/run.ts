@@ -14,22 +14,21 @@ import { readSessionRecordFile } from '../identity/system.js';
 import { channelsFile } from '../bus/channels.js';
 import { moveLedger, readLedger } from '../bus/ledger.js';
 import { claimSensor, moveSensorClaim, releaseSensor } from '../bus/sensor-claim.js';
-import { scopeDir, scopeLabel, signalsDir } from '../bus/layout.js';
+import { scopeDir, scopeLabel } from '../bus/layout.js';
 import { removePresence, writePresence } from '../bus/presence.js';
 import { receiveScopes } from '../bus/receive.js';
 import { handOver } from '../bus/handover.js';
-import { ensureDir } from '../bus/root.js';
 import type { Reporter } from '../bus/signals.js';
 import { listLive } from '../bus/roster.js';
 import { readKnownNames } from '../bus/names.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
+import { type DirWatch, watchDirs } from './dir-watch.js';
 import { scanOnce } from './scan.js';
 
 export const HEARTBEAT_MS = 30_000;
 const TICK_MS = 2_000;
 const PROBE_WAIT_MS = 2_000;
 const CLAIM_WAIT_MS = 3_000;
-const DIR_GONE_SETTLE_MS = 150;
 
 export interface SensorOptions {
   root: string;
@@ -55,8 +54,6 @@ export interface SensorExit {
   reason: 'claude-gone' | 'stdout-closed' | 'signal' | 'already-running';
   delivered: number;
 }
-
-type Watcher = { close(): Promise<void> };
 
 function displayNames(opts: SensorOptions): (me: string) => NameLookup {
   let cache: { at: number; map: Map<string, string>; known: Map<string, string> } | undefined;
@@ -150,81 +147,34 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     setImmediate(scan);
   };
 
-  // ---- watching
+  // ---- watching: the receive directories and the state directory (channels.json), one
+  // watch each, whatever the history (tools/sensor/dir-watch.ts).
   let usePolling = opts.poll;
-  let watcher: Watcher | undefined;
-  let watchedKey = '';
+  let watcher: DirWatch | undefined;
   let sawProbe = false;
   const probeName = `.attend-probe-${opts.pid}`;
-  const dirsOf = () => receiveScopes(root, who).map((s) => scopeDir(root, s));
-  // Restarts are serialized: two overlapping ones would leave a watcher nobody closes.
-  let restarting: Promise<void> = Promise.resolve();
-  const startWatcher = (): Promise<void> => {
-    restarting = restarting.then(restartWatcher, restartWatcher);
-    return restarting;
+  const stDir = dirname(channelsFile(root));
+  const dirsOf = () => [...receiveScopes(root, who).map((s) => scopeDir(root, s)), stDir];
+  const onEntry = (dir: string, name: string | null) => {
+    if (dir === stDir) {
+      if (name === null || name === 'channels.json') void onMembership();
+      return;
+    }
+    if (name === probeName) sawProbe = true;
+    else if (name === null || name.endsWith('.signal')) requestScan();
   };
-  // A watched directory removed (attend cleanup, a hand-run rm) or replaced by a new one of
-  // the same name leaves its watch deaf: messages then waited for the 30 s rescan (issue #10
-  // item 3). Each directory's identity is kept; signals/ itself is watched (depth 0) so a
-  // removal is seen at once, and the tick compares identities as a fallback.
-  let watchedIds = new Map<string, string>();
-  const dirsReplaced = () => [...watchedIds].some(([d, id]) => dirIdentity(d) !== id);
-  const restartWatcher = async () => {
-    // Once stopping, a late membership event must not open a watcher nobody will close: an
+  const startWatcher = async (): Promise<void> => {
+    // Once stopping, a late membership event must not open a watch nobody will close: an
     // open watch handle would keep the process alive after it was told to go.
     if (stopping) return;
-    const dirs = dirsOf();
-    for (const d of dirs) ensureDir(d);
-    // The state directory, not channels.json itself: chokidar stops delivering events for
-    // the whole watcher when one watched path does not exist yet.
-    const stDir = dirname(channelsFile(root));
-    ensureDir(stDir);
-    const key = `${usePolling}|${dirs.join('\n')}`;
-    if (key === watchedKey && watcher && !dirsReplaced()) return;
-    watchedKey = key;
-    watchedIds = new Map([...dirs, stDir].map((d) => [d, dirIdentity(d)]));
-    await watcher?.close();
-    const { watch } = await import('chokidar');
-    const w = watch([...dirs, stDir, signalsDir(root)], {
-      ignoreInitial: true,
-      depth: 0,
-      usePolling,
-      interval: opts.pollIntervalMs,
-      binaryInterval: opts.pollIntervalMs,
-      persistent: true,
-    });
-    // A rename into place shows up as 'add' or as 'change' depending on timing: take both.
-    w.on('all', (event: string, path: string) => {
-      if ((event === 'unlinkDir' || event === 'addDir') && watchedIds.has(path)) return void onDirGone(path);
-      if (event !== 'add' && event !== 'change') return;
-      if (path.endsWith(probeName)) sawProbe = true;
-      else if (path.endsWith('.signal')) requestScan();
-      else if (path === channelsFile(root)) void onMembership();
-    });
-    w.on('error', (err: unknown) => opts.warn(`attend: watcher: ${(err as Error).message ?? String(err)}`));
-    await new Promise<void>((resolve) => w.once('ready', () => resolve()));
-    watcher = w as unknown as Watcher;
+    if (!watcher) watcher = watchDirs({ poll: usePolling, intervalMs: opts.pollIntervalMs, onEntry, warn: opts.warn });
+    watcher.set(dirsOf());
   };
-  let dirGoneQueued = false;
-  const onDirGone = async (path?: string) => {
-    if (stopping || dirGoneQueued) return;
-    // Our own recreation shows up as addDir too: nothing to do when every identity holds.
-    if (!dirsReplaced()) return requestScan();
-    dirGoneQueued = true;
-    try {
-      // Let a removal of the whole bus (rm -rf) finish first: a sensor must not fight it by
-      // making directories inside a tree being deleted. Only while signals/ stands is a
-      // vanished directory made again; otherwise the tick retries once a writer rebuilt it.
-      await delay(DIR_GONE_SETTLE_MS);
-      if (stopping || !existsSync(signalsDir(root))) return;
-      await startWatcher();
-      opts.warn(`attend: ${path ?? 'a watched directory'} was removed or replaced; recreated it and watching again`);
-    } catch (err) {
-      opts.warn(`attend: could not rewatch after a directory vanished: ${(err as Error).message}`);
-    } finally {
-      dirGoneQueued = false;
-    }
-    requestScan();
+  const restartPolling = () => {
+    watcher?.close();
+    watcher = undefined;
+    usePolling = true;
+    return startWatcher();
   };
   let membershipStamp = channelsStamp(root);
   let watchingLabel = scopesLabel();
@@ -263,8 +213,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
     if (!sawProbe) {
       opts.warn('attend: native file events are not delivered here; falling back to polling');
-      usePolling = true;
-      await startWatcher();
+      await restartPolling();
     }
   }
   // Messages written while the watcher was starting.
@@ -295,7 +244,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
     const stamp = channelsStamp(root);
     if (stamp !== membershipStamp) void onMembership();
-    else if (dirsReplaced()) void onDirGone();
+    watcher?.check();
     if (opts.now() - lastBeat >= HEARTBEAT_MS) {
       lastBeat = opts.now();
       heartbeat();
@@ -306,27 +255,10 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
 
   await stopped;
   clearInterval(tick);
-  await restarting.catch(() => {});
-  // Closing is bounded: a watcher whose directories are vanishing under it may never settle,
-  // and the sensor must still release its claim and go.
-  await Promise.race([watcher?.close(), delay(1_000)]);
+  watcher?.close();
   releaseSensor(root, who.id, opts.pid);
   removePresence(root, who.id, 'sensor');
   return { reason: stopping ?? 'signal', delivered };
-}
-
-/**
- * A directory's identity, or '' when it is gone. The inode alone is not enough: a directory
- * removed and made again often gets the same inode number back; the birth time tells them
- * apart where the filesystem records one (0 elsewhere, never the changing ctime).
- */
-function dirIdentity(dir: string): string {
-  try {
-    const st = statSync(dir, { bigint: true });
-    return st.isDirectory() ? `${st.dev}:${st.ino}:${st.birthtimeNs}` : '';
-  } catch {
-    return '';
-  }
 }
 
 function channelsStamp(root: string): string {

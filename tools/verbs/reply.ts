@@ -8,7 +8,7 @@ import { readSurfaced } from '../bus/surfaced.js';
 import { type Scope, WIDE_CLASS } from '../wire/envelope.js';
 import { attendKey } from '../wire/names.js';
 import { lookupMessage } from './inbox.js';
-import { type SendInput, type SendResult, checkBody, checkMessageId, checkOnBehalfOf, routeFor, writeRouted } from './send.js';
+import { type SendInput, type SendResult, checkBody, checkMessageId, checkOnBehalfOf, resolvePrincipal, routeFor, writeRouted } from './send.js';
 
 export function runReply(ctx: VerbCtx, input: SendInput): SendResult {
   checkBody(input.message);
@@ -25,7 +25,7 @@ export function runReply(ctx: VerbCtx, input: SendInput): SendResult {
   if (!parent) {
     throw notFoundError(`message ${parentId} was not found; nothing was sent`, verbHint('inbox', [], { then: 'lists message ids' }));
   }
-  const threaded = { ...input, re: parent.id };
+  const threaded = { ...input, re: parent.id, onBehalfOf: resolvePrincipal(ctx, input.onBehalfOf) };
   const explicit = (input.to?.length ?? 0) > 0 || input.channel !== undefined;
   // Routing flags choose the destination, and `to` is whoever they name: a reply's `to`
   // and the directory it lands in always agree.

@@ -55,6 +55,21 @@ export function checkOnBehalfOf(v: string | undefined): void {
   if (v !== undefined && !WIDE_CLASS.test(v)) throw usageError(`--on-behalf-of '${printable(v)}' is not a valid id`);
 }
 
+/**
+ * The principal of `--on-behalf-of`, as an id on the wire like every other party: a live
+ * display name resolves to its id (issue #10); anything else is carried as given (a claim
+ * about someone who need not be live), once it fits the id class.
+ */
+export function resolvePrincipal(ctx: VerbCtx, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const live = ctx.live();
+  if (live.some((p) => p.id === v)) return v;
+  const byName = live.filter((p) => p.name.toLowerCase() === v.toLowerCase());
+  if (byName.length === 1) return byName[0]!.id;
+  checkOnBehalfOf(v);
+  return v;
+}
+
 export interface Route {
   scopes: Scope[];
   to: string;
@@ -100,7 +115,7 @@ export function runSend(ctx: VerbCtx, input: SendInput): SendResult {
   checkBody(input.message);
   if (input.re !== undefined) checkMessageId(input.re, '--re');
   checkOnBehalfOf(input.onBehalfOf);
-  return writeRouted(ctx, input, routeFor(ctx, input), []);
+  return writeRouted(ctx, { ...input, onBehalfOf: resolvePrincipal(ctx, input.onBehalfOf) }, routeFor(ctx, input), []);
 }
 
 /** Write one envelope into every directory of the route. */
