@@ -17,7 +17,7 @@ import { type Line, type LineContext, MAX_BODY_LINES, visibleWindow } from './st
 import { textWidth } from './state/width.js';
 import { type Completion, completeAt, type DefaultDest, describeDest, parseAddress, type PeerRef, resolveRoute, unreachableReason } from './state/routing.js';
 import { neutralize, plural } from '../wire/render.js';
-import { shortId } from '../wire/party.js';
+import { goneName, shortId } from '../wire/party.js';
 
 export interface AppProps {
   me: string;
@@ -167,6 +167,8 @@ export function App(props: AppProps) {
   }, [width, maxBody, feedHeight]);
 
   const nameMap = useMemo(() => new Map(peers.map((p) => [p.id, p.name])), [peers]);
+  // Read with the roster: a session that ended shows by its last name, marked gone (issue #10).
+  const known = useMemo(() => source.knownNames?.() ?? new Map<string, string>(), [peers, source]);
   const items = useMemo(() => visibleItems(feed), [feed.messages, feed.active, feed.notices, feed.clearedAt, feed.me]);
   const lc: LineContext = useMemo(
     () => ({
@@ -175,14 +177,14 @@ export function App(props: AppProps) {
       tab: feed.active,
       maxBodyLines: maxBody,
       selected: feed.selected,
-      name: (id) => nameMap.get(id) ?? shortId(id),
+      name: (id) => nameMap.get(id) ?? (known.has(id) ? goneName(known.get(id)!) : shortId(id)),
       colorOf: (id) => colorFor(id, depth),
       parentSender: (id) => {
         const p = feed.byId.get(id);
         return p ? (p.fromId === me ? 'you' : (nameMap.get(p.fromId) ?? p.fromId)) : undefined;
       },
     }),
-    [width, me, feed.active, nameMap, depth, feed.byId, maxBody, feed.selected],
+    [width, me, feed.active, nameMap, known, depth, feed.byId, maxBody, feed.selected],
   );
   const win = useMemo(() => visibleWindow(items, feedHeight, feed.scroll, lc), [items, feedHeight, feed.scroll, lc]);
 

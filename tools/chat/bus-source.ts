@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:
 import { join } from 'node:path';
 import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/layout.js';
 import { listIds, listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/signals.js';
+import { readKnownNames } from '../bus/names.js';
 import type { Scope } from '../wire/envelope.js';
 
 export interface SourceEvents {
@@ -24,6 +25,8 @@ export interface BusSource {
   stop(): void;
   /** Channel names with a directory on the bus. */
   channelDirs(): string[];
+  /** Last known names of parties no longer live (tools/bus/names.ts), shown as gone. */
+  knownNames?(): ReadonlyMap<string, string>;
 }
 
 interface Entry {
@@ -224,6 +227,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
   }
 
   return {
+    knownNames: () => readKnownNames(root),
     loadInitial(limit) {
       try {
         mkdirSync(sigDir, { recursive: true, mode: 0o700 });
