@@ -8,7 +8,7 @@
 // state; read-modify-write happens under a lock, so two processes never drop each other's
 // entry. Humans are shown by their id already and are not stored.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
@@ -50,6 +50,25 @@ function readEntries(root: string): Record<string, Entry> {
 /** id → the last display name it was seen live under. */
 export function readKnownNames(root: string): Map<string, string> {
   return new Map(Object.entries(readEntries(root)).map(([id, e]) => [id, e.name]));
+}
+
+/**
+ * The known names, re-read only when the file changed (its mtime, size and inode): for the
+ * sensor and the channel push, which look names up on every wake.
+ */
+export function knownNamesSource(root: string): () => Map<string, string> {
+  let cache: { stamp: string; map: Map<string, string> } | undefined;
+  return () => {
+    let stamp = '-';
+    try {
+      const st = statSync(namesFile(root));
+      stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    } catch {
+      // no file yet
+    }
+    if (!cache || cache.stamp !== stamp) cache = { stamp, map: stamp === '-' ? new Map() : readKnownNames(root) };
+    return cache.map;
+  };
 }
 
 /**

@@ -83,7 +83,9 @@ function needsWrite(reg: Registry, obs: Observation[], now: number, handOver: bo
     const e = reg.sessions[o.sessionId];
     if (!e || e.origin !== o.origin) return true;
     if (o.pid !== undefined && (e.pid !== o.pid || e.procStart !== o.procStart)) return true;
-    if (now - e.seen > SEEN_REFRESH_MS) return true;
+    // `seen` keeps an entry without a process alive; one with a pid lives by its process, so
+    // refreshing its `seen` would be a write on every read (issue #12 §4).
+    if (o.pid === undefined && now - e.seen > SEEN_REFRESH_MS) return true;
     if (handOver && e.previousSessionId !== undefined && !e.handedOver) return true;
   }
   return false;

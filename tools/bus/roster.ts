@@ -1,7 +1,8 @@
 // Who is live (docs/architecture.md, "Identity" and "Delivery"): Claude Code sessions whose record belongs to a running process
 // with a matching start time, plus anyone whose attend heartbeat is fresh.
 
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ProcInfo, SessionRecord } from '../identity/resolve.js';
 import { normalizeOrigin } from '../identity/resolve.js';
 import { processAlive, readSessionRecordFile } from '../identity/system.js';
@@ -168,4 +169,37 @@ function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
       p.name = list.length > 1 || slot > 0 ? `${base}-${ordinalName(slot)}` : base;
     }
   }
+}
+
+/**
+ * Display names for a long-running reader (the sensor, the channel push) without a roster
+ * rebuild per message (issue #12 §3): names depend on the session records and the registry,
+ * so the map is rebuilt only when the sessions directory or the registry changed (or a
+ * minute passed, for a record rewritten in place). With N sessions each receiving a
+ * broadcast, that is O(1) per sensor per message instead of O(N).
+ */
+export function createNameSource(src: Omit<RosterSources, 'now'>, now: () => number): () => Map<string, string> {
+  let cache: { stamp: string; at: number; map: Map<string, string> } | undefined;
+  const stampOf = (): string => {
+    const parts: string[] = [];
+    for (const p of [src.sessionsDir, join(src.root, 'state', 'registry.json')]) {
+      try {
+        const st = statSync(p);
+        parts.push(`${st.mtimeMs}:${st.size}:${st.ino}`);
+      } catch {
+        parts.push('-');
+      }
+    }
+    return parts.join('|');
+  };
+  return () => {
+    const t = now();
+    const stamp = stampOf();
+    if (!cache || cache.stamp !== stamp || t - cache.at > 60_000) {
+      const peers = listLive({ ...src, now: t });
+      // The registry may have been written by this very listing: stamp after it.
+      cache = { stamp: stampOf(), at: t, map: new Map(peers.map((p) => [p.id, p.name])) };
+    }
+    return cache.map;
+  };
 }

@@ -13,6 +13,7 @@ import type { Message } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { handOver } from '../bus/handover.js';
+import { createNameSource } from '../bus/roster.js';
 import { resolveParents } from '../bus/parents.js';
 import { receiveScopes } from '../bus/receive.js';
 import { DIGEST_THRESHOLD, type NameLookup, nameLookup } from '../wire/party.js';
@@ -46,14 +47,14 @@ function metaOf(m: Message): Record<string, string> {
 }
 
 /** One wake: push what is pending for `who` (the plan every conduit shares). Returns the ids consumed. */
-export function pushPending(ctx: VerbCtx, who: Identity, deps: Pick<ChannelDeps, 'emit' | 'warn'>): string[] {
+export function pushPending(ctx: VerbCtx, who: Identity, deps: Pick<ChannelDeps, 'emit' | 'warn'> & { names?: () => ReadonlyMap<string, string> }): string[] {
   const root = ctx.root();
   return takePending(root, who, { now: ctx.now(), reporter: ctx.reporter, warn: deps.warn }, (p) => {
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(root, receiveScopes(root, who), p.fresh, ctx.reporter) : undefined;
     const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}) });
     const notices: ChannelNotice[] = [];
     const consume: string[] = [];
-    for (const item of streamItems(plan, namesFor(ctx, who.id))) {
+    for (const item of streamItems(plan, deps.names ? nameLookup(deps.names(), who.id) : namesFor(ctx, who.id))) {
       if (item.kind === 'teach') {
         // Beside the message it teaches about, not a notification (a wake) of its own.
         const last = notices[notices.length - 1];
@@ -82,6 +83,8 @@ export function pushPending(ctx: VerbCtx, who: Identity, deps: Pick<ChannelDeps,
 export function startChannelPush(deps: ChannelDeps): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  // Names from a change-notified source, not a roster rebuild per wake (issue #12 §3).
+  let names: (() => Map<string, string>) | undefined;
   const tick = () => {
     if (stopped) return;
     try {
@@ -91,7 +94,8 @@ export function startChannelPush(deps: ChannelDeps): { stop(): void } {
       // a /clear it is handed over like theirs, so nothing recent is pushed again.
       if (who.resolved) {
         handOver(ctx.root(), who, ctx.env);
-        pushPending(ctx, who, deps);
+        names ??= createNameSource({ root: ctx.root(), sessionsDir: ctx.paths.sessionsDir, procInfo: ctx.procInfo }, ctx.now);
+        pushPending(ctx, who, { ...deps, names });
       }
     } catch (err) {
       deps.warn(`attend mcp: channel push failed: ${(err as Error).message}`);

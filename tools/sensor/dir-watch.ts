@@ -6,7 +6,8 @@
 // directory instead, whose mtime changes when an entry is added.
 //
 // A directory that vanishes (a cleanup, a dissolved channel) is recreated and watched again
-// at once, so a sensor never goes deaf for the rest of its life.
+// at the next check (the sensor's 2 s tick), so a sensor never goes deaf for the rest of its
+// life; a writer that recreates it first is noticed the same way (a new inode).
 
 import { type FSWatcher, type StatWatcher, existsSync, mkdirSync, statSync, unwatchFile, watch, watchFile } from 'node:fs';
 import { dirname } from 'node:path';
@@ -28,14 +29,12 @@ export interface DirWatch {
   close(): void;
 }
 
-/** How long a vanished directory is left alone before it is made again (see rewatch). */
-export const REWATCH_SETTLE_MS = 150;
-
 export function watchDirs(opts: DirWatchOptions): DirWatch {
   const native = new Map<string, FSWatcher>();
   // A directory's identity: inode and birth time. The inode alone is not enough: a directory
-  // removed and made again often gets the same inode number back (ext4, tmpfs); the birth
-  // time tells them apart where the filesystem records one (0 elsewhere, never the ctime).
+  // removed and made again often gets the same inode number back (ext4, tmpfs), so a
+  // replacement nobody saw go would pass for the watched one; the birth time tells them apart
+  // where the filesystem records one (0 elsewhere, never the changing ctime).
   const inodes = new Map<string, string>();
   const inodeOf = (dir: string): string => {
     try {
@@ -45,7 +44,6 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
       return 'missing';
     }
   };
-  const pending = new Map<string, NodeJS.Timeout>();
   const polled = new Map<string, StatWatcher>();
   let closed = false;
 
@@ -64,27 +62,22 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
     polled.delete(dir);
   };
 
-  // Recreated after REWATCH_SETTLE_MS, not in the same instant: an `rm -rf` of the whole bus
-  // removes the receive directories before signals/ itself, and a directory made again in
-  // between makes that rmdir fail (ENOTEMPTY). By then the parent is gone and nothing is made.
-  const rewatch = (dir: string) => {
-    if (closed || pending.has(dir)) return;
+  const gone = (dir: string) => {
     unwatch(dir);
     inodes.set(dir, 'gone');
-    const t = setTimeout(() => {
-      pending.delete(dir);
-      if (closed) return;
-      try {
-        add(dir, false);
-        // Anything renamed in while the directory was being recreated: look once.
-        opts.onEntry(dir, null);
-      } catch {
-        // Gone with its parent (the bus is being removed): the tick's check tries again.
-        inodes.set(dir, 'gone');
-      }
-    }, REWATCH_SETTLE_MS);
-    t.unref?.();
-    pending.set(dir, t);
+  };
+
+  const rewatch = (dir: string) => {
+    if (closed) return;
+    unwatch(dir);
+    try {
+      add(dir, false);
+      // Anything renamed in while the directory was being recreated: look once.
+      opts.onEntry(dir, null);
+    } catch {
+      // Gone with its parent (the bus is being removed): the tick's check tries again.
+      inodes.set(dir, 'gone');
+    }
   };
 
   const add = (dir: string, parents: boolean) => {
@@ -95,18 +88,20 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
       polled.set(
         dir,
         watchFile(dir, { interval: opts.intervalMs, persistent: true }, (cur, prev) => {
-          if (cur.nlink === 0 || cur.ino !== prev.ino) return rewatch(dir);
+          if (cur.nlink === 0 || cur.ino !== prev.ino) return gone(dir);
           if (cur.mtimeMs !== prev.mtimeMs) opts.onEntry(dir, null);
         }),
       );
       return;
     }
     const w = watch(dir, { persistent: true }, (_event, name) => {
-      // The directory itself went away: its watch is dead from here on.
-      if (!existsSync(dir)) return rewatch(dir);
+      // The directory itself went away: its watch is dead from here on. It is recreated on
+      // the next check (the sensor's tick), not here: a bus being removed as a whole must
+      // not have a directory put back into it while `rm -rf` is still walking it.
+      if (!existsSync(dir)) return gone(dir);
       opts.onEntry(dir, name === null ? null : String(name));
     });
-    w.on('error', () => rewatch(dir));
+    w.on('error', () => gone(dir));
     native.set(dir, w);
   };
 
@@ -132,8 +127,6 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
     },
     close() {
       closed = true;
-      for (const t of pending.values()) clearTimeout(t);
-      pending.clear();
       for (const dir of [...native.keys(), ...polled.keys()]) unwatch(dir);
     },
   };

@@ -19,8 +19,8 @@ import { removePresence, writePresence } from '../bus/presence.js';
 import { receiveScopes } from '../bus/receive.js';
 import { handOver } from '../bus/handover.js';
 import type { Reporter } from '../bus/signals.js';
-import { listLive } from '../bus/roster.js';
-import { readKnownNames } from '../bus/names.js';
+import { createNameSource } from '../bus/roster.js';
+import { knownNamesSource } from '../bus/names.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
 import { type DirWatch, watchDirs } from './dir-watch.js';
 import { scanOnce } from './scan.js';
@@ -56,15 +56,10 @@ export interface SensorExit {
 }
 
 function displayNames(opts: SensorOptions): (me: string) => NameLookup {
-  let cache: { at: number; map: Map<string, string>; known: Map<string, string> } | undefined;
-  return (me) => {
-    const now = opts.now();
-    if (!cache || now - cache.at > 5_000) {
-      const peers = listLive({ root: opts.root, sessionsDir: opts.sessionsDir, now, procInfo: opts.procInfo });
-      cache = { at: now, map: new Map(peers.map((p) => [p.id, p.name])), known: readKnownNames(opts.root) };
-    }
-    return nameLookup(cache.map, me, cache.known);
-  };
+  const source = createNameSource({ root: opts.root, sessionsDir: opts.sessionsDir, procInfo: opts.procInfo }, opts.now);
+  // Parties no longer live keep their last known name, marked gone (issue #10 item 16).
+  const known = knownNamesSource(opts.root);
+  return (me) => nameLookup(source(), me, known());
 }
 
 export async function runSensor(opts: SensorOptions): Promise<SensorExit> {

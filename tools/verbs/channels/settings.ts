@@ -36,11 +36,17 @@ export function runChannels(ctx: VerbCtx, input: { joined?: boolean | undefined 
   const root = ctx.root();
   const peers = ctx.live();
   const alive = livenessOf(ctx);
-  // Listing is where dead members are noticed most often, so it prunes (one locked write).
-  const store = updateChannels(root, (s) => {
-    pruneStore(s, alive);
-    return structuredClone(s);
-  });
+  // Listing is where dead members are noticed most often, so it prunes — but a read writes
+  // only when there is something to prune (issue #12 §4): a rewrite wakes every sensor.
+  let store = readChannels(root);
+  const probe = structuredClone(store);
+  const would = pruneStore(probe, alive);
+  if (would.members.length > 0 || would.channels.length > 0) {
+    store = updateChannels(root, (s) => {
+      pruneStore(s, alive);
+      return structuredClone(s);
+    });
+  } else store = probe;
   const rows: ChannelRow[] = [
     {
       name: 'open',
