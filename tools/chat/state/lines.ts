@@ -117,7 +117,7 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     { text: ' ' },
     { text: who, color: lc.colorOf(m.fromId), bold: true },
   ];
-  // One label per sender: `root (you)`, never `root (you) (human)` (issue #10).
+  // One label each: "root (you)", not "root (you) (human)" (issue 10, small things).
   if (m.fromKind === 'human' && m.fromId !== lc.me) header.push({ text: ' (human)', dim: true });
   const ids = addressees(m.to);
   if (ids.length > 0) header.push({ text: ` → ${ids.map((id) => (id === lc.me ? 'you' : neutralize(lc.name(id)))).join(', ')}` });
