@@ -31,12 +31,12 @@ import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
 import { withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
-import { type DirListing, type Invited, type Ledger, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
+import { type DirListing, type Ledger, type Pending, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
 import { receiveScopes } from './receive.js';
 import { ensureDir } from './root.js';
-import { type Message, type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
+import { type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
 
-export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, idFloor } from './pending.js';
+export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, idFloor } from './pending.js';
 
 export function ledgerDir(root: string): string {
   return join(stateDir(root), 'ledger');
@@ -87,18 +87,6 @@ function listIdsFrom(dir: string, mark: string | undefined, reporter: Reporter):
   return out.sort();
 }
 
-export interface Pending {
-  /** To surface now: for this session, not its own, not consumed. Oldest first. */
-  fresh: Message[];
-  /** No ledger existed (or it was rebuilt): the cold-start rule applied. */
-  cold: boolean;
-  /** Cold start: messages marked without being shown. */
-  hidden: number;
-  invited: Invited[];
-  /** The ledger under the lock; the callback may change `taught` and `drainRounds`. */
-  ledger: Ledger;
-}
-
 export interface TakeOptions {
   now: number;
   reporter: Reporter;
@@ -133,16 +121,7 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       ledger = newLedger(who.id, now);
       cold = true;
     }
-    const marks = ledger.marks;
-    let joinedAt: Record<string, number> | undefined;
-    const dirs: DirListing[] = receiveScopes(root, who).map((scope) => {
-      const dirName = scopeDirName(scope);
-      if (marks[dirName] === undefined && !cold && scope.kind === 'channel') {
-        joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
-        marks[dirName] = joinMark(joinedAt[scope.name], now);
-      }
-      return listDir(scopeDir(root, scope), scope, dirName, marks[dirName], ledger.index[dirName], now, opts.reporter);
-    });
+    const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
     const owed = readOwed(root, who.id);
     const plan = planPending(ledger, cold, dirs, owed, who, now, (scope, id) => readMessage(root, scope, id, opts.reporter));
     const { consume, result } = deliver({ fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger });
@@ -162,17 +141,25 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
   const read = readLedger(root, who.id);
   const cold = read.state !== 'ok';
   const ledger = read.state === 'ok' ? read.ledger : newLedger(who.id, now);
+  const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
+  const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, (scope, id) => readMessage(root, scope, id, opts.reporter));
+  return { fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger };
+}
+
+/**
+ * Each receive directory's new ids. A channel joined since the ledger began starts at the
+ * join (what came before is owed only through an invite), so its watermark is set first.
+ */
+function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number, reporter: Reporter): DirListing[] {
   let joinedAt: Record<string, number> | undefined;
-  const dirs = receiveScopes(root, who).map((scope) => {
+  return receiveScopes(root, who).map((scope) => {
     const dirName = scopeDirName(scope);
     if (ledger.marks[dirName] === undefined && !cold && scope.kind === 'channel') {
       joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
       ledger.marks[dirName] = joinMark(joinedAt[scope.name], now);
     }
-    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, opts.reporter);
+    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter);
   });
-  const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, (scope, id) => readMessage(root, scope, id, opts.reporter));
-  return { fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger };
 }
 
 /**

@@ -4,6 +4,7 @@
 import { AttendError, EXIT } from '../bus/errors.js';
 import type { Peer } from '../bus/roster.js';
 import { parseChannelArg } from '../verbs/channels/common.js';
+import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 import { errorLine } from './hints.js';
 import { keyHelpLines } from './keys.js';
 import { neutralize, plural } from '../wire/render.js';
@@ -140,6 +141,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
           ),
         );
         if (rows.length <= 1) lines.push(info('no other channels yet: /create #name'));
+        lines.push(info(CHANNEL_RULE));
         return { lines, consumed: true };
       }
       case 'join': {
