@@ -21,7 +21,9 @@ const mode = (p: string) => statSync(p).mode & 0o777;
 describe('bus root', () => {
   it('is $ATTEND_HOME when set', () => {
     expect(resolvePaths({ ATTEND_HOME: '/x/bus', HOME: '/h' }).root).toBe('/x/bus');
-    expect(resolvePaths({ ATTEND_HOME: 'rel', HOME: '/h' }).root).toBe(join(process.cwd(), 'rel'));
+    // A relative one is kept as given (never resolved against the cwd) and refused by the root check (issue #10).
+    expect(resolvePaths({ ATTEND_HOME: 'rel', HOME: '/h' }).root).toBe('rel');
+    expect(() => ensureRoot('rel')).toThrow(/ATTEND_HOME must be an absolute path, not 'rel'/);
   });
 
   it('else the env-paths user cache dir ($XDG_CACHE_HOME/attend, ~/.cache/attend)', () => {
@@ -93,7 +95,7 @@ describe('layout and names', () => {
     expect(scopeOfDirName('-home-dev-work-47dmtw')).toEqual({ kind: 'tray', key: '-home-dev-work-47dmtw' });
   });
 
-  it.each(['dev|ops', 'équipe', 'a,b', '..', '.', 'open', '#open', 'broadcast', 'a b', ' ops', 'ops\n', '\t', '', '#', 'a/b', '../x', 'x'.repeat(65)])(
+  it.each(['dev|ops', 'équipe', 'a,b', '..', '.', 'open', '#open', 'broadcast', 'a b', ' ops', 'ops\n', '\t', '', '#', 'a/b', '../x', 'x'.repeat(65), '..a', '.x', '-x', '_x', 'a..b', 'Open'])(
     'refuses the channel name %j',
     (name) => {
       expect(parseChannelName(name).ok).toBe(false);
@@ -103,8 +105,9 @@ describe('layout and names', () => {
   it.each([
     ['ops', 'ops'],
     ['#ops', 'ops'],
-    ['Dev.Team_2-b', 'Dev.Team_2-b'],
-    ['..a', '..a'],
+    // Case-insensitive, stored lowercase (issue #10).
+    ['Dev.Team_2-b', 'dev.team_2-b'],
+    ['a.b', 'a.b'],
   ])('accepts %j as %j', (raw, name) => {
     expect(parseChannelName(raw)).toEqual({ ok: true, name });
   });
@@ -177,7 +180,7 @@ describe('bad files never crash a reader', () => {
       expect(lines.filter((l) => l.startsWith(`attend: skipped ${p}: `))).toHaveLength(1);
     }
     expect(readSignalFile(bad.huge)).toMatchObject({ ok: false, reason: expect.stringContaining('too large') });
-    expect(readSignalFile(bad.utf8)).toEqual({ ok: false, reason: 'invalid UTF-8' });
+    expect(readSignalFile(bad.utf8)).toEqual({ ok: false, reason: 'invalid UTF-8', bad: true });
     expect(readSignalFile(link)).toMatchObject({ ok: false, reason: expect.stringContaining('symbolic link') });
     expect(readSignalFile(crlf)).toMatchObject({ ok: true });
   });

@@ -63,6 +63,15 @@ function live(name: string): FakeSession {
 }
 
 describe('attend chat frames', () => {
+  it('a session that ended shows by its last name, marked gone (issue #10 item 16)', async () => {
+    const api = live('api');
+    await runInProcess(['send', 'parting words'], { env: api.env });
+    api.kill();
+    const c = renderChat();
+    const f = await c.until((x) => x.includes('parting words'), 'history');
+    expect(f).toMatch(/\d\d:\d\d:\d\d api \(gone\) {2}#open/);
+  });
+
   it('shows tabs, history, the roster and the status line without colour under NO_COLOR', async () => {
     const nick = live('Nick');
     await runInProcess(['send', 'first words'], { env: nick.env });

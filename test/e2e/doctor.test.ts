@@ -39,7 +39,9 @@ describe('attend doctor', () => {
   it('before install: names each missing piece with its fix and exits 5', () => {
     const { exitCode, checks } = doctor({ ...session.env, PATH: '/usr/bin:/bin' });
     expect(exitCode).toBe(5);
-    expect(checks['attend on PATH']).toMatchObject({ status: 'fail', fix: expect.stringMatching(/npm install -g attend/) });
+    // attend is not on the npm registry: the fix names this checkout and the tarball route (issue #10).
+    expect(checks['attend on PATH']).toMatchObject({ status: 'fail', fix: expect.stringMatching(/^npm install -g \/\S+, or from a tarball: npm pack in the checkout, then npm install -g \.\/attend-<version>\.tgz; or use the plugin/) });
+    expect(checks['attend on PATH']!.fix).not.toMatch(/npm install -g attend\b/);
     expect(checks.hooks).toMatchObject({ status: 'fail', fix: expect.stringMatching(/attend install/) });
     expect(checks['MCP server']).toMatchObject({ status: 'warn' });
     expect(checks.session).toMatchObject({ status: 'ok', detail: expect.stringContaining(session.sessionId) });
@@ -71,6 +73,12 @@ describe('attend doctor', () => {
     const { exitCode, checks } = doctor({ ...session.env, PATH: pathWithAttend });
     expect(exitCode).toBe(5);
     expect(checks['bus root']).toMatchObject({ status: 'fail', fix: `run: chmod 700 ${bus.root}` });
+  });
+
+  it('a relative ATTEND_HOME fails the bus root check (issue #10)', () => {
+    const { exitCode, checks } = doctor({ ...session.env, PATH: pathWithAttend, ATTEND_HOME: 'rel/bus' });
+    expect(exitCode).toBe(5);
+    expect(checks['bus root']).toMatchObject({ status: 'fail', detail: "ATTEND_HOME must be an absolute path, not 'rel/bus'" });
   });
 
   it('outside a session it says so, as a warning', () => {

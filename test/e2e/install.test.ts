@@ -1,10 +1,10 @@
 // `attend install` / `attend uninstall` against real files in a temporary HOME: merged,
 // idempotent, backed up, never clobbering foreign hooks, refusing malformed files untouched.
 
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type TempBus, makeTempBus, runBin } from '../helpers/bus.js';
+import { BIN, type TempBus, makeTempBus, runBin } from '../helpers/bus.js';
 
 let bus: TempBus;
 let env: Record<string, string>;
@@ -146,8 +146,39 @@ describe('attend uninstall', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(readFileSync(settingsPath, 'utf8'))).toEqual(foreignSettings);
     expect(existsSync(join(claudeDir, 'skills', 'attend'))).toBe(false);
-    expect(JSON.parse(readFileSync(join(bus.home, '.claude.json'), 'utf8')).mcpServers).toEqual({});
+    // Nothing empty left behind (issue #10): no skills folder, no "mcpServers": {}.
+    expect(existsSync(join(claudeDir, 'skills'))).toBe(false);
+    expect(JSON.parse(readFileSync(join(bus.home, '.claude.json'), 'utf8'))).not.toHaveProperty('mcpServers');
     const again = runBin(['uninstall'], { env });
     expect(again.stdout).toContain('Nothing to change.');
+  });
+
+  it('keeps a skills folder and MCP servers that hold something else', () => {
+    mkdirSync(join(claudeDir, 'skills', 'mine'), { recursive: true });
+    writeFileSync(join(claudeDir, 'skills', 'mine', 'SKILL.md'), '---\nname: mine\n---\n');
+    writeFileSync(join(bus.home, '.claude.json'), JSON.stringify({ mcpServers: { other: { command: 'x' } } }));
+    expect(runBin(['install'], { env }).exitCode).toBe(0);
+    expect(runBin(['uninstall'], { env }).exitCode).toBe(0);
+    expect(readdirSync(join(claudeDir, 'skills'))).toEqual(['mine']);
+    expect(JSON.parse(readFileSync(join(bus.home, '.claude.json'), 'utf8')).mcpServers).toEqual({ other: { command: 'x' } });
+  });
+});
+
+describe('attend install and PATH (issue #10)', () => {
+  it('warns on stderr, with how to install from this checkout or a tarball, when attend is not on PATH', () => {
+    const r = runBin(['install'], { env: { ...env, PATH: '/usr/bin:/bin' } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^attend: warning: attend is not on PATH, so the hooks and the MCP server installed here will do nothing until it is; install it: npm install -g \/\S+, or from a tarball: npm pack in the checkout, then npm install -g \.\/attend-<version>\.tgz; or use the plugin \(attend is not published on the npm registry\)\n$/);
+    const pkgRoot = /npm install -g (\S+),/.exec(r.stderr)![1]!;
+    expect(JSON.parse(readFileSync(join(pkgRoot, 'package.json'), 'utf8')).name).toBe('attend');
+  });
+
+  it('says nothing when attend is on PATH', () => {
+    const binDir = join(bus.dir, 'bin');
+    mkdirSync(binDir);
+    symlinkSync(BIN, join(binDir, 'attend'));
+    const r = runBin(['install'], { env: { ...env, PATH: `${binDir}:/usr/bin:/bin` } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
   });
 });

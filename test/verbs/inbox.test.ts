@@ -1,7 +1,11 @@
 // Reading by id (issue #10 §11): a node reads what it receives and what it sent; the human
 // who owns the bus may read everything, and the output says so.
 
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createVerbCtx } from '../../tools/verbs/context.js';
+import { runInbox } from '../../tools/verbs/inbox.js';
 import { type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
@@ -56,5 +60,20 @@ describe('truthful delivery (issue #10 §15)', () => {
       { id: gamma.sessionId, name: 'gamma', shown: true },
     ]);
     expect((await run(alpha.env, 'inbox', '--sent')).stdout).toContain('shown to: gamma; not yet: beta');
+  });
+});
+
+describe('an unreadable scope directory (issue #10 item 6)', () => {
+  it('the inbox verb says which directory it could not read, for every front end (the MCP tool returns the page as is)', async () => {
+    expect((await run(bus.env, 'send', 'kept')).exitCode).toBe(0);
+    const open = join(bus.root, 'signals', '_broadcast');
+    rmSync(open, { recursive: true });
+    writeFileSync(open, 'not a directory', { mode: 0o600 });
+    const warnings: string[] = [];
+    const ctx = createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, warn: (l) => void warnings.push(l) });
+    const page = runInbox(ctx, { limit: 20, page: 1 });
+    expect(page.messages).toEqual([]);
+    expect(page.unreadable).toEqual([{ path: open, reason: 'not a directory' }]);
+    expect(warnings).toEqual([`attend: cannot read ${open}: not a directory; its messages are not shown`]);
   });
 });

@@ -34,7 +34,7 @@ import { clearOwed, readOwed } from './owed.js';
 import { type DirListing, type Ledger, type Pending, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
 import { receiveScopes } from './receive.js';
 import { ensureDir } from './root.js';
-import { type Reporter, SIGNAL_EXT, readMessage } from './signals.js';
+import { type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
 
 export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, idFloor } from './pending.js';
 
@@ -64,11 +64,13 @@ function writeLedger(root: string, ledger: Ledger): void {
 }
 
 /** Ids in a directory that sort at or above `mark`, ascending. Names only: nothing is read. */
-function listIdsFrom(dir: string, mark: string | undefined): string[] {
+function listIdsFrom(dir: string, mark: string | undefined, reporter: Reporter): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
-  } catch {
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') reporter.unreadable?.(dir, code === 'EACCES' || code === 'EPERM' ? `permission denied (${code})` : `cannot list it (${code ?? 'error'})`);
     return [];
   }
   const out: string[] = [];
@@ -119,7 +121,7 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       ledger = newLedger(who.id, now);
       cold = true;
     }
-    const dirs = readDirs(root, who, ledger, cold, now);
+    const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
     const owed = readOwed(root, who.id);
     const plan = planPending(ledger, cold, dirs, owed, who, now, (scope, id) => readMessage(root, scope, id, opts.reporter));
     const { consume, result } = deliver({ fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger });
@@ -139,7 +141,7 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
   const read = readLedger(root, who.id);
   const cold = read.state !== 'ok';
   const ledger = read.state === 'ok' ? read.ledger : newLedger(who.id, now);
-  const dirs = readDirs(root, who, ledger, cold, now);
+  const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
   const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, (scope, id) => readMessage(root, scope, id, opts.reporter));
   return { fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger };
 }
@@ -148,7 +150,7 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
  * Each receive directory's new ids. A channel joined since the ledger began starts at the
  * join (what came before is owed only through an invite), so its watermark is set first.
  */
-function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number): DirListing[] {
+function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number, reporter: Reporter): DirListing[] {
   let joinedAt: Record<string, number> | undefined;
   return receiveScopes(root, who).map((scope) => {
     const dirName = scopeDirName(scope);
@@ -156,7 +158,7 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
       joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
       ledger.marks[dirName] = joinMark(joinedAt[scope.name], now);
     }
-    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now);
+    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter);
   });
 }
 
@@ -164,9 +166,15 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
  * The ids at or above `mark` in one directory: from its index hint when that explains every
  * change since the last cycle, else from a full listing.
  */
-function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number): DirListing {
+function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter): DirListing {
+  // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
+  const problem = scopeDirProblem(dir);
+  if (problem !== null) {
+    reporter.unreadable?.(dir, problem);
+    return { scope, dirName, ids: [], listedAt: now, index: undefined };
+  }
   const r = readIndex(dir, prev, now);
-  if (!r.ok) return { scope, dirName, ids: listIdsFrom(dir, mark), listedAt: now, index: r.state };
+  if (!r.ok) return { scope, dirName, ids: listIdsFrom(dir, mark, reporter), listedAt: now, index: r.state };
   const set = new Set<string>();
   for (const id of r.state.known) if (mark === undefined || id >= mark) set.add(id);
   for (const id of r.ids) if ((mark === undefined || id >= mark) && isMessageId(id)) set.add(id);

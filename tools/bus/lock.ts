@@ -14,6 +14,7 @@
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
 import { dirname } from 'node:path';
 import { procInfoFromProc, processAlive } from '../identity/system.js';
+import { writeAll, writeError } from './atomic.js';
 import { busError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
 
@@ -132,11 +133,12 @@ export function tryAcquire(path: string, opts: AcquireOptions = {}): Acquired {
     try {
       fd = openSync(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw writeError(path, err);
     }
     if (fd !== undefined) {
       try {
-        writeSync(fd, `${pid} ${start} ${now()}`);
+        // Every byte or a failure (issue #10 item 1): a half-written owner is a lock nobody holds.
+        writeAll(fd, Buffer.from(`${pid} ${start} ${now()}`));
       } catch (err) {
         closeSync(fd);
         try {
@@ -144,7 +146,7 @@ export function tryAcquire(path: string, opts: AcquireOptions = {}): Acquired {
         } catch {
           // nothing to undo
         }
-        throw err;
+        throw writeError(path, err);
       }
       closeSync(fd);
       return { ok: true };

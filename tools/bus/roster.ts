@@ -9,6 +9,7 @@ import { processAlive, readSessionRecordFile } from '../identity/system.js';
 import { nicknameFor, ordinalName } from '../wire/names.js';
 import { type Delivery, deliveryOf, isFresh, readPresence, type PresenceRecord } from './presence.js';
 import { type Observation, type Observed, observeSessions } from './registry.js';
+import { rememberNames } from './names.js';
 
 export interface Peer {
   id: string;
@@ -104,6 +105,9 @@ export function listLive(src: RosterSources): Peer[] {
   const peers = [...byId.values()];
   for (const p of peers) p.delivery = deliveryOf(records, p.id, src.now);
   assignNames(peers, registerAgents(src.root, peers, src.now));
+  // Their names outlive them in history (issue #10 item 16); written only when one changed,
+  // and only on a bus that exists (a fresh `attend whoami` must not create it).
+  if (existsSync(src.root)) rememberNames(src.root, peers, src.now);
   return peers.sort((a, b) => a.name.localeCompare(b.name));
 }
 

@@ -25,7 +25,7 @@ import { feedReducer, initialFeed, MEMORY_CAP, tabsOf, visibleItems } from './st
 import { type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
 import { type Completion, completeAt, describeDest, type PeerRef } from './state/routing.js';
 import { neutralize } from '../wire/render.js';
-import { shortId } from '../wire/party.js';
+import { goneName, shortId } from '../wire/party.js';
 
 export interface AppProps {
   me: string;
@@ -110,6 +110,8 @@ export function App(props: AppProps) {
   }, [width, maxBody, feedHeight]);
 
   const nameMap = useMemo(() => new Map(peers.map((p) => [p.id, p.name])), [peers]);
+  // Read with the roster: a session that ended shows by its last name, marked gone (issue #10).
+  const known = useMemo(() => source.knownNames?.() ?? new Map<string, string>(), [peers, source]);
   const items = useMemo(() => visibleItems(feed), [feed.messages, feed.active, feed.notices, feed.clearedAt, feed.me]);
   const lc: LineContext = useMemo(
     () => ({
@@ -118,14 +120,14 @@ export function App(props: AppProps) {
       tab: feed.active,
       maxBodyLines: maxBody,
       selected: feed.selected,
-      name: (id) => nameMap.get(id) ?? shortId(id),
+      name: (id) => nameMap.get(id) ?? (known.has(id) ? goneName(known.get(id)!) : shortId(id)),
       colorOf: (id) => colorFor(id, depth),
       parentSender: (id) => {
         const p = feed.byId.get(id);
         return p ? (p.fromId === me ? 'you' : (nameMap.get(p.fromId) ?? p.fromId)) : undefined;
       },
     }),
-    [width, me, feed.active, nameMap, depth, feed.byId, maxBody, feed.selected],
+    [width, me, feed.active, nameMap, known, depth, feed.byId, maxBody, feed.selected],
   );
   const win = useMemo(() => visibleWindow(items, feedHeight, feed.scroll, lc), [items, feedHeight, feed.scroll, lc]);
 

@@ -7,7 +7,7 @@ import { parseChannelArg } from '../verbs/channels/common.js';
 import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 import { errorLine } from './hints.js';
 import { keyHelpLines } from './keys.js';
-import { neutralize } from '../wire/render.js';
+import { neutralize, plural } from '../wire/render.js';
 import type { ChatActions } from './actions.js';
 import { peerStatusText } from './peer-status.js';
 import { matchName } from './state/routing.js';
@@ -148,7 +148,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         const r = a.join(channelArg(cmd.args[0], null));
         if (r.channel === 'open') return { lines: [info('#open is the commons: always joined')], consumed: true, switchTo: '#open' };
         const lines = [info(r.alreadyMember ? `already in #${r.channel}` : `joined #${r.channel}${r.created ? ' (new channel)' : ''}`)];
-        if (r.invited) lines.push(info(`invited by ${r.invited.by}: ${r.invited.owed} earlier messages owed to you${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`));
+        if (r.invited) lines.push(info(`invited by ${r.invited.by}: ${plural(r.invited.owed, 'earlier message')} owed to you${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`));
         return { lines, consumed: true, channelsChanged: true, switchTo: `#${r.channel}` };
       }
       case 'leave': {

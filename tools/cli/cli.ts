@@ -3,9 +3,10 @@
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AttendError, EXIT, exitCodesLine } from '../bus/errors.js';
+import { readKnownNames } from '../bus/names.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, namesFrom } from './format.js';
-import { neutralize } from '../wire/render.js';
+import { neutralize, plural } from '../wire/render.js';
 import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
 import { registerDelivery } from './register-delivery.js';
 import { VERSION } from './version.js';
@@ -134,7 +135,7 @@ const registerCore: Registrar = (program, ctx, io) => {
         if (opts.json) return io.json({ messages: r.messages.map((row) => ({ ...messageJson(row.message), recipients: row.recipients })) });
         if (r.messages.length === 0) return io.out('You have sent nothing on this bus.');
         const now = ctx.now();
-        const names = namesFrom(ctx.live(), ctx.identity().id);
+        const names = namesFrom(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
         return io.out(
           r.messages
             .map((row) => {
@@ -146,7 +147,7 @@ const registerCore: Registrar = (program, ctx, io) => {
         );
       }
       const inbox = await import('../verbs/inbox.js');
-      const names = namesFrom(ctx.live(), ctx.identity().id);
+      const names = namesFrom(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
       const now = ctx.now();
       if (id !== undefined || opts.thread !== undefined) {
         const msgs = id !== undefined ? [inbox.runRead(ctx, id)] : inbox.runThread(ctx, opts.thread as string);
@@ -154,9 +155,15 @@ const registerCore: Registrar = (program, ctx, io) => {
         return io.out(msgs.map((m) => formatBlock(m, names, now)).join('\n\n'));
       }
       const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before });
+      // A directory that could not be read is not "no messages" (issue #10 item 6): the
+      // reporter named it on stderr; the listing says it is incomplete and exits 3.
+      const unreadable = page.unreadable ?? [];
+      if (unreadable.length > 0) io.setExitCode(EXIT.bus);
       if (opts.json) return io.json({ ...page, messages: page.messages.map(inbox.messageJson) });
-      if (page.messages.length === 0) return io.out(page.total === 0 ? 'No messages.' : `No messages on page ${page.page} (${page.pages} pages).`);
-      const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${page.total} messages); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
+      const missing = unreadable.length === 0 ? '' : `${plural(unreadable.length, 'directory', 'directories')} could not be read (see above)`;
+      if (page.messages.length === 0) return io.out(page.total === 0 ? (missing ? `No messages could be read: ${missing}.` : 'No messages.') : `No messages on page ${page.page} (${plural(page.pages, 'page')}).`);
+      if (missing) io.err(`attend: this listing is incomplete: ${missing}`);
+      const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${plural(page.total, 'message')}); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
       if (ctx.stdout.isTTY) return io.out(formatTable(page.messages, names, now, ctx.stdout.columns ?? 120) + footer);
       io.out(page.messages.map((m) => formatBlock(m, names, now)).join('\n\n') + footer);
     });

@@ -10,8 +10,9 @@ import { formatAge, neutralize } from '../wire/render.js';
 
 export type Names = NameLookup;
 
-export function namesFrom(peers: Peer[], me: string): Names {
-  return nameLookup(peers, me);
+/** `known`: last known names of parties no longer live (tools/bus/names.ts), shown as gone. */
+export function namesFrom(peers: Peer[], me: string, known?: ReadonlyMap<string, string>): Names {
+  return nameLookup(peers, me, known);
 }
 
 export function toLabel(m: Message, names: Names): string {

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import type { Io, Registrar } from './cli.js';
 import type { Ctx } from './context.js';
-import { formatAge, neutralize } from '../wire/render.js';
+import { formatAge, neutralize, plural } from '../wire/render.js';
 import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 
 function examples(lines: string[]): string {
@@ -170,7 +170,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const { runDissolve } = await import('../verbs/channels/index.js');
       const r = runDissolve(ctx, { channel, force: opts.force });
       if (opts.json) return io.json(r);
-      io.out(`dissolved #${r.channel} (${r.removedMessages} messages removed, ${r.notified.length} members told)`);
+      io.out(`dissolved #${r.channel} (${plural(r.removedMessages, 'message')} removed, ${plural(r.notified.length, 'member')} told)`);
     });
 
   program
@@ -222,7 +222,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const lines = [
         `bus:      ${r.busRoot}`,
         `me:       ${neutralize(r.me.name)} (${r.me.kind}, ${r.me.id})`,
-        `inbox:    ${r.inbox.total} messages, ${r.inbox.unread} unread`,
+        `inbox:    ${plural(r.inbox.total, 'message')}, ${r.inbox.unread} unread`,
         `channels: ${['#open', ...r.channels].join(', ')}`,
         `sensor:   ${r.presence.sensor !== null && ctx.now() - r.presence.sensor <= 90_000 ? `running (beat ${ago(ctx, r.presence.sensor)})` : 'not running'}`,
         `drain:    ${ago(ctx, r.presence.drain)}`,
@@ -245,8 +245,9 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       'after',
       `${examples(['attend cleanup --dry-run', 'attend cleanup', 'attend cleanup --all --json'])}
 A tray's project is judged by the slug part of its key against <claude dir>/projects/.
-Never removed: signals/_broadcast/, a channel directory whose channel exists, any file
-younger than the grace period (1 hour).
+Never removed: signals/_broadcast/, a channel directory whose channel exists, the tray of
+a live session (even empty: its sensor watches it), any file younger than the grace period
+(1 hour).
 `,
     )
     .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean; olderThan?: string }) => {

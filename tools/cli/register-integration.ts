@@ -97,6 +97,7 @@ function registerInstall(program: Command, ctx: Ctx, io: Io): void {
     .action(async (opts: { scope: string; dryRun?: boolean; json?: boolean }) => {
       const { runInstall } = await import('./commands/install.js');
       const r = runInstall(ctx, { scope: opts.scope, dryRun: opts.dryRun });
+      for (const w of r.warnings ?? []) io.err(`attend: warning: ${w}`);
       if (opts.json) return io.json(r);
       printChanges(io, r);
     });

@@ -18,6 +18,7 @@ import { resolveParents } from '../bus/parents.js';
 import { receiveScopes } from '../bus/receive.js';
 import { DIGEST_THRESHOLD, type NameLookup, nameLookup } from '../wire/party.js';
 import { planStreamWake, streamItems } from '../wire/wake.js';
+import { readKnownNames } from '../bus/names.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
 
@@ -35,7 +36,7 @@ export interface ChannelDeps {
 }
 
 function namesFor(ctx: VerbCtx, me: string): NameLookup {
-  return nameLookup(ctx.live(), me);
+  return nameLookup(ctx.live(), me, readKnownNames(ctx.root()));
 }
 
 function metaOf(m: Message): Record<string, string> {

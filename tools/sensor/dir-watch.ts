@@ -31,12 +31,17 @@ export interface DirWatch {
 
 export function watchDirs(opts: DirWatchOptions): DirWatch {
   const native = new Map<string, FSWatcher>();
-  const inodes = new Map<string, number>();
-  const inodeOf = (dir: string): number => {
+  // A directory's identity: inode and birth time. The inode alone is not enough: a directory
+  // removed and made again often gets the same inode number back (ext4, tmpfs), so a
+  // replacement nobody saw go would pass for the watched one; the birth time tells them apart
+  // where the filesystem records one (0 elsewhere, never the changing ctime).
+  const inodes = new Map<string, string>();
+  const inodeOf = (dir: string): string => {
     try {
-      return statSync(dir).ino;
+      const st = statSync(dir, { bigint: true });
+      return `${st.ino}:${st.birthtimeNs}`;
     } catch {
-      return -1;
+      return 'missing';
     }
   };
   const polled = new Map<string, StatWatcher>();
@@ -59,7 +64,7 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
 
   const gone = (dir: string) => {
     unwatch(dir);
-    inodes.set(dir, -2);
+    inodes.set(dir, 'gone');
   };
 
   const rewatch = (dir: string) => {
@@ -71,7 +76,7 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
       opts.onEntry(dir, null);
     } catch {
       // Gone with its parent (the bus is being removed): the tick's check tries again.
-      inodes.set(dir, -2);
+      inodes.set(dir, 'gone');
     }
   };
 
@@ -113,7 +118,7 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
         try {
           add(dir, true);
         } catch {
-          inodes.set(dir, -2); // the tick's check watches it once it can
+          inodes.set(dir, 'gone'); // the tick's check watches it once it can
         }
       }
     },

@@ -20,6 +20,7 @@ import { receiveScopes } from '../bus/receive.js';
 import { handOver } from '../bus/handover.js';
 import type { Reporter } from '../bus/signals.js';
 import { createNameSource } from '../bus/roster.js';
+import { knownNamesSource } from '../bus/names.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
 import { type DirWatch, watchDirs } from './dir-watch.js';
 import { scanOnce } from './scan.js';
@@ -56,7 +57,9 @@ export interface SensorExit {
 
 function displayNames(opts: SensorOptions): (me: string) => NameLookup {
   const source = createNameSource({ root: opts.root, sessionsDir: opts.sessionsDir, procInfo: opts.procInfo }, opts.now);
-  return (me) => nameLookup(source(), me);
+  // Parties no longer live keep their last known name, marked gone (issue #10 item 16).
+  const known = knownNamesSource(opts.root);
+  return (me) => nameLookup(source(), me, known());
 }
 
 export async function runSensor(opts: SensorOptions): Promise<SensorExit> {

@@ -5,7 +5,7 @@ import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
 import { procInfo as systemProcInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
-import { ensureRoot } from '../bus/root.js';
+import { checkRootPath, ensureRoot } from '../bus/root.js';
 import { type Reporter, createReporter } from '../bus/signals.js';
 import { createIdFactory } from '../wire/ids.js';
 import { type Paths, resolvePaths } from './env.js';
@@ -65,6 +65,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
       return identity;
     },
     live() {
+      checkRootPath(paths.root); // a relative ATTEND_HOME is refused before anything is read (issue #10)
       live ??= listLive({ root: paths.root, sessionsDir: paths.sessionsDir, now: now(), procInfo });
       return live;
     },

@@ -17,7 +17,10 @@ export interface Paths {
 
 export function resolvePaths(env: Readonly<Record<string, string | undefined>>): Paths {
   const home = env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
-  const root = env.ATTEND_HOME && env.ATTEND_HOME.length > 0 ? resolve(env.ATTEND_HOME) : cacheRoot(env, home);
+  // A relative ATTEND_HOME is kept as given, never resolved against the cwd: it would name a
+  // different bus in every directory. The bus root check refuses it (issue #10, exit 3).
+  const attendHome = env.ATTEND_HOME && env.ATTEND_HOME.length > 0 ? env.ATTEND_HOME : undefined;
+  const root = attendHome !== undefined ? (isAbsolute(attendHome) ? resolve(attendHome) : attendHome) : cacheRoot(env, home);
   const claudeDir = env.CLAUDE_CONFIG_DIR && env.CLAUDE_CONFIG_DIR.length > 0 ? resolve(env.CLAUDE_CONFIG_DIR) : join(home, '.claude');
   return {
     root,

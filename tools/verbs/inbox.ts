@@ -5,7 +5,7 @@ import type { VerbCtx } from './context.js';
 import { notFoundError, usageError, verbHint } from '../bus/errors.js';
 import { scopeLabel } from '../bus/layout.js';
 import { isForMe, receiveScopes } from '../bus/receive.js';
-import { type Message, findMessage, listScopes, readScopes } from '../bus/signals.js';
+import { type Message, type Unreadable, findMessage, listScopes, readScopes, unreadableDirs } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
 import { isMessageId } from '../wire/ids.js';
 import { printable } from '../wire/names.js';
@@ -69,6 +69,8 @@ export interface InboxPage {
   page: number;
   pages: number;
   limit: number;
+  /** Scope directories that could not be read: the listing is incomplete (issue #10 item 6). */
+  unreadable?: Unreadable[];
 }
 
 export function readInbox(ctx: VerbCtx): Message[] {
@@ -99,7 +101,8 @@ export function runInbox(ctx: VerbCtx, input: InboxInput): InboxPage {
   const pages = Math.max(1, Math.ceil(newestFirst.length / input.limit));
   const messages = newestFirst.slice((input.page - 1) * input.limit, input.page * input.limit);
   markShown(ctx, messages);
-  return { messages, total: newestFirst.length, page: input.page, pages, limit: input.limit };
+  const unreadable = unreadableDirs(ctx.reporter);
+  return { messages, total: newestFirst.length, page: input.page, pages, limit: input.limit, ...(unreadable.length > 0 ? { unreadable } : {}) };
 }
 
 /** Remember the newest message from someone else that was shown, for `attend reply`. */

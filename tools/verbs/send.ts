@@ -7,9 +7,10 @@ import { refusedError, usageError, verbHint } from '../bus/errors.js';
 import { envelopeFrom } from '../bus/compose.js';
 import { readChannels, requireChannel } from '../bus/channels.js';
 import type { Peer } from '../bus/roster.js';
-import { MAX_BODY_BYTES, writeSignal } from '../bus/signals.js';
+import { rememberWriter } from '../bus/names.js';
+import { MAX_BODY_BYTES, writeSignals } from '../bus/signals.js';
 import { resolveTargets } from '../bus/targets.js';
-import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, envelopeProblems } from '../wire/envelope.js';
+import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
 import { neutralize } from '../wire/render.js';
 import { scopeLabel } from '../bus/layout.js';
@@ -38,6 +39,8 @@ export interface SendResult {
 /** The rules every front end applies to a body before anything is written. */
 export function checkBody(message: string): void {
   if (message.trim().length === 0) throw usageError('the message is empty', verbHint('send', [['message', 'text']]));
+  const problem = bodyProblem(message);
+  if (problem !== null) throw usageError(problem);
   const bytes = Buffer.byteLength(message, 'utf8');
   if (bytes > MAX_BODY_BYTES) {
     throw refusedError(`the message is ${bytes} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, 'send a path to a file instead');
@@ -123,7 +126,8 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   if (problems.length > 0) throw usageError(problems.join('; '));
   const root = ctx.root();
   const id = ctx.newId();
-  const files = route.scopes.map((scope) => writeSignal(root, scope, id, env));
+  const files = writeSignals(root, route.scopes, id, env);
+  rememberWriter(root, who, () => ctx.live()); // its name outlives it in history (issue #10)
   const delivery = deliveryFor(ctx, route.to);
   const audience = route.to === '*' ? '#open' : route.to.startsWith('#') ? route.to : 'them';
   return {

@@ -121,9 +121,34 @@ function bodyStartsWithTag(body: string): Tag | null {
   return tagValueValid(key, seg.slice(colon + 1)) ? key : null;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Why a message body cannot be delivered as written, or null. Every front end refuses these
+ * at send (issue #10 item 2) because every reader would skip the file forever: a NUL byte
+ * makes it binary, and a lone UTF-16 surrogate cannot be written as UTF-8 (it would arrive
+ * as U+FFFD, not what was sent). Size is checked by the caller against the bus's limit.
+ */
+export function bodyProblem(body: string): string | null {
+  const nul = body.indexOf('\0');
+  if (nul >= 0) return `the message contains a NUL byte (at character ${nul + 1}), which no reader accepts; send text, or a path to a binary file`;
+  const bad = LONE_SURROGATE.exec(body);
+  if (bad) return `the message is not valid Unicode text (a lone surrogate at character ${bad.index + 1})`;
+  return null;
+}
+
+/**
+ * The longest `on_behalf_of` a writer accepts (issue #10): it is the caller's free claim, shown
+ * in every header, so it must not be able to crowd out the message it rides on.
+ */
+export const MAX_ON_BEHALF_OF = 128;
+
 /** Problems that keep an envelope from being written; empty when it is valid. */
 export function envelopeProblems(env: Envelope): string[] {
   const problems: string[] = [];
+  if (env.onBehalfOf !== undefined && env.onBehalfOf.length > MAX_ON_BEHALF_OF) {
+    problems.push(`on_behalf_of is at most ${MAX_ON_BEHALF_OF} characters (this one has ${env.onBehalfOf.length})`);
+  }
   for (const [name, value] of [
     ['from', env.from],
     ['project', env.project],

@@ -36,17 +36,24 @@ export const MAX_CHANNEL_NAME = 64;
 /**
  * Check a channel name, with or without its leading `#`. Returns the bare name, or a
  * reason it is refused. `open` is the commons and is not a channel directory.
+ *
+ * Names are case-insensitive and stored lowercase (issue #10): `Ops` and `ops` would be one
+ * directory on a case-insensitive filesystem and two elsewhere, so they are one channel
+ * everywhere. A name begins with a letter or digit (`.x` is a hidden file, `-x` reads as a
+ * flag, `_x` is attend's own namespace) and never holds `..`.
  */
 export function parseChannelName(raw: string): { ok: true; name: string } | { ok: false; reason: string } {
-  const name = raw.startsWith('#') ? raw.slice(1) : raw;
-  if (name.length === 0) return { ok: false, reason: 'channel name is empty' };
-  if (name.length > MAX_CHANNEL_NAME) {
+  const given = raw.startsWith('#') ? raw.slice(1) : raw;
+  if (given.length === 0) return { ok: false, reason: 'channel name is empty' };
+  if (given.length > MAX_CHANNEL_NAME) {
     return { ok: false, reason: `channel name is longer than ${MAX_CHANNEL_NAME} characters` };
   }
-  if (!CHANNEL_CLASS.test(name)) {
-    return { ok: false, reason: `channel name '${printable(name)}' may only use A-Z a-z 0-9 _ . -` };
+  if (!CHANNEL_CLASS.test(given)) {
+    return { ok: false, reason: `channel name '${printable(given)}' may only use A-Z a-z 0-9 _ . -` };
   }
-  if (name === '.' || name === '..') return { ok: false, reason: `channel name '${name}' is not allowed` };
+  const name = given.toLowerCase();
+  if (!/^[a-z0-9]/.test(name)) return { ok: false, reason: `channel name '${given}' must begin with a letter or a digit` };
+  if (name.includes('..')) return { ok: false, reason: `channel name '${given}' may not contain '..'` };
   if (RESERVED_CHANNELS.has(name)) return { ok: false, reason: `'${name}' is reserved (#open is the commons)` };
   return { ok: true, name };
 }

@@ -3,6 +3,7 @@
 
 import { Box, Text } from 'ink';
 import { accent, type ColorDepth } from '../colors.js';
+import { plural } from '../../wire/render.js';
 
 export interface StatusLineProps {
   status: { text: string; level: 'info' | 'error' } | null;
@@ -16,7 +17,7 @@ export interface StatusLineProps {
 export function StatusLine({ status, busStatus, help, scroll, depth, width }: StatusLineProps) {
   const text = status ? status.text : busStatus ? busStatus : help;
   const color = status?.level === 'error' || (!status && busStatus) ? accent(depth, 'red') : undefined;
-  const right = scroll > 0 ? `  ↑ ${scroll} rows back · PgDn/End to follow` : '';
+  const right = scroll > 0 ? `  ↑ ${plural(scroll, 'row')} back · PgDn/End to follow` : '';
   return (
     <Box height={1} width={width} overflow="hidden">
       <Text wrap="truncate-end" {...(color ? { color } : {})}>

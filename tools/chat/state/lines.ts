@@ -4,7 +4,7 @@
 // can never carry an escape sequence to the terminal.
 
 import { addressees } from '../../wire/envelope.js';
-import { neutralize } from '../../wire/render.js';
+import { neutralize, plural } from '../../wire/render.js';
 import type { ChatMessage, FeedItem } from './feed.js';
 import { rowsOf, textWidth, truncateColumns, wrapColumns } from './width.js';
 
@@ -58,7 +58,7 @@ export function wrapBody(body: string, width: number, maxLines = MAX_BODY_LINES)
     let total = 0;
     for (const line of src) total += rowsOf(line, w);
     const hidden = Math.max(1, total - (cap - 1));
-    return [...out.slice(0, cap - 1), `… ${hidden.toLocaleString('en-US')} more lines (attend inbox <id> shows it all)`];
+    return [...out.slice(0, cap - 1), `… ${plural(hidden, 'more line')} (attend inbox <id> shows it all)`];
   }
   return out;
 }

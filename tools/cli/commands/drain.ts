@@ -6,6 +6,7 @@
 import type { Ctx } from '../context.js';
 import { writePresence } from '../../bus/presence.js';
 import { handOver } from '../../bus/handover.js';
+import { readKnownNames } from '../../bus/names.js';
 import { type DrainFormat, type DrainOutcome, drainOnce, parseStopPayload } from '../../drain/drain.js';
 import { type NameLookup, nameLookup } from '../../wire/party.js';
 
@@ -34,7 +35,8 @@ export function runDrain(ctx: Ctx, input: DrainInput): DrainCommandResult {
     const root = ctx.root();
     handOver(root, who, ctx.env);
     writePresence(root, { id: who.id, kind: who.kind, origin: who.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'drain' });
-    const names = (me: string): NameLookup => nameLookup(ctx.live(), me);
+    const known = readKnownNames(root);
+    const names = (me: string): NameLookup => nameLookup(ctx.live(), me, known);
     return drainOnce(
       {
         root,

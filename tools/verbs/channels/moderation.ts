@@ -13,7 +13,7 @@ import type { Peer } from '../../bus/roster.js';
 import { listIds } from '../../bus/signals.js';
 import { resolveTarget } from '../../bus/targets.js';
 import { printable } from '../../wire/names.js';
-import { neutralize } from '../../wire/render.js';
+import { neutralize, plural } from '../../wire/render.js';
 import { checkChannelRule, livenessOf, nameOf, namedChannel, noticeTarget, parseChannelArg, shownName } from './common.js';
 
 // ---- invite / kick / dissolve ----------------------------------------------------------------
@@ -131,7 +131,7 @@ export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: bool
     me,
     ctx.newId,
     members.map((m) => noticeTarget(ctx, m.id, m.kind)),
-    `dissolve: #${name} was dissolved; its ${removedMessages} messages are gone and you are no longer a member.`,
+    `dissolve: #${name} was dissolved; its ${plural(removedMessages, 'message')} ${removedMessages === 1 ? 'is' : 'are'} gone and you are no longer a member.`,
   );
   // Dissolving is one of the three ways messages leave the disk (docs/architecture.md, "The bus on disk").
   rmSync(dir, { recursive: true, force: true });
