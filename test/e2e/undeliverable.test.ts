@@ -108,6 +108,9 @@ describe('the quarantine', () => {
     expect(note).toMatchObject({ reason: 'binary content (NUL byte)', from: nul });
     expect(countQuarantined(bus.root)).toBe(4);
     expect(listQuarantined(bus.root).map((e) => e.reason)).toContain('empty file');
+    // attend status counts them.
+    expect(JSON.parse(asHuman(['status', '--json']).stdout).quarantined).toBe(4);
+    expect(asHuman(['status']).stdout).toMatch(/quarantine: 4 unreadable files set aside under /);
 
     // Reported once: the next runs (another process, the drain too) are quiet.
     const second = asHuman(['inbox']);

@@ -229,6 +229,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       ];
       const l = r.delivery.ledger;
       lines.push(`ledger:   ${l.state === 'ok' ? `${l.consumedAbove} recent ids above ${l.watermarks} watermark${l.watermarks === 1 ? '' : 's'}, updated ${ago(ctx, l.updated ?? null)}` : l.state === 'missing' ? 'none yet (the first delivery starts it)' : 'corrupt (the next delivery rebuilds it)'}`);
+      if (r.quarantined > 0) lines.push(`quarantine: ${r.quarantined} unreadable file${r.quarantined === 1 ? '' : 's'} set aside under ${neutralize(r.busRoot)}/quarantine (each with its reason)`);
       lines.push('scopes:');
       for (const s of r.scopes) lines.push(`  ${pad(neutralize(s.scope), 40)} ${pad(String(s.messages), 7)}${s.mine ? ' (yours)' : ''}`);
       io.out(lines.join('\n'));

@@ -7,6 +7,7 @@ import { scopeDir, scopeDirName, scopeLabel } from '../bus/layout.js';
 import { type Delivery, deliveryOf, readPresence } from '../bus/presence.js';
 import { listIds, listScopes } from '../bus/signals.js';
 import { peekPending } from '../bus/ledger.js';
+import { countQuarantined } from '../bus/quarantine.js';
 import { type DeliveryStatus, deliveryStatus } from '../bus/sensor-claim.js';
 import { receiveScopes } from '../bus/receive.js';
 import { readInbox } from './inbox.js';
@@ -33,6 +34,8 @@ export interface StatusResult {
   presence: Delivery;
   /** Sensor running, and what the consumption ledger holds. */
   delivery: DeliveryStatus;
+  /** Files no reader could parse, moved to quarantine/ with their reason (issue #10 §2). */
+  quarantined: number;
 }
 
 export function runStatus(ctx: VerbCtx): StatusResult {
@@ -58,5 +61,6 @@ export function runStatus(ctx: VerbCtx): StatusResult {
     channels: channels.map((c) => `#${c}`),
     presence: deliveryOf(readPresence(root), who.id, now),
     delivery: deliveryStatus(root, who.id),
+    quarantined: countQuarantined(root),
   };
 }
