@@ -29,6 +29,7 @@ import { idTime, isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
 import { type IndexState, readIndex } from './dir-index.js';
 import { readChannels } from './channels.js';
+import { createGate } from './gate.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
 import { withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
@@ -238,8 +239,11 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     let joinedAt: Record<string, number> | undefined;
     const recentFloor = idFloor(now - COLD_RECENT_MS);
 
+    const gate = createGate(root, who);
     const take = (m: Message | null, id: string) => {
-      if (!m || freshIds.has(id) || !isForMe(m, who) || m.fromId === who.id) {
+      // A held message (bad signature, refused by policy) is recorded as consumed and never
+      // handed to a conduit; `attend inbox --held` lists it (tools/bus/gate.ts).
+      if (!m || freshIds.has(id) || !isForMe(m, who) || m.fromId === who.id || gate.held(m) !== null) {
         auto.push(id);
         return;
       }
@@ -316,7 +320,7 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       for (const id of o.ids) {
         if (consumed.has(id) || freshIds.has(id) || !isMessageId(id)) continue;
         const m = readMessage(root, { kind: 'channel', name: o.channel }, id, opts.reporter);
-        if (m && m.fromId !== who.id) {
+        if (m && m.fromId !== who.id && gate.held(m) === null) {
           freshIds.add(id);
           fresh.push(m);
           count++;

@@ -9,6 +9,7 @@ import { idTime, isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
 import { appendIndex, dirStamp } from './dir-index.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
+import { type SigCheck, type Signer, SIG_EXT, checkSignature } from './signing.js';
 
 export const SIGNAL_EXT = '.signal';
 /** A message body may be at most 64 KiB; a file larger than this is not a signal. */
@@ -21,6 +22,11 @@ export interface Message extends ResolvedEnvelope {
   /** Creation time in ms: from the id when attend made it, else the file's mtime. */
   time: number;
   path: string;
+  /** The signature check (issue 14): ok, none (unsigned) or bad, with the reason; set by every read from disk. */
+  sig?: SigCheck['sig'];
+  sigReason?: string;
+  /** Set by a reader that lists held messages: why the gate holds it back. */
+  heldReason?: string;
 }
 
 /** Where skipped files are reported. Reports each path once per reporter. */
@@ -46,10 +52,13 @@ export const silentReporter: Reporter = { skip() {} };
  * goes into the directory's index hint, with the directory's mtime before and after, so a
  * reader can tell that nothing else changed in between (tools/bus/dir-index.ts).
  */
-export function writeSignal(root: string, scope: Scope, id: string, env: Envelope): string {
+export function writeSignal(root: string, scope: Scope, id: string, env: Envelope, signer?: Signer): string {
   const dir = scopeDir(root, scope);
   const path = join(dir, `${id}${SIGNAL_EXT}`);
   const before = dirStamp(dir);
+  // The signature sidecar lands before the message (spec §7): a reader never sees a signed
+  // message without its signature.
+  if (signer) writeFileAtomic(join(dir, `${id}${SIG_EXT}`), signer.sidecar(id, scope, env));
   writeFileAtomic(path, `${formatSignal(env)}\n`);
   appendIndex(dir, id, before);
   return path;
@@ -128,7 +137,10 @@ export function readMessage(root: string, scope: Scope, id: string, reporter: Re
     return null;
   }
   const resolved = resolveEnvelope(res.envelope, scope);
-  return { ...resolved, id, scope, time: idTime(id) ?? res.mtimeMs, path };
+  const check = checkSignature(root, { id, scope, path, envelope: res.envelope, fromId: resolved.fromId });
+  const m: Message = { ...resolved, id, scope, time: idTime(id) ?? res.mtimeMs, path, sig: check.sig };
+  if (check.sigReason !== undefined && check.sig === 'bad') m.sigReason = check.sigReason;
+  return m;
 }
 
 /** Every message in the given scopes, oldest first. */

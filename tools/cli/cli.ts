@@ -12,6 +12,7 @@ import { VERSION } from './version.js';
 import { registerChannels } from './register-channels.js';
 import { registerChat } from './register-chat.js';
 import { registerIntegration } from './register-integration.js';
+import { registerTrust } from './register-trust.js';
 
 export interface CliResult {
   exitCode: number;
@@ -110,11 +111,12 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--page <n>', 'page number, 1 is newest', '1')
     .option('--before <id>', 'only messages older than this id')
     .option('--json', 'print JSON')
+    .option('--held', 'list only messages held back (bad signature, refused by policy), with the reason')
     .option('--drain', 'the Stop hook: deliver what the sensor has not, then record it (reads the hook JSON on stdin)')
     .option('--format <format>', 'with --drain: hook (JSON for Claude Code) or plain', 'hook')
     .option('--trace', 'with --drain: name on stderr the ids delivered, collapsed or left to attend inbox')
     .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
-    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
+    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; held?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
       if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
       const inbox = await import('./commands/inbox.js');
       const names = namesFrom(ctx.live(), ctx.identity().id);
@@ -124,9 +126,9 @@ const registerCore: Registrar = (program, ctx, io) => {
         if (opts.json) return io.json(id !== undefined ? messageJson(msgs[0]!) : { messages: msgs.map(messageJson) });
         return io.out(msgs.map((m) => formatBlock(m, names, now)).join('\n\n'));
       }
-      const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before });
+      const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before, held: opts.held });
       if (opts.json) return io.json({ ...page, messages: page.messages.map(messageJson) });
-      if (page.messages.length === 0) return io.out(page.total === 0 ? 'No messages.' : `No messages on page ${page.page} (${page.pages} pages).`);
+      if (page.messages.length === 0) return io.out(page.total === 0 ? (opts.held ? 'No held messages.' : 'No messages.') : `No messages on page ${page.page} (${page.pages} pages).`);
       const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${page.total} messages); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
       if (ctx.stdout.isTTY) return io.out(formatTable(page.messages, names, now, ctx.stdout.columns ?? 120) + footer);
       io.out(page.messages.map((m) => formatBlock(m, names, now)).join('\n\n') + footer);
@@ -149,7 +151,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration];
+const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust];
 
 export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
   const ctx = createContext(opts);

@@ -6,6 +6,8 @@ import { procInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
 import { ensureRoot } from '../bus/root.js';
 import { type Reporter, createReporter } from '../bus/signals.js';
+import { type Signer, createSigner } from '../bus/signing.js';
+import { hostname } from 'node:os';
 import { createIdFactory } from '../wire/ids.js';
 import { type Paths, resolvePaths } from './env.js';
 
@@ -33,6 +35,8 @@ export interface Ctx {
   live(): Peer[];
   /** The bus root, created and checked on first use. */
   root(): string;
+  /** Signs what this invocation writes; the key loads on the first signature (issue 14). */
+  signer(): Signer;
 }
 
 export interface CtxOptions {
@@ -76,6 +80,7 @@ export function createContext(opts: CtxOptions = {}): Ctx {
   let identity: Identity | undefined;
   let live: Peer[] | undefined;
   let rootChecked = false;
+  let signer: Signer | undefined;
   const ctx: Ctx = {
     env,
     paths,
@@ -109,6 +114,10 @@ export function createContext(opts: CtxOptions = {}): Ctx {
         rootChecked = true;
       }
       return paths.root;
+    },
+    signer() {
+      signer ??= createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: hostname(), now });
+      return signer;
     },
   };
   return ctx;

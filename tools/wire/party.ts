@@ -10,6 +10,8 @@ export interface DeliveryMessage extends ResolvedEnvelope {
   id: string;
   scope: Scope;
   time: number;
+  /** The reader's signature check (issue 14), shown in the header as `sig=`. */
+  sig?: 'ok' | 'none' | 'bad' | undefined;
 }
 
 export interface NameLookup {

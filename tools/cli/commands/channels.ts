@@ -283,6 +283,7 @@ export function runInvite(ctx: Ctx, input: { who: string; channel: string }): In
     ctx.newId,
     [{ id: invitee.id, kind: invitee.kind, origin: invitee.origin }],
     `invite: you are invited to #${name}. To join and read what was said there: attend join ${name}`,
+    ctx.signer(),
   );
   return { channel: name, invitee: { id: invitee.id, name: invitee.name, kind: invitee.kind }, notice: notice?.id ?? null };
 }
@@ -327,7 +328,7 @@ export function runKick(ctx: Ctx, input: { who: string; channel: string }): Kick
     delete c.invites[id];
     return { id, kind: member.kind };
   });
-  const notice = writeNotice(ctx.root(), me, ctx.newId, [noticeTarget(ctx, kicked.id, kicked.kind)], `kick: you were removed from #${name}. You no longer receive its messages.`);
+  const notice = writeNotice(ctx.root(), me, ctx.newId, [noticeTarget(ctx, kicked.id, kicked.kind)], `kick: you were removed from #${name}. You no longer receive its messages.`, ctx.signer());
   return { channel: name, kicked: { id: kicked.id, name: nameOf(peers, kicked.id), kind: kicked.kind }, notice: notice?.id ?? null };
 }
 
@@ -367,6 +368,7 @@ export function runDissolve(ctx: Ctx, input: { channel: string; force?: boolean 
     ctx.newId,
     members.map((m) => noticeTarget(ctx, m.id, m.kind)),
     `dissolve: #${name} was dissolved; its ${removedMessages} messages are gone and you are no longer a member.`,
+    ctx.signer(),
   );
   // Dissolving is one of the three ways messages leave the disk (spec §2).
   rmSync(dir, { recursive: true, force: true });

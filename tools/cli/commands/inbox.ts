@@ -1,7 +1,8 @@
 // `attend inbox`: read the receive set, newest page first. Reading never marks or deletes.
 
 import type { Ctx } from '../context.js';
-import { notFoundError, usageError } from '../../bus/errors.js';
+import { notFoundError, refusedError, usageError } from '../../bus/errors.js';
+import { createGate } from '../../bus/gate.js';
 import { isForMe, receiveScopes } from '../../bus/receive.js';
 import { type Message, readScopes } from '../../bus/signals.js';
 import { noteSurfaced } from '../../bus/surfaced.js';
@@ -13,6 +14,8 @@ export interface InboxInput {
   limit: number;
   page: number;
   before?: string | undefined;
+  /** List only what the gate holds back (bad signature, refused by policy), with the reason. */
+  held?: boolean | undefined;
 }
 
 export interface InboxPage {
@@ -23,14 +26,18 @@ export interface InboxPage {
   limit: number;
 }
 
-export function readInbox(ctx: Ctx): Message[] {
+export function readInbox(ctx: Ctx, opts: { held?: boolean | undefined } = {}): Message[] {
   const root = ctx.root();
   const who = ctx.identity();
+  const gate = createGate(root, who);
   const seen = new Set<string>();
   const out: Message[] = [];
   for (const m of readScopes(root, receiveScopes(root, who), ctx.reporter)) {
     // A fan-out writes the same id into several directories; show it once.
     if (seen.has(m.id) || !isForMe(m, who)) continue;
+    const reason = gate.held(m);
+    if ((reason !== null) !== (opts.held === true)) continue;
+    if (reason !== null) m.heldReason = reason;
     seen.add(m.id);
     out.push(m);
   }
@@ -41,7 +48,7 @@ export function runInbox(ctx: Ctx, input: InboxInput): InboxPage {
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > 10_000) throw usageError('--limit takes a whole number from 1 to 10000');
   if (!Number.isInteger(input.page) || input.page < 1) throw usageError('--page takes a whole number from 1');
   if (input.before !== undefined && !isMessageId(input.before)) throw usageError(`--before '${printable(input.before)}' is not a message id`);
-  let all = readInbox(ctx);
+  let all = readInbox(ctx, { held: input.held });
   if (input.before !== undefined) {
     const idx = all.findIndex((m) => m.id === input.before);
     if (idx < 0) throw notFoundError(`message ${input.before} is not in this inbox`);
@@ -66,6 +73,8 @@ export function runShow(ctx: Ctx, id: string): Message {
   if (!isMessageId(id)) throw usageError(`'${printable(id)}' is not a message id`);
   const m = lookupMessage(ctx, id);
   if (!m) throw notFoundError(`message ${id} was not found`, 'attend inbox lists message ids');
+  const reason = createGate(ctx.root(), ctx.identity()).held(m);
+  if (reason !== null) throw refusedError(`message ${id} is held: ${reason}`, 'attend inbox --held lists held messages with the reason');
   markShown(ctx, [m]);
   return m;
 }

@@ -87,7 +87,8 @@ function writeRouted(ctx: Ctx, input: SendInput, route: Route, notes: string[]):
   if (problems.length > 0) throw usageError(problems.join('; '));
   const root = ctx.root();
   const id = ctx.newId();
-  const files = route.scopes.map((scope) => writeSignal(root, scope, id, env));
+  const signer = ctx.signer();
+  const files = route.scopes.map((scope) => writeSignal(root, scope, id, env, signer));
   return {
     id,
     to: route.to,
