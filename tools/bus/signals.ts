@@ -137,9 +137,18 @@ export function readMessage(root: string, scope: Scope, id: string, reporter: Re
     return null;
   }
   const resolved = resolveEnvelope(res.envelope, scope);
-  const check = checkSignature(root, { id, scope, path, envelope: res.envelope, fromId: resolved.fromId });
-  const m: Message = { ...resolved, id, scope, time: idTime(id) ?? res.mtimeMs, path, sig: check.sig };
-  if (check.sigReason !== undefined && check.sig === 'bad') m.sigReason = check.sigReason;
+  const m: Message = { ...resolved, id, scope, time: idTime(id) ?? res.mtimeMs, path };
+  // Verified on first look (an Ed25519 check costs ~0.1 ms): most reads never ask — a
+  // sibling's tray mail, one's own messages, a cold start's unread history.
+  let check: SigCheck | undefined;
+  const verify = () => (check ??= checkSignature(root, { id, scope, path, envelope: res.envelope, fromId: resolved.fromId }));
+  Object.defineProperty(m, 'sig', { enumerable: true, configurable: true, get: () => verify().sig, set: (v) => Object.defineProperty(m, 'sig', { value: v, enumerable: true, writable: true, configurable: true }) });
+  Object.defineProperty(m, 'sigReason', {
+    enumerable: true,
+    configurable: true,
+    get: () => (verify().sig === 'bad' ? verify().sigReason : undefined),
+    set: (v) => Object.defineProperty(m, 'sigReason', { value: v, enumerable: true, writable: true, configurable: true }),
+  });
   return m;
 }
 
