@@ -240,9 +240,13 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     const recentFloor = idFloor(now - COLD_RECENT_MS);
 
     const gate = createGate(root, who);
+    const broken = gate.broken();
+    if (broken !== null) opts.warn(`attend: ${broken}`);
     const take = (m: Message | null, id: string) => {
       // A held message (bad signature, refused by policy) is recorded as consumed and never
-      // handed to a conduit; `attend inbox --held` lists it (tools/bus/gate.ts).
+      // handed to a conduit; `attend inbox --held` lists it (tools/bus/gate.ts). Under a
+      // policy that did not parse nothing is delivered and nothing is recorded.
+      if (m && broken !== null && freshIds.has(id) === false && isForMe(m, who) && m.fromId !== who.id) return;
       if (!m || freshIds.has(id) || !isForMe(m, who) || m.fromId === who.id || gate.held(m) !== null) {
         auto.push(id);
         return;

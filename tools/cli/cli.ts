@@ -35,8 +35,10 @@ const registerCore: Registrar = (program, ctx, io) => {
     .command('whoami')
     .description('show who attend resolves this process as')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend whoami', 'attend whoami --json']))
-    .action(async (opts: { json?: boolean }) => {
+    .option('--card', 'print this node as an A2A AgentCard (JSON)')
+    .addHelpText('after', examples(['attend whoami', 'attend whoami --json', 'attend whoami --card']))
+    .action(async (opts: { json?: boolean; card?: boolean }) => {
+      if (opts.card) return (await import('./register-trust.js')).runWhoamiCard(ctx, io);
       const { runWhoami } = await import('./commands/whoami.js');
       const r = runWhoami(ctx);
       if (opts.json) return io.json(r);
@@ -50,6 +52,8 @@ const registerCore: Registrar = (program, ctx, io) => {
           `resolved: ${r.resolved ? 'yes' : 'no'} (${r.reason})`,
           ...(r.status ? [`status:   ${neutralize(r.status)}`] : []),
           ...(r.followedClear ? ['note:     followed a /clear to the new session id'] : []),
+          `parent:   ${r.parent ?? '(none recorded)'}`,
+          `group:    ${[r.parent, r.id, ...r.group.siblings].filter((x) => x !== null).join(', ')}${r.group.children.length > 0 ? `; leads ${r.group.children.join(', ')}` : ''}`,
           `bus:      ${neutralize(r.busRoot)}`,
         ].join('\n'),
       );

@@ -1,6 +1,8 @@
 // ctx carries everything from outside: paths, identity, clock, env, streams. No module state.
 
-import type { Identity, ProcInfo } from '../identity/resolve.js';
+import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js';
+import { findParent } from '../identity/lineage.js';
+import { hasParentRecord, recordParent } from '../bus/lineage.js';
 import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
 import { procInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
@@ -53,6 +55,19 @@ export interface CtxOptions {
 
 const guarded = new WeakSet<object>();
 
+/** Record a session's parent the first time attend sees it (issue 14 §1); best effort. */
+function noteLineage(getRoot: () => string, who: Identity, readers: IdentityReaders): void {
+  if (who.kind !== 'agent') return;
+  try {
+    const root = getRoot();
+    if (hasParentRecord(root, who.id)) return;
+    const parent = findParent(who, readers);
+    if (parent !== undefined) recordParent(root, who.id, parent);
+  } catch {
+    // lineage is advisory for display and groups; a read-only bus must not stop a send
+  }
+}
+
 /**
  * A reader that goes away early (`attend inbox | head`) closes the pipe: what it wanted has
  * been written, so the command ends quietly instead of dying on an unhandled EPIPE.
@@ -101,7 +116,10 @@ export function createContext(opts: CtxOptions = {}): Ctx {
     procInfo,
     identity() {
       const readers = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
-      identity ??= opts.identity === 'human' ? humanIdentity(readers, 'attend chat always writes as the human') : resolveIdentity(readers);
+      if (identity === undefined) {
+        identity = opts.identity === 'human' ? humanIdentity(readers, 'attend chat always writes as the human') : resolveIdentity(readers);
+        noteLineage(() => ctx.root(), identity, readers);
+      }
       return identity;
     },
     live() {

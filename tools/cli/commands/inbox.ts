@@ -1,7 +1,7 @@
 // `attend inbox`: read the receive set, newest page first. Reading never marks or deletes.
 
 import type { Ctx } from '../context.js';
-import { notFoundError, refusedError, usageError } from '../../bus/errors.js';
+import { busError, notFoundError, refusedError, usageError } from '../../bus/errors.js';
 import { createGate } from '../../bus/gate.js';
 import { isForMe, receiveScopes } from '../../bus/receive.js';
 import { type Message, readScopes } from '../../bus/signals.js';
@@ -30,6 +30,8 @@ export function readInbox(ctx: Ctx, opts: { held?: boolean | undefined } = {}): 
   const root = ctx.root();
   const who = ctx.identity();
   const gate = createGate(root, who);
+  const broken = gate.broken();
+  if (broken !== null) throw busError(broken, 'fix or remove the policy file; attend grants shows what it holds');
   const seen = new Set<string>();
   const out: Message[] = [];
   for (const m of readScopes(root, receiveScopes(root, who), ctx.reporter)) {

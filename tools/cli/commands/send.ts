@@ -4,6 +4,7 @@
 import type { Ctx } from '../context.js';
 import { notFoundError, refusedError, usageError } from '../../bus/errors.js';
 import { envelopeFrom } from '../../bus/compose.js';
+import { checkSend } from '../../bus/gate.js';
 import { receiveScopes } from '../../bus/receive.js';
 import { requireChannel } from '../../bus/channels.js';
 import type { Peer } from '../../bus/roster.js';
@@ -86,6 +87,8 @@ function writeRouted(ctx: Ctx, input: SendInput, route: Route, notes: string[]):
   const problems = envelopeProblems(env);
   if (problems.length > 0) throw usageError(problems.join('; '));
   const root = ctx.root();
+  // Refused at send with the rule that refused it (issue 14 §3); read again at every reader.
+  checkSend(root, who, { scopes: route.scopes, recipients: route.recipients.map((p) => p.id) });
   const id = ctx.newId();
   const signer = ctx.signer();
   const files = route.scopes.map((scope) => writeSignal(root, scope, id, env, signer));
