@@ -10,6 +10,7 @@ import { writeFileAtomic } from './atomic.js';
 import { appendIndex, dirStamp } from './dir-index.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
 import { type SigCheck, type Signer, SIG_EXT, checkSignature } from './signing.js';
+import { type OboCheck, checkOnBehalfOf } from './delegation.js';
 
 export const SIGNAL_EXT = '.signal';
 /** A message body may be at most 64 KiB; a file larger than this is not a signal. */
@@ -27,6 +28,9 @@ export interface Message extends ResolvedEnvelope {
   sigReason?: string;
   /** Set by a reader that lists held messages: why the gate holds it back. */
   heldReason?: string;
+  /** `on_behalf_of` checked against the delegations (issue 14 §5); absent without one. */
+  obo?: 'verified' | 'claimed';
+  oboReason?: string;
 }
 
 /** Where skipped files are reported. Reports each path once per reporter. */
@@ -149,6 +153,12 @@ export function readMessage(root: string, scope: Scope, id: string, reporter: Re
     get: () => (verify().sig === 'bad' ? verify().sigReason : undefined),
     set: (v) => Object.defineProperty(m, 'sigReason', { value: v, enumerable: true, writable: true, configurable: true }),
   });
+  if (res.envelope.onBehalfOf !== undefined) {
+    let obo: OboCheck | null | undefined;
+    const checkObo = () => (obo ??= checkOnBehalfOf(root, m, Date.now()));
+    Object.defineProperty(m, 'obo', { enumerable: true, configurable: true, get: () => checkObo()?.state });
+    Object.defineProperty(m, 'oboReason', { enumerable: true, configurable: true, get: () => { const c = checkObo(); return c?.state === 'claimed' ? c.reason : undefined; } });
+  }
   return m;
 }
 

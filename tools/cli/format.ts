@@ -24,6 +24,7 @@ export function messageJson(m: Message) {
     body: m.body,
     legacy: m.legacy,
     sig: m.sig ?? null,
+    ...(m.onBehalfOf !== undefined ? { onBehalfOfStatus: m.obo ?? 'claimed', ...(m.oboReason !== undefined ? { onBehalfOfReason: m.oboReason } : {}) } : {}),
     ...(m.sigReason !== undefined ? { sigReason: m.sigReason } : {}),
     ...(m.heldReason !== undefined ? { held: m.heldReason } : {}),
   };
@@ -90,7 +91,7 @@ export function formatBlock(m: Message, names: Names, now: number): string {
   const lines = [
     `── ${m.id}  ${neutralize(scopeLabel(m.scope))}  ${new Date(m.time).toISOString()} (${formatAge(now - m.time)} ago)`,
     ...(m.heldReason !== undefined ? [`held: ${neutralize(m.heldReason)}`] : []),
-    `from: ${from}${m.sig !== undefined ? ` sig=${m.sig}` : ''}${m.onBehalfOf ? ` on behalf of ${neutralize(m.onBehalfOf)} (claimed)` : ''}`,
+    `from: ${from}${m.sig !== undefined ? ` sig=${m.sig}` : ''}${m.onBehalfOf ? ` on behalf of ${neutralize(m.onBehalfOf)} (${m.obo === 'verified' ? 'verified' : 'claimed'})` : ''}`,
     `to: ${neutralize(toLabel(m, names))}`,
   ];
   if (m.re) lines.push(`re: ${m.re}`);

@@ -107,6 +107,28 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     });
 
   program
+    .command('delegate')
+    .description('as the human, let a session speak on your behalf: its on_behalf_of shows (verified) while this covers it')
+    .argument('<session>', 'a live name, path or session id')
+    .option('--ttl <duration>', 'how long it holds: 30m, 2h, 1d', '2h')
+    .option('--scope <scope>', 'where it holds: *, #channel or an absolute path (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend delegate Nick-alpha', 'attend delegate Nick-alpha --ttl 30m --scope ops', 'attend delegate /srv/api --scope /srv/api']))
+    .action(async (target: string, opts: { ttl: string; scope?: string[]; json?: boolean }) => {
+      const d = await import('../bus/delegation.js');
+      const { resolveTarget } = await import('../bus/targets.js');
+      const who = ctx.identity();
+      const ttlMs = d.parseTtl(opts.ttl);
+      const scopes = (opts.scope ?? ['*']).map(d.parseScope);
+      if (who.kind !== 'human') throw (await import('../bus/errors.js')).refusedError(`only a person delegates; ${who.id} is a session`, 'ask the person at the terminal to run it');
+      const found = resolveTarget(target, ctx.live(), { cwd: ctx.cwd, home: ctx.paths.home });
+      if (found.length !== 1) throw (await import('../bus/errors.js')).usageError(`'${target.slice(0, 40)}' names ${found.length} sessions; use a session id`);
+      const signed = d.delegate({ root: ctx.root(), keysDir: ctx.paths.keysDir, principal: who, delegate: found[0]!.id, scopes, now: ctx.now(), ttlMs });
+      if (opts.json) return io.json(signed);
+      io.out(`${found[0]!.id} may speak on behalf of ${who.id} in ${scopes.join(', ')} until ${new Date(signed.expires).toISOString()}`);
+    });
+
+  program
     .command('policy')
     .description('change the policy settings: mode, who posts to #open, the depth limit (only the human who owns the bus)')
     .option('--mode <mode>', 'family (default: one person\'s sessions all talk) or groups (parent and children; grants across)')

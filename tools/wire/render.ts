@@ -57,12 +57,13 @@ function headerValue(value: string): string {
  * The machine-readable header both conduits carry (ADR-401 "Rendering on both conduits"):
  * `[attend message from_kind=agent from=<id> sig=ok to=* id=<id>]`.
  */
-export function messageHeader(env: ResolvedEnvelope & { sig?: 'ok' | 'none' | 'bad' | undefined }, id: string): string {
+export function messageHeader(env: ResolvedEnvelope & { sig?: 'ok' | 'none' | 'bad' | undefined; obo?: 'verified' | 'claimed' | undefined }, id: string): string {
   const parts = [`from_kind=${env.fromKind}`, `from=${headerValue(env.fromId)}`];
   // Whether the sender is proven (issue 14): ok (signed by a key of from), none (unsigned).
   // A `bad` message is held, never surfaced; the value is here for completeness.
   if (env.sig !== undefined) parts.push(`sig=${env.sig}`);
-  if (env.onBehalfOf !== undefined) parts.push(`on_behalf_of=${headerValue(env.onBehalfOf)}`);
+  // `(verified)` only while a signed delegation covers the message (issue 14 §5).
+  if (env.onBehalfOf !== undefined) parts.push(`on_behalf_of=${headerValue(env.onBehalfOf)} (${env.obo === 'verified' ? 'verified' : 'claimed'})`);
   parts.push(`to=${headerValue(env.to)}`);
   if (env.re !== undefined) parts.push(`re=${headerValue(env.re)}`);
   parts.push(`id=${headerValue(id)}`);

@@ -180,3 +180,28 @@ export function sanitizeHost(raw: string): string {
   const s = raw.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 253);
   return s.length > 0 ? s : 'localhost';
 }
+
+// --- Delegations: a principal (a person) lets a delegate (a session) speak on its behalf --
+// Signed under their own domain tag (spec §7): delegate, delegate key, principal, principal
+// key, scopes, not-before, expiry. A scope is `*`, `#<channel>`, or an absolute path the
+// message's origin must be under.
+
+export interface Delegation {
+  principal: string;
+  principalKey: string;
+  delegate: string;
+  /** The delegate's key at signing time; empty when it had none yet (bound by id only). */
+  delegateKey: string;
+  scopes: string[];
+  notBefore: number;
+  expires: number;
+}
+
+export function delegationSigningBytes(d: Delegation): Uint8Array {
+  return lengthPrefixed(DELEGATION_DOMAIN, [d.delegate, d.delegateKey, d.principal, d.principalKey, d.scopes.join('\n'), String(d.notBefore), String(d.expires)]);
+}
+
+/** Does a delegation's scope cover a message in `dest` (destinationOf) from origin `cwd`? */
+export function scopeCovers(scopes: readonly string[], dest: string, cwd: string): boolean {
+  return scopes.some((s) => s === '*' || (s.startsWith('#') && s === dest) || (s.startsWith('/') && (cwd === s || cwd.startsWith(s.endsWith('/') ? s : `${s}/`))));
+}

@@ -126,7 +126,7 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     const parent = lc.parentSender(m.re);
     header.push({ text: `  ↳ ${parent !== undefined ? `re ${neutralize(parent)}` : `re ${m.re.slice(-8)}`}`, dim: true });
   }
-  if (m.onBehalfOf !== undefined) header.push({ text: `  for ${neutralize(m.onBehalfOf)} (claimed)`, dim: true });
+  if (m.onBehalfOf !== undefined) header.push({ text: `  for ${neutralize(m.onBehalfOf)} (${m.obo === 'verified' ? 'verified' : 'claimed'})`, dim: true });
   const body = cachedBody(m, lc.width, lc.maxBodyLines ?? MAX_BODY_LINES).map((t): Line => (sel ? [{ text: SELECTED_BAR, bold: true }, { text: t }] : [{ text: INDENT + t }]));
   return [truncate(header, lc.width), ...body];
 }
