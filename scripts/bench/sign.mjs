@@ -125,7 +125,29 @@ async function readRatio(bin, tmp, rounds) {
   return { signed: median(t.signed), unsigned: median(t.unsigned) };
 }
 
+/** permit() per message with 1 grant and with 1,000 (issue 14: O(1) per message). */
+async function permitCost(bin, quick) {
+  const { permit, indexPolicy, DEFAULT_POLICY } = await import(pathToFileURL(join(dirname(dirname(bin)), 'wire/permit.js')).href);
+  const lineage = { parentOf: (id) => (id.startsWith('w') ? 'lead' : undefined) };
+  const checks = quick ? 20_000 : 200_000;
+  const perCheck = (grants) => {
+    const allow = Array.from({ length: grants }, (_, i) => ({ from: `s${i}`, to: `r${i}` }));
+    const ix = indexPolicy({ ...DEFAULT_POLICY, mode: 'groups', allow });
+    const runs = [];
+    for (let r = 0; r < 5; r++) {
+      const t0 = performance.now();
+      let ok = 0;
+      for (let i = 0; i < checks; i++) if (permit({ from: `s${i % grants}`, fromKind: 'agent', to: `r${(i * 7) % grants}` }, ix, lineage).ok) ok++;
+      runs.push(((performance.now() - t0) * 1000) / checks);
+      if (ok === 0) throw new Error('no grant matched');
+    }
+    return median(runs);
+  };
+  return { one: perCheck(1), thousand: perCheck(1000) };
+}
+
 export default async function ({ bin, tmp, quick }) {
+  const perm = await permitCost(bin, quick);
   const send = await sendRatio(bin, tmp, quick ? 8 : 30);
   const drain = await drainRatio(bin, tmp, quick ? 3 : 7);
   const read = await readRatio(bin, tmp, quick ? 3 : 9);
@@ -146,6 +168,8 @@ export default async function ({ bin, tmp, quick }) {
       `| readMessage × 1,000 (the sensor's per-message read, in process) | ${read.unsigned.toFixed(1)} ms | ${read.signed.toFixed(1)} ms | ${(read.signed / read.unsigned).toFixed(2)}× |`,
       '',
       'The unsigned side still looks for a sidecar (one failed open per message), as every reader of this build does.',
+      '',
+      `Permission check (\`permit\`, in process, per message, median of 5 runs): **${perm.one.toFixed(2)} µs** with 1 grant, **${perm.thousand.toFixed(2)} µs** with 1,000 grants (${(perm.thousand / perm.one).toFixed(2)}×; the grants are hash-set lookups).`,
     ].join('\n'),
   };
 }
