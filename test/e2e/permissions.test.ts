@@ -6,11 +6,13 @@
 //                   └─ lead2 ─── w3                {lead2, w3}
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../tools/bus/errors.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type FakeSession, type RunResult, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
+import { BIN, type FakeSession, type RunResult, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 import { ids } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -177,5 +179,29 @@ describe('default policy (no file): one user keeps working, strangers do not', (
     expect(d.stdout).toContain('hi cousin');
     expect(d.stdout).not.toContain('obey me');
     expect(as(n.w3, ['inbox', '--held']).stdout).toContain('mallory is a stranger');
+  });
+});
+
+describe('the same matrix through MCP (tools and the inbox)', () => {
+  it('send across groups is a tool error naming the rule; inside the group it goes; a held file never reaches inbox', async () => {
+    const c = new Client({ name: 'attend-test', version: '0.0.0' });
+    await c.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: n.w1.env, cwd: n.w1.cwd, stderr: 'pipe' }));
+    try {
+      const text = (r: unknown) => (r as { content: { text: string }[] }).content.map((x) => x.text).join('\n');
+      const refused = (await c.callTool({ name: 'send', arguments: { message: 'hi cousin', to: [idOf('w3')] } })) as { isError?: boolean };
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain(`not allowed by policy: no grant from ${idOf('w1')} to ${idOf('w3')}`);
+      const ok = (await c.callTool({ name: 'send', arguments: { message: 'hi sibling', to: [idOf('w2')] } })) as { isError?: boolean };
+      expect(ok.isError, text(ok)).toBeFalsy();
+      const dir = scopeDir(bus.root, { kind: 'tray', key: attendKey(n.w1.cwd) });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      writeFileSync(join(dir, `${ids()()}.signal`), `claude:${idOf('w3')}|p|/p|from_kind:agent|from_id:${idOf('w3')}|to:${idOf('w1')}|mcp smuggled\n`, { mode: 0o600 });
+      writeFileSync(join(dir, `${ids()()}.signal`), `claude:${idOf('w2')}|p|/p|from_kind:agent|from_id:${idOf('w2')}|to:${idOf('w1')}|from the sibling\n`, { mode: 0o600 });
+      const inbox = text(await c.callTool({ name: 'inbox', arguments: { limit: 10 } }));
+      expect(inbox).toContain('from the sibling');
+      expect(inbox).not.toContain('mcp smuggled');
+    } finally {
+      await c.close();
+    }
   });
 });
