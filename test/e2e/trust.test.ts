@@ -1,13 +1,15 @@
 // Trust through the built binary (issue 14): keys, signed sends, sig= in inbox, held
 // messages with `attend inbox --held`, and refusal of a key file with wrong permissions.
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createBusSource } from '../../tools/chat/bus-source.js';
+import { sidecarPath } from '../../tools/bus/signing.js';
 import { EXIT } from '../../tools/bus/errors.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type TempBus, runBin, useTempBus } from '../helpers/bus.js';
-import { ids } from '../helpers/delivery.js';
+import { type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { type SensorProc, ids, startSensor } from '../helpers/delivery.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -75,5 +77,84 @@ describe('verification in inbox', () => {
     const show = runBin(['inbox', forged], { env: reader.env, cwd: reader.cwd });
     expect(show.exitCode).toBe(EXIT.refused);
     expect(show.stderr).toMatch(/is held: bad signature/);
+  });
+});
+
+describe('tampering seen by the sensor and by chat', () => {
+  const sensors: SensorProc[] = [];
+  afterEach(() => {
+    for (const p of sensors.splice(0)) p.proc.kill('SIGKILL');
+  });
+
+  /** Four tampered copies around genuine mail, in the reader's tray. */
+  function tamper(victim: { env: Record<string, string>; cwd: string; sessionId: string }, reader: { cwd: string; sessionId: string }, other: { cwd: string }) {
+    const tray = scopeDir(bus.root, { kind: 'tray', key: attendKey(reader.cwd) });
+    const otherTray = scopeDir(bus.root, { kind: 'tray', key: attendKey(other.cwd) });
+    const send = (body: string) => {
+      const r = runBin(['send', '--to', reader.sessionId, body], { env: victim.env, cwd: victim.cwd });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return r.stdout.trim();
+    };
+    mkdirSync(tray, { recursive: true, mode: 0o700 });
+    send('WARMUP'); // the victim now has a key: unsigned lines claiming it are bad
+    // 1. a hand-written line claiming the victim's from_id
+    writeFileSync(join(tray, `${ids()()}.signal`), `claude:${victim.sessionId}|x|/x|from_kind:agent|from_id:${victim.sessionId}|to:${reader.sessionId}|FORGED-LINE\n`);
+    // 2. an altered body
+    const a = send('ORIGINAL-BODY');
+    writeFileSync(join(tray, `${a}.signal`), readFileSync(join(tray, `${a}.signal`), 'utf8').replace('ORIGINAL-BODY', 'ALTERED-BODY'));
+    // 3. a signed message copied in from another tray (victim → other, copied to reader)
+    const r = runBin(['send', '--to', reader.sessionId, 'COPIED-IN'], { env: victim.env, cwd: victim.cwd });
+    const c = r.stdout.trim();
+    mkdirSync(otherTray, { recursive: true });
+    // move it: the copy sits in another directory than the one it was signed for
+    copyFileSync(join(tray, `${c}.signal`), join(otherTray, `${c}.signal`));
+    copyFileSync(sidecarPath(join(tray, `${c}.signal`)), sidecarPath(join(otherTray, `${c}.signal`)));
+    // 4. a sidecar taken from another message
+    const d = send('SWAPPED-SIDECAR');
+    const e = send('DONOR');
+    copyFileSync(sidecarPath(join(tray, `${e}.signal`)), sidecarPath(join(tray, `${d}.signal`)));
+    return { tray, otherTray };
+  }
+
+  it('the sensor shows genuine mail with sig=ok and none of the tampered copies', async () => {
+    const victim = session({ name: 'victim' });
+    const reader = session({ name: 'reader' });
+    const other = session({ name: 'other' });
+    // Tampered before the sensor starts: its cold start delivers all addressed mail.
+    tamper(victim, reader, other);
+    const p = startSensor(reader.env, [], reader.cwd);
+    sensors.push(p);
+    await waitFor(() => /sensor (started|resumed)/.test(p.stdout()), { what: 'the banner' });
+    runBin(['send', '--to', reader.sessionId, 'LAST-GENUINE'], { env: victim.env, cwd: victim.cwd });
+    await waitFor(() => p.stdout().includes('LAST-GENUINE'), { what: 'the last genuine message', timeoutMs: 20_000 });
+    const out = p.stdout();
+    for (const bad of ['FORGED-LINE', 'ALTERED-BODY', 'ORIGINAL-BODY', 'SWAPPED-SIDECAR']) expect(out, out).not.toContain(bad);
+    expect(out).toContain('DONOR');
+    expect(out).toMatch(new RegExp(`from=${victim.sessionId} sig=ok to=${reader.sessionId} id=`));
+    // The copy in the other tray is not for the reader anyway; the other session's inbox holds it.
+    const held = runBin(['inbox', '--held', '--json'], { env: other.env, cwd: other.cwd });
+    expect(JSON.parse(held.stdout).messages).toEqual([]); // addressed to reader: not other's to see
+  });
+
+  it('chat (the operator view) never lists a tampered copy and counts what it holds', () => {
+    const victim = session({ name: 'victim' });
+    const reader = session({ name: 'reader' });
+    const other = session({ name: 'other' });
+    tamper(victim, reader, other);
+    const statuses: string[] = [];
+    const src = createBusSource({ root: bus.root, reader: { id: 'tester', kind: 'human' } });
+    src.start({ arrived: () => {}, status: (t) => t && statuses.push(t), channels: () => {} });
+    try {
+      const { messages } = src.loadInitial(50);
+      const bodies = messages.map((m) => m.body);
+      expect(bodies).toEqual(expect.arrayContaining(['DONOR']));
+      for (const bad of ['FORGED-LINE', 'ALTERED-BODY', 'SWAPPED-SIDECAR']) expect(bodies).not.toContain(bad);
+      // COPIED-IN is genuine where it was written and held where it was copied to.
+      expect(messages.filter((m) => m.body === 'COPIED-IN').map((m) => m.sig)).toEqual(['ok']);
+      expect(statuses.at(-1)).toMatch(/^\d+ messages held back; attend inbox --held$/);
+      expect(Number(statuses.at(-1)!.split(' ')[0])).toBe(4);
+    } finally {
+      src.stop();
+    }
   });
 });
