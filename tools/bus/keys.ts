@@ -9,7 +9,7 @@
 // because a key id is the whole public key and the list only grows. These keys sign
 // messages and delegations only; a NATS authentication key is never used here (spec §7).
 
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign as edSign, verify as edVerify } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign as edSign, verify as edVerify } from 'node:crypto';
 import { appendFileSync, closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, constants as fsc } from 'node:fs';
 import { join, relative, isAbsolute } from 'node:path';
 import { decodeKeyId, encodeKeyId } from '../wire/sign.js';
@@ -92,6 +92,10 @@ function keyIdOf(pub: KeyObject): string {
  * plain file we own. Null when there is none.
  */
 export function readPrivateKey(path: string, uid: number | undefined = process.getuid?.()): KeyObject | null {
+  return readPrivateKeyFile(path, uid)?.key ?? null;
+}
+
+function readPrivateKeyFile(path: string, uid: number | undefined = process.getuid?.()): { key: KeyObject; pem: Buffer } | null {
   let fd: number;
   try {
     fd = openSync(path, fsc.O_RDONLY | fsc.O_NOFOLLOW);
@@ -116,9 +120,10 @@ export function readPrivateKey(path: string, uid: number | undefined = process.g
       off += n;
     }
     try {
-      const key = createPrivateKey({ key: buf.subarray(0, off), format: 'pem' });
+      const pem = buf.subarray(0, off);
+      const key = createPrivateKey({ key: pem, format: 'pem' });
       if (key.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
-      return key;
+      return { key, pem };
     } catch {
       throw envError(`the key file ${path} is not an Ed25519 private key`, `move it away and run: attend keys rotate`);
     }
@@ -127,19 +132,40 @@ export function readPrivateKey(path: string, uid: number | undefined = process.g
   }
 }
 
-function writeNewKey(keysDir: string, node: string): KeyObject {
+
+/**
+ * The key id beside the private key (`<node>.key.id`, `<key id> <sha256 of the key file>`):
+ * deriving it costs a public-key export and a base32 encode on every send (issue 14
+ * Performance). It is used only while the hash matches the key file, so a crash between the
+ * two writes, or an edited file, costs one derivation, never a wrong id.
+ */
+function cachedKeyId(path: string, privateKey: KeyObject, pem: Buffer): string {
+  const digest = createHash('sha256').update(pem).digest('hex');
+  try {
+    const [id, hash] = readFileSync(`${path}.id`, 'utf8').trim().split(' ');
+    if (id && hash === digest && decodeKeyId(id)) return id;
+  } catch {
+    // first use, or written by an older attend
+  }
+  const id = keyIdOf(createPublicKey(privateKey));
+  writeFileAtomic(`${path}.id`, `${id} ${digest}\n`);
+  return id;
+}
+
+function writeNewKey(keysDir: string, node: string): { key: KeyObject; pem: Buffer } {
   ensureDir(keysDir);
   const { privateKey } = generateKeyPairSync('ed25519');
-  writeFileAtomic(privateKeyPath(keysDir, node), privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, { fsync: true });
-  return privateKey;
+  const pem = Buffer.from(privateKey.export({ format: 'pem', type: 'pkcs8' }) as string);
+  writeFileAtomic(privateKeyPath(keysDir, node), pem, { fsync: true });
+  return { key: privateKey, pem };
 }
 
 /** The node's key: loaded, or created (and published) on first use. */
 export function loadOrCreateKey(opts: { keysDir: string; root: string; node: string; now: number }): NodeKey {
   checkKeysDir(opts.keysDir, opts.root);
   const path = privateKeyPath(opts.keysDir, opts.node);
-  const privateKey = readPrivateKey(path) ?? writeNewKey(opts.keysDir, opts.node);
-  const keyId = keyIdOf(createPublicKey(privateKey));
+  const { key: privateKey, pem } = readPrivateKeyFile(path) ?? writeNewKey(opts.keysDir, opts.node);
+  const keyId = cachedKeyId(path, privateKey, pem);
   publishKey(opts.root, opts.node, keyId, opts.now);
   return { node: opts.node, keyId, privateKey, path };
 }
@@ -156,8 +182,8 @@ export function rotateKey(opts: { keysDir: string; root: string; node: string; n
     // A key file we refuse to read is exactly what a rotation replaces.
   }
   if (old) publishKey(opts.root, opts.node, old, opts.now);
-  const privateKey = writeNewKey(opts.keysDir, opts.node);
-  const keyId = keyIdOf(createPublicKey(privateKey));
+  const { key: privateKey, pem } = writeNewKey(opts.keysDir, opts.node);
+  const keyId = cachedKeyId(path, privateKey, pem);
   publishKey(opts.root, opts.node, keyId, opts.now);
   return { old, key: { node: opts.node, keyId, privateKey, path } };
 }

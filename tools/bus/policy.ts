@@ -4,8 +4,8 @@
 // names the file and the line, and nothing is delivered under it (fail closed).
 
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { type Grant, type Policy, DEFAULT_POLICY } from '../wire/permit.js';
 import { WIDE_CLASS } from '../wire/envelope.js';
 import { writeFileAtomic } from './atomic.js';
@@ -16,16 +16,24 @@ export function policyFile(root: string): string {
   return join(root, 'policy.json');
 }
 
-const id = z.string().regex(WIDE_CLASS, 'an id in [A-Za-z0-9_@.,:/#*-]');
-const grant = z.strictObject({ from: id, to: id, channel: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional() });
-const schema = z.strictObject({
-  version: z.literal(1),
-  mode: z.enum(['family', 'groups']).default('family'),
-  open: z.enum(['everyone', 'family', 'humans', 'granted']).default('everyone'),
-  maxDepth: z.number().int().min(1).max(64).default(8),
-  allow: z.array(grant).default([]),
-  deny: z.array(grant).default([]),
-});
+// zod is loaded only when a policy file exists: bundled into the `attend send` fast path it
+// would cost that path ~40 ms of CPU (issue 14 Performance: send with signing ≤ 1.1×), and
+// a user who never writes a policy never needs it.
+let schemaCache: ReturnType<typeof buildSchema> | undefined;
+function buildSchema() {
+  const { z } = createRequire(import.meta.url)('zod') as typeof import('zod');
+  const id = z.string().regex(WIDE_CLASS, 'an id in [A-Za-z0-9_@.,:/#*-]');
+  const grant = z.strictObject({ from: id, to: id, channel: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional() });
+  return z.strictObject({
+    version: z.literal(1),
+    mode: z.enum(['family', 'groups']).default('family'),
+    open: z.enum(['everyone', 'family', 'humans', 'granted']).default('everyone'),
+    maxDepth: z.number().int().min(1).max(64).default(8),
+    allow: z.array(grant).default([]),
+    deny: z.array(grant).default([]),
+  });
+}
+const policySchema = () => (schemaCache ??= buildSchema());
 
 export type PolicyRead = { ok: true; policy: Policy; exists: boolean } | { ok: false; error: string };
 
@@ -175,7 +183,7 @@ export function parsePolicy(text: string, file: string): PolicyRead {
     const msg = (err as Error).message.split('\n')[0]!.replace(/, ".*$/, '').replace(/ in JSON at position \d+.*$/, '');
     return { ok: false, error: `${file}:${lineAt(text, Math.max(0, jsonErrorOffset(text)))}: not valid JSON (${msg})` };
   }
-  const r = schema.safeParse(raw);
+  const r = policySchema().safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0]!;
     const offsets = valueOffsets(text);
