@@ -118,6 +118,8 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     { text: who, color: lc.colorOf(m.fromId), bold: true },
   ];
   if (m.fromKind === 'human') header.push({ text: ' (human)', dim: true });
+  // A signed message is the norm; an unsigned one says so (issue 14: chat shows sig).
+  if (m.sig === 'none') header.push({ text: ' unsigned', dim: true });
   const ids = addressees(m.to);
   if (ids.length > 0) header.push({ text: ` → ${ids.map((id) => (id === lc.me ? 'you' : neutralize(lc.name(id)))).join(', ')}` });
   const tag = scopeTag(m);
