@@ -56,6 +56,14 @@ describe('attend keys', () => {
   });
 });
 
+describe('the send fast path stays light', () => {
+  it('zod is not bundled into it (it loads only when a policy file exists)', () => {
+    const bundle = readFileSync(new URL('../../dist/tools/cli/fast-send.cjs', import.meta.url), 'utf8');
+    expect(bundle).not.toMatch(/class ZodError|ZodType/);
+    expect(bundle).toContain('createRequire');
+  });
+});
+
 describe('verification in inbox', () => {
   it('shows sig=ok for attend-written mail and holds a forged line, listed by --held with the reason', () => {
     const victim = session();
