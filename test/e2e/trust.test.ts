@@ -165,4 +165,20 @@ describe('tampering seen by the sensor and by chat', () => {
       src.stop();
     }
   });
+
+  it('chat under a policy that does not parse shows nothing and says why', () => {
+    const victim = session({ name: 'victim' });
+    const reader = session({ name: 'reader' });
+    runBin(['send', '--to', reader.sessionId, 'hello'], { env: victim.env, cwd: victim.cwd });
+    writeFileSync(join(bus.root, 'policy.json'), '{"version": 1,\n "open": "nobody"}\n');
+    const statuses: string[] = [];
+    const src = createBusSource({ root: bus.root, reader: { id: 'tester', kind: 'human' } });
+    src.start({ arrived: () => {}, status: (t) => t && statuses.push(t), channels: () => {} });
+    try {
+      expect(src.loadInitial(50).messages).toEqual([]);
+      expect(statuses.at(-1)).toMatch(/^the policy did not parse, so nothing is delivered: .*policy\.json:2: open: /);
+    } finally {
+      src.stop();
+    }
+  });
 });

@@ -77,7 +77,9 @@ export function createBusSource(opts: SourceOptions): BusSource {
     if (gate.held(m) === null) return true;
     if (!held.has(m.id)) {
       held.add(m.id);
-      events?.status(`${held.size} message${held.size > 1 ? 's' : ''} held back; attend inbox --held`);
+      // A broken policy holds everything: say why, loudly, rather than only counting.
+      const broken = gate.broken();
+      events?.status(broken ?? `${held.size} message${held.size > 1 ? 's' : ''} held back; attend inbox --held`);
     }
     return false;
   };
