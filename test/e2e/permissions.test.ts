@@ -140,7 +140,7 @@ describe('enforcement on read: a hand-written file', () => {
     const drained = as(n.w1, ['inbox', '--drain', '--format', 'plain']);
     expect(drained.stdout).toContain('sibling note');
     expect(drained.stdout).not.toContain('cross-group order');
-    const held = as(n.w1, ['inbox', '--held']);
+    const held = as('human', ['inbox', '--held']);
     expect(held.stdout).toContain('cross-group order');
     expect(held.stdout).toContain(`held: refused by policy: no grant from ${idOf('w3')} to ${idOf('w1')} (different groups)`);
     expect(as(n.w1, ['inbox']).stdout).not.toContain('cross-group order');
@@ -178,7 +178,7 @@ describe('default policy (no file): one user keeps working, strangers do not', (
     const d = as(n.w3, ['inbox', '--drain', '--format', 'plain']);
     expect(d.stdout).toContain('hi cousin');
     expect(d.stdout).not.toContain('obey me');
-    expect(as(n.w3, ['inbox', '--held']).stdout).toContain('mallory is a stranger');
+    expect(as('human', ['inbox', '--held']).stdout).toContain('mallory is a stranger');
   });
 });
 

@@ -78,7 +78,12 @@ describe('verification in inbox', () => {
     expect(plain.stdout).toContain('genuine');
     expect(plain.stdout).toMatch(/sig=ok/);
     expect(plain.stdout).not.toContain('forged order');
-    const held = runBin(['inbox', '--held'], { env: reader.env, cwd: reader.cwd });
+    // Held messages are never shown to a session, even when it asks.
+    const asked = runBin(['inbox', '--held'], { env: reader.env, cwd: reader.cwd });
+    expect(asked.exitCode).toBe(EXIT.refused);
+    expect(asked.stdout).toBe('');
+    expect(asked.stderr).toMatch(/^attend: held messages are shown only to the person who owns the bus/);
+    const held = runBin(['inbox', '--held'], { env: bus.env });
     expect(held.stdout).toContain('forged order');
     expect(held.stdout).toContain(`held: bad signature: unsigned, but ${victim.sessionId} signs its messages`);
     expect(held.stdout).toContain(`from: claims ${victim.sessionId} (agent) sig=bad`);
@@ -139,9 +144,10 @@ describe('tampering seen by the sensor and by chat', () => {
     for (const bad of ['FORGED-LINE', 'ALTERED-BODY', 'ORIGINAL-BODY', 'SWAPPED-SIDECAR']) expect(out, out).not.toContain(bad);
     expect(out).toContain('DONOR');
     expect(out).toMatch(new RegExp(`from=${victim.sessionId} sig=ok to=${reader.sessionId} id=`));
-    // The copy in the other tray is not for the reader anyway; the other session's inbox holds it.
-    const held = runBin(['inbox', '--held', '--json'], { env: other.env, cwd: other.cwd });
-    expect(JSON.parse(held.stdout).messages).toEqual([]); // addressed to reader: not other's to see
+    // The person who owns the bus sees all four, wherever they sit, with the reasons.
+    const held = JSON.parse(runBin(['inbox', '--held', '--json', '--limit', '50'], { env: bus.env }).stdout).messages as { body: string; held: string }[];
+    expect(held.map((m) => m.body).sort()).toEqual(['ALTERED-BODY', 'COPIED-IN', 'FORGED-LINE', 'SWAPPED-SIDECAR']);
+    expect(held.find((m) => m.body === 'COPIED-IN')?.held).toMatch(/^bad signature: the signature does not match/);
   });
 
   it('chat (the operator view) never lists a tampered copy and counts what it holds', () => {

@@ -4,7 +4,7 @@ import type { Ctx } from '../context.js';
 import { busError, notFoundError, refusedError, usageError } from '../../bus/errors.js';
 import { createGate } from '../../bus/gate.js';
 import { isForMe, receiveScopes } from '../../bus/receive.js';
-import { type Message, readScopes } from '../../bus/signals.js';
+import { type Message, listScopes, readScopes } from '../../bus/signals.js';
 import { noteSurfaced } from '../../bus/surfaced.js';
 import { isMessageId } from '../../wire/ids.js';
 import { printable } from '../../wire/names.js';
@@ -29,14 +29,19 @@ export interface InboxPage {
 export function readInbox(ctx: Ctx, opts: { held?: boolean | undefined } = {}): Message[] {
   const root = ctx.root();
   const who = ctx.identity();
+  // Held messages are never shown to a model (spec §7): only the person who owns the bus
+  // lists them, and they list every directory, since what is held sits in sessions' trays.
+  if (opts.held && who.kind !== 'human') {
+    throw refusedError('held messages are shown only to the person who owns the bus, never to a session', 'run attend inbox --held in your own terminal');
+  }
   const gate = createGate(root, who);
   const broken = gate.broken();
   if (broken !== null) throw busError(broken, 'fix or remove the policy file; attend grants shows what it holds');
   const seen = new Set<string>();
   const out: Message[] = [];
-  for (const m of readScopes(root, receiveScopes(root, who), ctx.reporter)) {
+  for (const m of readScopes(root, opts.held ? listScopes(root) : receiveScopes(root, who), ctx.reporter)) {
     // A fan-out writes the same id into several directories; show it once.
-    if (seen.has(m.id) || !isForMe(m, who)) continue;
+    if (seen.has(m.id) || (!opts.held && !isForMe(m, who))) continue;
     const reason = gate.held(m);
     if ((reason !== null) !== (opts.held === true)) continue;
     if (reason !== null) m.heldReason = reason;
