@@ -115,7 +115,7 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--page <n>', 'page number, 1 is newest', '1')
     .option('--before <id>', 'only messages older than this id')
     .option('--json', 'print JSON')
-    .option('--held', 'list only messages held back (bad signature, refused by policy), with the reason')
+    .option('--held', 'the bus owner only: messages held back (bad signature, refused by policy) in every directory, with the reason')
     .option('--drain', 'the Stop hook: deliver what the sensor has not, then record it (reads the hook JSON on stdin)')
     .option('--format <format>', 'with --drain: hook (JSON for Claude Code) or plain', 'hook')
     .option('--trace', 'with --drain: name on stderr the ids delivered, collapsed or left to attend inbox')
