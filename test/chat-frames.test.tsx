@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChatActions } from '../tools/chat/actions.js';
 import { App } from '../tools/chat/App.js';
 import { createBusSource } from '../tools/chat/bus-source.js';
-import { createContext } from '../tools/cli/context.js';
+import { createVerbCtx } from '../tools/verbs/context.js';
 import { writeSignal } from '../tools/bus/signals.js';
 import { writePresence } from '../tools/bus/presence.js';
 import { attendKey } from '../tools/wire/names.js';
@@ -31,7 +31,7 @@ afterEach(() => {
 });
 
 function renderChat(opts: { depth?: 0 | 1 | 2 | 3 } = {}) {
-  const makeCtx = () => createContext({ env: bus.env, cwd: bus.home, identity: 'human', stderr: { write: () => true } });
+  const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human' });
   const root = makeCtx().root();
   // What start-chat's heartbeat does, so the operator is live for others to address.
   writePresence(root, { id: 'tester', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });

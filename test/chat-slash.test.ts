@@ -13,8 +13,8 @@ import { procInfo } from '../tools/identity/system.js';
 import { createChatActions } from '../tools/chat/actions.js';
 import { peerStatusText } from '../tools/chat/peer-status.js';
 import { errorLine, runSlash } from '../tools/chat/slash.js';
-import { createContext } from '../tools/cli/context.js';
-import { AttendError, EXIT } from '../tools/bus/errors.js';
+import { createVerbCtx } from '../tools/verbs/context.js';
+import { AttendError, EXIT, verbHint } from '../tools/bus/errors.js';
 import { attendKey } from '../tools/wire/names.js';
 import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus } from './helpers/bus.js';
 
@@ -37,7 +37,7 @@ function live(name: string): FakeSession {
 }
 
 function chat(tabChannel: string | null = null) {
-  const makeCtx = () => createContext({ env: bus.env, cwd: bus.home, identity: 'human', stderr: { write: () => true } });
+  const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human' });
   const root = makeCtx().root();
   writePresence(root, { id: 'tester', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
   const actions = createChatActions({ makeCtx, root, now: Date.now });
@@ -91,7 +91,7 @@ describe('chat channel commands share the channel rules', () => {
     const refused = run('/dissolve');
     expect(refused.consumed).toBe(false);
     expect(refused.lines[0]?.level).toBe('error');
-    expect(refused.lines[0]?.text).toBe('#ops has live members besides you: Nick (/dissolve ops --force dissolves it anyway (they are told))');
+    expect(refused.lines[0]?.text).toBe('#ops has live members besides you: Nick (/dissolve #ops --force dissolves it anyway (they are told))');
     expect(readChannels(bus.root).channels.ops).toBeDefined();
     const done = run('/dissolve --force');
     expect(done.lines[0]?.text).toBe('dissolved #ops (1 message deleted, 1 member told)');
@@ -124,9 +124,12 @@ describe('chat channel commands share the channel rules', () => {
 });
 
 describe('error lines and peer status', () => {
-  it('rewrites CLI hints as slash commands and leaves other errors alone', () => {
-    expect(errorLine(new AttendError('x', EXIT.notFound, 'attend join ops'))).toBe('x (/join ops)');
-    expect(errorLine(new AttendError('y', EXIT.notFound, 'attend channels --joined lists yours'))).toBe('y (/channels lists them)');
+  it('words hints as slash commands, keeps plain advice, and leaves other errors alone', () => {
+    expect(errorLine(new AttendError('x', EXIT.notFound, verbHint('join', [['channel', 'ops']])))).toBe('x (/join #ops)');
+    expect(errorLine(new AttendError('y', EXIT.notFound, verbHint('channels', [], { flags: ['joined'], then: 'lists yours' })))).toBe('y (/channels lists yours)');
+    // A verb with no slash form keeps the CLI line; plain advice stays as it is.
+    expect(errorLine(new AttendError('z', EXIT.notFound, verbHint('inbox', [], { then: 'lists message ids' })))).toBe('z (attend inbox lists message ids)');
+    expect(errorLine(new AttendError('w', EXIT.usage, 'use a session id'))).toBe('w (use a session id)');
     expect(errorLine(new Error('disk on fire'))).toBe('disk on fire');
   });
 

@@ -64,7 +64,7 @@ describe('keys', () => {
     expect(err).toBeInstanceOf(AttendError);
     expect((err as AttendError).exitCode).toBe(EXIT.environment);
     expect((err as AttendError).message).toMatch(/can be read by group or others \(mode 644\)/);
-    expect((err as AttendError).hint).toBe(`run: chmod 600 ${priv}`);
+    expect((err as AttendError).hint).toEqual({ text: `run: chmod 600 ${priv}` });
     expect(readMessage(bus.root, OPEN, id, silentReporter)).toBeNull();
   });
 

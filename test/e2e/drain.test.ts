@@ -27,6 +27,9 @@ describe('attend inbox --drain', () => {
   it('prints nothing and exits 0 when nothing is pending', () => {
     const r = drain(payload());
     expect(r).toMatchObject({ exitCode: 0, stdout: '' });
+    // Positive control: the same call with something pending does print.
+    const a = put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'now there is one' });
+    expect(headerIds(context(drain(payload()).stdout))).toEqual([a]);
   });
 
   it('delivers as additionalContext with a header per message, then never again', () => {
@@ -81,10 +84,13 @@ describe('attend inbox --drain', () => {
   });
 
   it('never blocks a session that is not resolved, and exits 0', () => {
+    put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'for the session' });
     const r = runBin(['inbox', '--drain'], { env: bus.env, input: payload() });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('needs a Claude Code session');
+    // Positive control: the session itself is delivered the same message.
+    expect(context(drain(payload()).stdout)).toContain('for the session');
   });
 
   it('--format plain drains for any caller (a generic harness), once, with its own ledger', () => {
@@ -114,5 +120,42 @@ describe('attend inbox --drain', () => {
       p.proc.kill('SIGKILL');
       await p.exited;
     }
+  });
+});
+
+describe('the drain never waits on a stdin nobody closes (issue #9 §5)', () => {
+  /** Spawn the drain with stdin a pipe this test holds open; resolve with its exit and output. */
+  async function drainHeldOpen(format: string, write?: string) {
+    const { spawn } = await import('node:child_process');
+    const { BIN } = await import('../helpers/bus.js');
+    const child = spawn(process.execPath, [BIN, 'inbox', '--drain', '--format', format], { env: s.env, cwd: s.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    if (write !== undefined) child.stdin.write(write);
+    // stdin stays open: the drain must end on its own.
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.stdin.destroy();
+    return { code, stdout };
+  }
+
+  it('hook format: a whole JSON payload is enough, EOF or not', async () => {
+    const a = put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'held-open stdin' });
+    const r = await drainHeldOpen('hook', payload());
+    expect(r.code).toBe(0);
+    expect(headerIds(context(r.stdout))).toEqual([a]);
+  });
+
+  it('hook format: no payload at all still ends, and delivers', async () => {
+    const a = put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'nothing on stdin' });
+    const r = await drainHeldOpen('hook');
+    expect(r.code).toBe(0);
+    expect(headerIds(context(r.stdout))).toEqual([a]);
+  });
+
+  it('plain format never reads stdin', async () => {
+    put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'plain harness' });
+    const r = await drainHeldOpen('plain');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('plain harness');
   });
 });

@@ -46,7 +46,7 @@ type Name = keyof typeof n | 'human';
 const idOf = (x: Name) => (x === 'human' ? 'tester' : n[x].sessionId);
 
 // A session → a human needs the human live (chat open); the pure table in
-// test/unit/permit.test.ts covers those rows.
+// test/wire/permit.test.ts covers those rows.
 describe('permission matrix (mode groups), attend send --to', () => {
   const rows: [Name, Name, boolean][] = [
     ['lead1', 'w1', true], // parent → child
@@ -98,9 +98,10 @@ describe('permission matrix (mode groups), attend send --to', () => {
 
 describe('permission matrix: reply, channels, #open', () => {
   it('reply: answering across groups is refused like a send', () => {
-    const m = sentId(as(n.lead1, ['send', '--to', idOf('w1'), 'task']));
-    expect(as(n.w1, ['reply', '--re', m, 'done']).exitCode).toBe(0);
-    const r = as(n.w3, ['reply', '--re', m, 'me too']);
+    // lead1 asks on #open; a reply straight back to lead1's tray is a send to lead1.
+    const m = sentId(as(n.lead1, ['send', 'who can take the parser?']));
+    expect(as(n.w1, ['reply', '--re', m, '--to', idOf('lead1'), 'I can']).exitCode).toBe(0);
+    const r = as(n.w3, ['reply', '--re', m, '--to', idOf('lead1'), 'me too']);
     expect(r.exitCode).toBe(EXIT.refused);
     expect(r.stderr).toContain(`no grant from ${idOf('w3')} to ${idOf('lead1')}`);
   });

@@ -1,10 +1,10 @@
 // `attend run` as a real child process against a temporary bus, reading its stdout.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, readSync, rmSync, writeFileSync, constants as fsc } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, constants as fsc } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readSensor } from '../../tools/bus/ledger.js';
+import { readSensor } from '../../tools/bus/sensor-claim.js';
 import { readPresence } from '../../tools/bus/presence.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { BIN, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
@@ -217,5 +217,47 @@ describe('attend run', () => {
     const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'polled' });
     await waitFor(() => headerIds(p.stdout()).includes(a), { what: 'polled message' });
     expect(p.stderr()).not.toContain('falling back');
+  });
+});
+
+describe('the sensor’s cost does not grow with history (issue #12 §1)', () => {
+  /** Inotify watches held by a process: one `inotify wd:` line per watch in its fdinfo. */
+  function inotifyWatches(pid: number): number {
+    let n = 0;
+    for (const fd of readdirSync(`/proc/${pid}/fdinfo`)) {
+      try {
+        n += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
+      } catch {
+        // closed meanwhile
+      }
+    }
+    return n;
+  }
+
+  it('watches its directories, not their files: a few watches with 2,000 messages of history', async () => {
+    const s = session();
+    const mk = ids(() => Date.now() - 3_600_000);
+    for (let i = 0; i < 2_000; i++) put(bus.root, mk, { scope: OPEN, to: '*', body: `old ${i}` });
+    const p = sensor(s);
+    await started(p);
+    // tray, #open and the state directory; a per-file watcher would hold over 2,000.
+    const n = inotifyWatches(p.proc.pid!);
+    expect(n).toBeGreaterThan(0);
+    expect(n).toBeLessThanOrEqual(5);
+    // And it still delivers.
+    const id = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'new one' });
+    await waitFor(() => headerIds(p.stdout()).includes(id), { what: 'the new message' });
+  });
+
+  it('a receive directory removed under a running sensor is recreated and watched again at once', async () => {
+    const s = session();
+    const p = sensor(s);
+    await started(p);
+    const trayDir = pjoin(bus.root, 'signals', attendKey(s.cwd));
+    rmSync(trayDir, { recursive: true, force: true });
+    await waitFor(() => existsSync(trayDir), { what: 'the tray to be recreated', timeoutMs: 5_000 });
+    const id = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(s.cwd) }, to: s.sessionId, body: 'after the cleanup' });
+    // Well before the 30 s safety rescan.
+    await waitFor(() => headerIds(p.stdout()).includes(id), { what: 'the direct message', timeoutMs: 8_000 });
   });
 });

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
 
 export const BIN = fileURLToPath(new URL('../../dist/tools/cli/bin.js', import.meta.url));
@@ -112,13 +112,16 @@ export async function runInProcess(args: string[], opts: { env: Record<string, s
 
 /** Poll a predicate until it holds or the deadline passes. */
 export async function waitFor<T>(fn: () => T | undefined | null | false, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}`);
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 20));
-  }
+  // vitest's own poller; a falsy value counts as "not yet", and the deadline names what
+  // was awaited.
+  return vi.waitFor(
+    () => {
+      const v = fn();
+      if (!v) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}`);
+      return v;
+    },
+    { timeout: opts.timeoutMs ?? 10_000, interval: opts.intervalMs ?? 20 },
+  );
 }
 
 /**

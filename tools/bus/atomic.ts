@@ -1,4 +1,4 @@
-// Atomic writes: a temporary file in the destination directory, then rename (spec §2).
+// Atomic writes: a temporary file in the destination directory, then rename (docs/architecture.md, "The bus on disk").
 // Readers only read `*.signal`, so a half-written temporary is never seen.
 
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';

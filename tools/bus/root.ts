@@ -1,5 +1,5 @@
 // The bus root: created 0700, refused when another user owns it or group/world can write it
-// (spec §2). Files are written 0600.
+// (docs/architecture.md, "The bus on disk"). Files are written 0600.
 
 import { lstatSync, mkdirSync } from 'node:fs';
 import { busError } from './errors.js';

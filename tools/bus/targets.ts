@@ -1,4 +1,4 @@
-// `--to` resolution (spec §4: display names resolve back to ids at every input boundary).
+// `--to` resolution (docs/architecture.md, "Identity": display names resolve back to ids at every input boundary).
 // A target is an origin path, a session id, a display name or a human username, and must
 // name someone live.
 
@@ -30,13 +30,23 @@ export function resolveTarget(target: string, peers: Peer[], opts: { cwd: string
     if (found.length === 0) throw notFoundError(`nobody live at ${printable(abs, 200)}`, describeLive(peers));
     return found;
   }
-  const byId = peers.filter((p) => p.id === t);
-  if (byId.length > 0) return byId;
+  if (t.startsWith('human:')) {
+    const user = t.slice('human:'.length);
+    const h = peers.filter((p) => p.kind === 'human' && p.id === user);
+    if (h.length > 0) return h;
+    throw notFoundError(`no live human '${printable(user)}'`, describeLive(peers));
+  }
+  // An id and a display name can coincide (a human `nick` and a session named `nick`):
+  // whoever the word names, by id or by name, is a candidate, and more than one is
+  // ambiguous — never a silent pick (issue #10 §10).
   const lower = t.toLowerCase();
-  const byName = peers.filter((p) => p.name.toLowerCase() === lower);
-  if (byName.length === 1) return byName;
-  if (byName.length > 1) {
-    throw usageError(`'${printable(t)}' is ambiguous: ${byName.map((p) => `${p.name} (${p.id})`).join(', ')}`, 'use a session id');
+  const exact = peers.filter((p) => p.id === t || p.name.toLowerCase() === lower);
+  if (exact.length === 1) return exact;
+  if (exact.length > 1) {
+    throw usageError(
+      `'${printable(t)}' is ambiguous: ${exact.map((p) => neutralize(`${p.name} (${p.kind}, ${p.id})`)).join(', ')}`,
+      'name a session by its id or path, a person as human:<username>',
+    );
   }
   // A session id prefix of 8 or more characters, as `attend peers` shows them.
   if (t.length >= 8) {

@@ -10,6 +10,7 @@ import type { BusSource } from './bus-source.js';
 import { accent, type ColorDepth, colorFor } from './colors.js';
 import { peerStatus } from './peer-status.js';
 import { COMMANDS, runSlash } from './slash.js';
+import { errorLine } from './hints.js';
 import { composeReducer, composeRows, emptyCompose, hasDraft } from './state/compose.js';
 import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, selectedMessage, tabsOf, visibleItems, isDirect } from './state/feed.js';
 import { type Line, type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
@@ -268,8 +269,7 @@ export function App(props: AppProps) {
         dispatch({ type: 'unselect' });
         setStatus({ text: `replied to ${neutralize(lc.name(replyTo.fromId))} (${r.id})${r.notes.length ? ` — ${r.notes.join('; ')}` : ''}`, level: 'info' });
       } catch (err) {
-        const e = err as Error & { hint?: string };
-        setStatus({ text: `not sent: ${e.message}${e.hint ? ` (${e.hint})` : ''}`, level: 'error' });
+        setStatus({ text: `not sent: ${errorLine(err)}`, level: 'error' });
       }
       return;
     }
@@ -282,8 +282,7 @@ export function App(props: AppProps) {
       cdispatch({ type: 'submitted' });
       setStatus({ text: `sent to ${describeDest(route.dest)} (${r.id})`, level: 'info' });
     } catch (err) {
-      const e = err as Error & { hint?: string };
-      setStatus({ text: `not sent: ${e.message}${e.hint ? ` (${e.hint})` : ''}`, level: 'error' });
+      setStatus({ text: `not sent: ${errorLine(err)}`, level: 'error' });
       refreshRoster();
     }
   };

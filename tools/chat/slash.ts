@@ -3,7 +3,8 @@
 
 import { AttendError, EXIT } from '../bus/errors.js';
 import type { Peer } from '../bus/roster.js';
-import { parseChannelArg } from '../cli/commands/channels.js';
+import { parseChannelArg } from '../verbs/channels/common.js';
+import { errorLine } from './hints.js';
 import { neutralize } from '../wire/render.js';
 import type { ChatActions } from './actions.js';
 import { peerStatusText } from './peer-status.js';
@@ -91,21 +92,7 @@ function describePeer(p: Peer, channels: string[]): string {
   return parts.join(' · ');
 }
 
-// The channel commands' hints name CLI verbs; in chat the same step is a slash command.
-const HINT_VERBS: [RegExp, string][] = [
-  [/\battend (join|leave|dissolve|invite|kick) /g, '/$1 '],
-  [/\battend channels describe (\S+) /g, '/describe $1 '],
-  [/\battend channels --joined lists yours/g, '/channels lists them'],
-  [/\battend join <name> creates one/g, '/join #name creates one'],
-];
-
-/** An error as one status line: the message, and the hint in chat's own terms. */
-export function errorLine(err: unknown): string {
-  const e = err as Error & { hint?: string };
-  let hint = err instanceof AttendError ? e.hint : undefined;
-  if (hint !== undefined) for (const [re, to] of HINT_VERBS) hint = hint.replace(re, to);
-  return `${e.message}${hint ? ` (${hint})` : ''}`;
-}
+export { errorLine } from './hints.js';
 
 export function runSlash(line: string, env: SlashEnv): SlashOutcome {
   const cmd = parseSlash(line);

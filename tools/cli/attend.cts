@@ -32,7 +32,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`attend: ${(err as Error)?.message ?? String(err)}\n`);
-    process.exitCode = 3;
+    // Only a bug gets here (every command reports its own errors): say so, exit 70.
+    process.stderr.write(`attend: internal error: ${String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ')}; this is a bug in attend; please report it with the command you ran (attend --version)\n`);
+    process.exitCode = 70;
   },
 );

@@ -4,37 +4,10 @@
 import type { Command } from 'commander';
 import type { Registrar, Io } from './cli.js';
 import { type Ctx, createContext } from './context.js';
+import { readHookStdin } from './hook-stdin.js';
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
-
-/** Read a hook's stdin, bounded in time: a hook must never hang the session it serves. */
-async function readHookStdin(ctx: Ctx, timeoutMs = 3000): Promise<string> {
-  const stdin = ctx.stdin as NodeJS.ReadStream;
-  if (stdin.isTTY) return '';
-  return new Promise<string>((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = () => {
-      clearTimeout(timer);
-      stdin.off('data', onData);
-      stdin.off('end', finish);
-      stdin.off('error', finish);
-      stdin.pause?.();
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    };
-    const onData = (c: Buffer | string) => {
-      const b = Buffer.from(c);
-      size += b.length;
-      // Claude Code's payloads are a few KB; past 1 MB this is not a payload.
-      if (size <= 1 << 20) chunks.push(b);
-    };
-    const timer = setTimeout(finish, timeoutMs);
-    stdin.on('data', onData);
-    stdin.once('end', finish);
-    stdin.once('error', finish);
-  });
 }
 
 function freshCtx(ctx: Ctx): () => Ctx {
@@ -56,7 +29,7 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
     .action(async (event: string) => {
       const warn = (line: string) => io.err(line.startsWith('attend') ? line : `attend hook: ${line}`);
       const hook = await import('./commands/hook.js');
-      const payload = await readHookStdin(ctx);
+      const payload = await readHookStdin(ctx.stdin);
       try {
         let stdout = '';
         if (event === 'session-start') {

@@ -177,7 +177,7 @@ export async function runPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tr
 /** `attend whoami --card`. */
 export async function runWhoamiCard(ctx: Ctx, io: Io): Promise<void> {
   const { cardFor } = await import('../bus/cards.js');
-  const { runWhoami } = await import('./commands/whoami.js');
+  const { runWhoami } = await import('../verbs/whoami.js');
   const r = runWhoami(ctx);
   io.json(cardFor(ctx.root(), { id: r.id, kind: r.kind, name: r.displayName, origin: r.origin }, VERSION));
 }

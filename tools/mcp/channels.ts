@@ -1,7 +1,7 @@
 // `channels`: the channels on the bus and who is in them.
 
 import { z } from 'zod';
-import { runChannels } from '../cli/commands/channels.js';
+import { runChannels } from '../verbs/channels/index.js';
 import { defineTool } from './tool.js';
 
 export const channelsTool = defineTool({

@@ -1,8 +1,7 @@
 // `inbox`: the messages this session receives, newest first. Reading never marks them consumed.
 
 import { z } from 'zod';
-import { runInbox } from '../cli/commands/inbox.js';
-import { messageJson } from '../cli/format.js';
+import { messageJson, runInbox } from '../verbs/inbox.js';
 import { defineTool } from './tool.js';
 
 export const inboxTool = defineTool({

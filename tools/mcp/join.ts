@@ -1,7 +1,7 @@
 // `join`: start receiving a channel (created when it does not exist).
 
 import { z } from 'zod';
-import { runJoin } from '../cli/commands/channels.js';
+import { runJoin } from '../verbs/channels/index.js';
 import { defineTool } from './tool.js';
 
 export const joinTool = defineTool({

@@ -1,7 +1,7 @@
 // `leave`: stop receiving a channel.
 
 import { z } from 'zod';
-import { runLeave } from '../cli/commands/channels.js';
+import { runLeave } from '../verbs/channels/index.js';
 import { defineTool } from './tool.js';
 
 export const leaveTool = defineTool({

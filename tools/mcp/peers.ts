@@ -1,7 +1,7 @@
 // `peers`: who is live, by the names `send` accepts in `to`.
 
 import { z } from 'zod';
-import { runPeers } from '../cli/commands/peers.js';
+import { runPeers } from '../verbs/peers.js';
 import { defineTool } from './tool.js';
 
 export const peersTool = defineTool({

@@ -1,8 +1,7 @@
 // `read`: one message in full, or its whole thread.
 
 import { z } from 'zod';
-import { runShow, runThread } from '../cli/commands/inbox.js';
-import { messageJson } from '../cli/format.js';
+import { messageJson, runRead, runThread } from '../verbs/inbox.js';
 import { defineTool } from './tool.js';
 
 export const readTool = defineTool({
@@ -13,5 +12,5 @@ export const readTool = defineTool({
     id: z.string().regex(/^[A-Za-z0-9_-]+$/).describe('the message id'),
     thread: z.boolean().optional().describe('return the whole thread'),
   }),
-  run: (ctx, args) => (args.thread ? { messages: runThread(ctx, args.id).map(messageJson) } : messageJson(runShow(ctx, args.id))),
+  run: (ctx, args) => (args.thread ? { messages: runThread(ctx, args.id).map(messageJson) } : messageJson(runRead(ctx, args.id))),
 });

@@ -1,8 +1,8 @@
-// `reply`: message and on_behalf_of (ADR-401), plus an optional `re` for a reply to a message
+// `reply`: message and on_behalf_of, plus an optional `re` for a reply to a message
 // other than the newest one shown to this session.
 
 import { z } from 'zod';
-import { runReply } from '../cli/commands/send.js';
+import { runReply } from '../verbs/reply.js';
 import { defineTool } from './tool.js';
 
 export const replyTool = defineTool({

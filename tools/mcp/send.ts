@@ -1,8 +1,8 @@
-// `send` (ADR-401 "#538 and typed tool parameters"): message, to?, channel?, on_behalf_of?.
+// `send`, with typed parameters: message, to?, channel?, on_behalf_of?.
 // from_kind and from_id are never parameters; the server resolves them from its own ancestry.
 
 import { z } from 'zod';
-import { runSend } from '../cli/commands/send.js';
+import { runSend } from '../verbs/send.js';
 import { defineTool } from './tool.js';
 
 export const sendTool = defineTool({

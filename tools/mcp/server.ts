@@ -6,8 +6,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { AttendError, EXIT } from '../bus/errors.js';
-import type { Ctx } from '../cli/context.js';
+import type { VerbCtx } from '../verbs/context.js';
 import { channelsTool } from './channels.js';
+import { hintForMcp } from './hints.js';
 import { inboxTool } from './inbox.js';
 import { joinTool } from './join.js';
 import { leaveTool } from './leave.js';
@@ -23,7 +24,7 @@ export interface McpDeps {
    * A fresh ctx per call: identity and the live roster are read once per ctx, and a server
    * outlives both (a /clear changes the session id; peers come and go).
    */
-  makeCtx(): Ctx;
+  makeCtx(): VerbCtx;
   version: string;
   /** Extra tools registered by other parts. */
   tools?: McpTool[];
@@ -44,6 +45,7 @@ function describeIssues(err: z.ZodError): string {
 export function createServer(deps: McpDeps): Server {
   const tools = [...CORE_TOOLS, ...(deps.tools ?? [])];
   const byName = new Map(tools.map((t) => [t.name, t]));
+  const toolNames = new Set(byName.keys());
   const server = new Server(
     { name: 'attend', version: deps.version },
     {
@@ -75,7 +77,7 @@ export function createServer(deps: McpDeps): Server {
         // A bad value the schema cannot see (an invalid channel name, an empty body) is still
         // bad input; everything else the bus refuses is the tool's failure to report.
         if (err.exitCode === EXIT.usage) throw new McpError(ErrorCode.InvalidParams, err.message);
-        return toolError(err.hint ? `${err.message} (${err.hint})` : err.message);
+        return toolError(err.hint ? `${err.message} (${hintForMcp(err.hint, toolNames)})` : err.message);
       }
       return toolError(`attend: ${(err as Error)?.message ?? String(err)}`);
     }

@@ -2,14 +2,14 @@
 // a schema failure into a protocol error and an AttendError into a tool error.
 
 import type { z } from 'zod';
-import type { Ctx } from '../cli/context.js';
+import type { VerbCtx } from '../verbs/context.js';
 
 export interface McpTool<S extends z.ZodObject = z.ZodObject> {
   name: string;
   description: string;
   input: S;
   readOnly: boolean;
-  run(ctx: Ctx, args: z.output<S>): unknown;
+  run(ctx: VerbCtx, args: z.output<S>): unknown;
 }
 
 export function defineTool<S extends z.ZodObject>(tool: McpTool<S>): McpTool<S> {

@@ -1,7 +1,7 @@
 // `whoami`: who this server writes as. Resolved from the server's own process ancestry.
 
 import { z } from 'zod';
-import { runWhoami } from '../cli/commands/whoami.js';
+import { runWhoami } from '../verbs/whoami.js';
 import { defineTool } from './tool.js';
 
 export const whoamiTool = defineTool({

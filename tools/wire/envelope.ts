@@ -1,4 +1,4 @@
-// The ADR-401 wire line: one module owns parsing and formatting (spec §3).
+// The wire line: one module owns parsing and formatting (docs/architecture.md, "The wire line").
 //
 //   from|project|cwd|from_kind:agent|from_id:<sid>|to:*|message
 //   from|project|cwd|from_kind:human|from_id:aaron|to:<sid>|re:<id>|message
@@ -26,7 +26,7 @@ export type Scope =
   | { kind: 'channel'; name: string }
   | { kind: 'tray'; key: string };
 
-/** An envelope with every field derived (spec §3, "Legacy lines"). */
+/** An envelope with every field derived (docs/architecture.md, "The wire line", "Legacy lines"). */
 export interface ResolvedEnvelope {
   from: string;
   project: string;
@@ -160,13 +160,13 @@ export function formatSignal(env: Envelope): string {
   return parts.join('|');
 }
 
-/** Sanitize a string into the id-ish member class used for humans (ADR-170). */
+/** Sanitize a string into the id-ish member class used for humans . */
 export function sanitizeMemberId(raw: string): string {
   const cleaned = raw.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[._-]+/, '');
   return cleaned.length > 0 ? cleaned.slice(0, 64) : 'user';
 }
 
-/** Fill every field, deriving what a legacy line leaves out (spec §3). */
+/** Fill every field, deriving what a legacy line leaves out (docs/architecture.md, "The wire line"). */
 export function resolveEnvelope(env: Envelope, scope: Scope): ResolvedEnvelope {
   let fromKind: FromKind | 'unknown';
   let fromId: string;

@@ -10,7 +10,7 @@ export function hashPath(path: string): number {
 /**
  * Claude Code's project slug of a path: every UTF-16 unit outside [A-Za-z0-9] becomes
  * `-`; a slug over 200 characters is cut to 200 and followed by `-` and base36(|h|).
- * This equals the folder name under ~/.claude/projects/ (spec §2).
+ * This equals the folder name under ~/.claude/projects/ (docs/architecture.md, "The bus on disk").
  */
 export function projectSlug(path: string): string {
   const slug = path.replace(/[^A-Za-z0-9]/g, '-');
@@ -57,7 +57,7 @@ export function printable(text: string, max = 60): string {
   return shown.slice(1, -1);
 }
 
-// Stable nicknames for sessions with no Claude Code name (spec §4): a given-name-like word
+// Stable nicknames for sessions with no Claude Code name (docs/architecture.md, "Identity"): a given-name-like word
 // chosen by the origin path's hash, so the same project always reads the same.
 const NICKS = [
   'Ada', 'Bo', 'Cai', 'Dov', 'Eli', 'Fay', 'Gil', 'Hana', 'Ivo', 'Jun', 'Kai', 'Lev', 'Mia', 'Nick',

@@ -1,6 +1,6 @@
 // Delivery logic both conduits share: who is party to a message, thread grouping, digest
-// counting and the observation-line format (spec §5; ADR-401 "Rendering on both conduits"
-// and "What #535 consumes"). Pure: messages, names and the clock come in as arguments.
+// counting and the observation-line format (docs/architecture.md, "Delivery"). Pure:
+// messages, names and the clock come in as arguments.
 
 import { addressees, type ResolvedEnvelope, type Scope } from './envelope.js';
 import { chunkText, formatAge, messageHeader, neutralize } from './render.js';
@@ -33,11 +33,11 @@ export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: s
   return { me, name: (id) => map.get(id) ?? shortId(id) };
 }
 
-/** More than this many messages in one wake become one digest line (spec §5). */
+/** More than this many messages in one wake become one digest line (docs/architecture.md, "Delivery"). */
 export const DIGEST_THRESHOLD = 8;
 export const CHUNK_SIZE = 260;
 export const MAX_CHUNKS = 3;
-/** The drain's render cap, applied after party ordering (ADR-401, #535). */
+/** The drain's render cap, applied after party ordering. */
 export const DRAIN_RENDER_MAX = 10;
 
 export function scopeName(scope: Scope): string {
@@ -85,7 +85,7 @@ export interface DigestCounts {
   agent: number;
 }
 
-/** Partition by addressee (ADR-401: this fixes a shared tray counting a sibling's mail as ours). */
+/** Partition by addressee, so a shared tray never counts a sibling's mail as ours. */
 export function countDigest(msgs: DeliveryMessage[], me: string): DigestCounts {
   const c: DigestCounts = { count: msgs.length, toYou: 0, open: 0, other: 0, human: 0, agent: 0 };
   for (const m of msgs) {
@@ -122,7 +122,7 @@ const MAX_CHAIN = 64;
  * message is channel traffic (party by membership), or when it replies through the `re`
  * chain to one it is party to. A legacy tray line ("this tray") is addressed to the tray,
  * so to us. An unresolvable `re` makes the message party-unknown, which renders in full
- * (ADR-401: collapsing is reserved for threads whose every link resolved).
+ * (collapsing is reserved for threads whose every link resolved).
  */
 export function partyOf(m: DeliveryMessage, me: string, byId: ReadonlyMap<string, DeliveryMessage>): PartyState {
   let cur: DeliveryMessage | undefined = m;

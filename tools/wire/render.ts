@@ -1,4 +1,4 @@
-// Rendering bodies and headers as data (spec §5: "Every body shown to a model or a terminal
+// Rendering bodies and headers as data (docs/architecture.md, "Delivery": "Every body shown to a model or a terminal
 // is rendered as data"). Pure.
 
 import type { ResolvedEnvelope } from './envelope.js';
@@ -54,7 +54,7 @@ function headerValue(value: string): string {
 }
 
 /**
- * The machine-readable header both conduits carry (ADR-401 "Rendering on both conduits"):
+ * The machine-readable header both conduits carry:
  * `[attend message from_kind=agent from=<id> sig=ok to=* id=<id>]`.
  */
 export function messageHeader(env: ResolvedEnvelope & { sig?: 'ok' | 'none' | 'bad' | undefined; obo?: 'verified' | 'claimed' | undefined }, id: string): string {

@@ -4,7 +4,7 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { Ctx } from '../context.js';
-import { AttendError } from '../../bus/errors.js';
+import { AttendError, hintForCli } from '../../bus/errors.js';
 import { isFresh, readPresence } from '../../bus/presence.js';
 import { checkRoot } from '../../bus/root.js';
 import { hasAttendHooks, isAttendMcp, readJsonObject, targetsFor } from './install.js';
@@ -108,7 +108,7 @@ export function runDoctor(ctx: Ctx): DoctorResult {
       checkRoot(root);
       checks.push({ name: 'bus root', status: 'ok', detail: `${root} (private)`, fix: null });
     } catch (err) {
-      checks.push({ name: 'bus root', status: 'fail', detail: (err as Error).message, fix: err instanceof AttendError && err.hint ? err.hint : `chmod 700 ${root}` });
+      checks.push({ name: 'bus root', status: 'fail', detail: (err as Error).message, fix: err instanceof AttendError && err.hint ? hintForCli(err.hint) : `chmod 700 ${root}` });
     }
   }
 
