@@ -1,6 +1,7 @@
 // `attend inbox --drain` as the Stop hook: a real process fed a hook payload on stdin.
 
 import { beforeEach, describe, expect, it } from 'vitest';
+import { readSensor } from '../../tools/bus/sensor-claim.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { runBin, type FakeSession, type TempBus, waitFor, useTempBus } from '../helpers/bus.js';
 import { headerIds, ids, put, startSensor, traceIds } from '../helpers/delivery.js';
@@ -45,6 +46,24 @@ describe('attend inbox --drain', () => {
     expect(text).toContain('attend reply');
     expect(text.split('\n').at(-1)).toMatch(/^Silence is a valid reply/);
     expect(drain(payload(true)).stdout).toBe('');
+  });
+
+  it('falls back to decision:block for a Claude Code older than 2.1.163, which rejects additionalContext from a Stop hook', () => {
+    const mk = ids();
+    const old = newSession({ name: 'old', version: '2.1.100' });
+    const a = put(bus.root, mk, { scope: { kind: 'tray', key: attendKey(old.cwd) }, to: old.sessionId, body: 'for the old client' });
+    const r = runBin(['inbox', '--drain', '--format', 'hook'], { env: old.env, cwd: old.cwd, input: JSON.stringify({ session_id: old.sessionId, stop_hook_active: false }) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout) as { decision?: string; reason?: string; hookSpecificOutput?: unknown };
+    expect(o.hookSpecificOutput).toBeUndefined();
+    expect(o.decision).toBe('block');
+    expect(headerIds(o.reason ?? '')).toEqual([a]);
+    // The same message shape for a current client (the record of `s` names no version, and
+    // one naming 2.1.332 gets additionalContext too).
+    const cur = newSession({ name: 'cur', version: '2.1.332' });
+    const b = put(bus.root, mk, { scope: { kind: 'tray', key: attendKey(cur.cwd) }, to: cur.sessionId, body: 'for the new client' });
+    const r2 = runBin(['inbox', '--drain', '--format', 'hook'], { env: cur.env, cwd: cur.cwd, input: JSON.stringify({ session_id: cur.sessionId, stop_hook_active: false }) });
+    expect(headerIds(context(r2.stdout))).toEqual([b]);
   });
 
   it('collapses non-party threads and caps after party ordering', () => {
@@ -112,7 +131,7 @@ describe('attend inbox --drain', () => {
   it('shares the ledger with the sensor: a message the sensor showed is not drained', async () => {
     const p = startSensor(s.env, [], s.cwd);
     try {
-      await waitFor(() => p.stdout().includes('sensor started'));
+      await waitFor(() => readSensor(bus.root, s.sessionId)?.pid === p.proc.pid, { what: 'the sensor claim' });
       const a = put(bus.root, ids(), { scope: tray(), to: s.sessionId, body: 'live' });
       await waitFor(() => headerIds(p.stdout()).includes(a));
       expect(drain(payload()).stdout).toBe('');

@@ -56,7 +56,7 @@ let sessionCounter = 0;
  * A stand-in for a running Claude Code session: a live process with a session record that
  * names it, and the env its children would inherit.
  */
-export function fakeSession(bus: TempBus, opts: { cwd?: string; name?: string; sessionId?: string; status?: string } = {}): FakeSession {
+export function fakeSession(bus: TempBus, opts: { cwd?: string; name?: string; sessionId?: string; status?: string; version?: string } = {}): FakeSession {
   const proc = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
   const pid = proc.pid as number;
   const sessionId = opts.sessionId ?? `00000000-0000-4000-8000-${String(++sessionCounter).padStart(12, '0')}`;
@@ -64,6 +64,7 @@ export function fakeSession(bus: TempBus, opts: { cwd?: string; name?: string; s
   mkdirSync(cwd, { recursive: true });
   const record: Record<string, unknown> = { pid, sessionId, cwd, procStart: procStart(pid), startedAt: Date.now() + sessionCounter, status: opts.status ?? 'idle', kind: 'interactive' };
   if (opts.name) record.name = opts.name;
+  if (opts.version) record.version = opts.version;
   writeFileSync(join(bus.claudeDir, 'sessions', `${pid}.json`), JSON.stringify(record));
   return {
     pid,

@@ -2,9 +2,9 @@
 // of their key against <claude dir>/projects/, a grace period on file age, and the things it
 // must never touch.
 
-import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChannels } from '../../tools/bus/channels.js';
 import { processAlive } from '../../tools/identity/system.js';
 import { attendKey, projectSlug } from '../../tools/wire/names.js';
@@ -23,6 +23,11 @@ afterEach(() => {
 });
 
 const HOUR = 3600_000;
+const session = (opts: Parameters<typeof fakeSession>[1] = {}) => {
+  const s = fakeSession(bus, opts);
+  sessions.push(s);
+  return s;
+};
 const aaron = () => ({ ...bus.env, USER: 'aaron' });
 
 function put(dir: string, name: string, body: string, ageMs: number): string {
@@ -174,4 +179,51 @@ it("removes a dead tray's delivery index with the tray, never the index of a dir
   ]);
   expect(existsSync(join(bus.root, 'signals', deadKey))).toBe(false);
   expect(existsSync(liveIndex)).toBe(true);
+});
+
+describe('cleanup --older-than (retention, issue #12 §7)', () => {
+  it('removes old messages everywhere except what a live reader has not been shown, says so in a dry run first, and compacts the index', async () => {
+    const { writeSignal } = await import('../../tools/bus/signals.js');
+    const { createIdFactory } = await import('../../tools/wire/ids.js');
+    const { signalsIn } = await import('../helpers/signals.js');
+    const reader = session({ name: 'reader' });
+    const env = (body: string) => ({ from: 'external:old@pts', project: 'p', cwd: '/p', fromKind: 'human' as const, fromId: 'old', to: '*', body });
+    const old = createIdFactory({ now: () => Date.now() - 100 * 86_400_000, pid: 7, random: Math.random });
+    // Five old messages the reader was shown long ago, one it never was: its ledger says so
+    // (a watermark from before them, the five in its consumed set).
+    const shown = Array.from({ length: 5 }, (_, i) => {
+      const id = old();
+      writeSignal(bus.root, { kind: 'open' }, id, env(`seen ${i}`));
+      return id;
+    });
+    const late = old();
+    writeSignal(bus.root, { kind: 'open' }, late, env('never shown'));
+    const { idFloor, ledgerFile } = await import('../../tools/bus/ledger.js');
+    mkdirSync(join(bus.root, 'state', 'ledger'), { recursive: true });
+    writeFileSync(
+      ledgerFile(bus.root, reader.sessionId),
+      JSON.stringify({ version: 1, sid: reader.sessionId, created: 0, updated: 0, marks: { _broadcast: idFloor(Date.now() - 101 * 86_400_000), [attendKey(reader.cwd)]: idFloor(Date.now()) }, above: shown, taught: true, drainRounds: 0, index: {} }),
+    );
+    const fresh = createIdFactory({ now: Date.now, pid: 8, random: Math.random })();
+    writeSignal(bus.root, { kind: 'open' }, fresh, env('recent'));
+    const dry = JSON.parse((await runInProcess(['cleanup', '--older-than', '90d', '--dry-run', '--json'], { env: bus.env })).stdout) as { retention: { messages: number; kept: number; heldBy: string[] } };
+    expect(dry.retention).toMatchObject({ messages: 5, kept: 1, heldBy: [reader.sessionId] });
+    expect(signalsIn(bus.root, '_broadcast')).toHaveLength(7);
+    const r = await runInProcess(['cleanup', '--older-than', '90d'], { env: bus.env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('removed messages');
+    expect(r.stdout).toContain('kept 1 older message that 1 live reader has not been shown yet');
+    expect(signalsIn(bus.root, '_broadcast').map((s) => s.id).sort()).toEqual([late, fresh].sort());
+    // The index keeps only lines of messages still there, and the reader still gets the late one.
+    const index = readFileSync(join(bus.root, 'signals', '_broadcast', '.index'), 'utf8').trim().split('\n').map((l) => l.split(' ')[0]);
+    expect(index.sort()).toEqual([late, fresh].sort());
+    expect((await runInProcess(['inbox', '--drain', '--format', 'plain'], { env: reader.env })).stdout).toMatch(/2 peer messages delivered/);
+    void shown;
+  });
+
+  it('refuses a duration it cannot read', async () => {
+    const r = await runInProcess(['cleanup', '--older-than', 'ninety days'], { env: bus.env });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('--older-than takes a duration like 90d');
+  });
 });

@@ -153,13 +153,16 @@ function planState(root: string, opts: CleanupOptions, grace: number, items: Cle
     if (opts.now - f.mtimeMs < Math.max(grace, HEARTBEAT_FRESH_MS)) continue;
     items.push({ kind: 'state', what: `state/presence/${f.name}`, bytes: f.bytes, reason: 'heartbeat of a session that is gone' });
   }
-  for (const [sub, dir] of [
-    ['owed', owedDir(root)],
-    ['surfaced', join(stateDir(root), 'surfaced')],
+  for (const [sub, dir, ext] of [
+    ['owed', owedDir(root), '.json'],
+    ['surfaced', join(stateDir(root), 'surfaced'), '.json'],
+    // Ledgers and sensor claims of sessions that ended (issue #12 §7): nothing else bounds them.
+    ['ledger', join(stateDir(root), 'ledger'), '.json'],
+    ['sensor', join(stateDir(root), 'sensor'), '.pid'],
   ] as const) {
     for (const f of listDir(dir)) {
-      if (!f.isFile || !f.name.endsWith('.json') || opts.now - f.mtimeMs < grace) continue;
-      const id = safeDecode(f.name.slice(0, -5));
+      if (!f.isFile || !f.name.endsWith(ext) || opts.now - f.mtimeMs < grace) continue;
+      const id = safeDecode(f.name.slice(0, -ext.length));
       if (id === null || !SESSION_ID.test(id) || opts.isAlive(id)) continue;
       items.push({ kind: 'state', what: `state/${sub}/${f.name}`, bytes: f.bytes, reason: 'state of a session that is gone' });
     }

@@ -31,13 +31,13 @@ import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
 import { withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
-import { type DirListing, type Invited, type Ledger, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
+import { type DirListing, type Ledger, type Pending, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
 import { receiveScopes } from './receive.js';
 import { ensureDir } from './root.js';
 import { type Message, type Reporter, SIGNAL_EXT, readMessage } from './signals.js';
 import { type Gate, createGate } from './gate.js';
 
-export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, idFloor } from './pending.js';
+export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, idFloor } from './pending.js';
 
 export function ledgerDir(root: string): string {
   return join(stateDir(root), 'ledger');
@@ -86,18 +86,6 @@ function listIdsFrom(dir: string, mark: string | undefined): string[] {
   return out.sort();
 }
 
-export interface Pending {
-  /** To surface now: for this session, not its own, not consumed. Oldest first. */
-  fresh: Message[];
-  /** No ledger existed (or it was rebuilt): the cold-start rule applied. */
-  cold: boolean;
-  /** Cold start: messages marked without being shown. */
-  hidden: number;
-  invited: Invited[];
-  /** The ledger under the lock; the callback may change `taught` and `drainRounds`. */
-  ledger: Ledger;
-}
-
 export interface TakeOptions {
   now: number;
   reporter: Reporter;
@@ -132,16 +120,7 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       ledger = newLedger(who.id, now);
       cold = true;
     }
-    const marks = ledger.marks;
-    let joinedAt: Record<string, number> | undefined;
-    const dirs: DirListing[] = receiveScopes(root, who).map((scope) => {
-      const dirName = scopeDirName(scope);
-      if (marks[dirName] === undefined && !cold && scope.kind === 'channel') {
-        joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
-        marks[dirName] = joinMark(joinedAt[scope.name], now);
-      }
-      return listDir(scopeDir(root, scope), scope, dirName, marks[dirName], ledger.index[dirName], now);
-    });
+    const dirs = readDirs(root, who, ledger, cold, now);
     const owed = readOwed(root, who.id);
     // The one check before anything reaches a conduit (issue 14, tools/bus/gate.ts): a held
     // message (bad signature, refused by policy) reads as unreadable, so the plan records it
@@ -171,15 +150,7 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
   const read = readLedger(root, who.id);
   const cold = read.state !== 'ok';
   const ledger = read.state === 'ok' ? read.ledger : newLedger(who.id, now);
-  let joinedAt: Record<string, number> | undefined;
-  const dirs = receiveScopes(root, who).map((scope) => {
-    const dirName = scopeDirName(scope);
-    if (ledger.marks[dirName] === undefined && !cold && scope.kind === 'channel') {
-      joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
-      ledger.marks[dirName] = joinMark(joinedAt[scope.name], now);
-    }
-    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now);
-  });
+  const dirs = readDirs(root, who, ledger, cold, now);
   const gate = createGate(root, who);
   if (gate.broken() !== null) return { fresh: [], cold, hidden: 0, invited: [], ledger };
   const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, gatedReader(root, gate, opts.reporter));
@@ -192,6 +163,22 @@ function gatedReader(root: string, gate: Gate, reporter: Reporter): (scope: Scop
     const m = readMessage(root, scope, id, reporter);
     return m !== null && gate.held(m) === null ? m : null;
   };
+}
+
+/**
+ * Each receive directory's new ids. A channel joined since the ledger began starts at the
+ * join (what came before is owed only through an invite), so its watermark is set first.
+ */
+function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number): DirListing[] {
+  let joinedAt: Record<string, number> | undefined;
+  return receiveScopes(root, who).map((scope) => {
+    const dirName = scopeDirName(scope);
+    if (ledger.marks[dirName] === undefined && !cold && scope.kind === 'channel') {
+      joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
+      ledger.marks[dirName] = joinMark(joinedAt[scope.name], now);
+    }
+    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now);
+  });
 }
 
 /**

@@ -28,7 +28,7 @@ import {
 import type { VerbCtx } from '../verbs/context.js';
 import { runReply } from '../verbs/reply.js';
 import { runSend, type SendResult } from '../verbs/send.js';
-import type { Destination } from './state/routing.js';
+import type { Destination, PeerRef } from './state/routing.js';
 
 /** A channel as the tabs and the reachability check see it. */
 export interface ChannelInfo {
@@ -73,8 +73,11 @@ export function createChatActions(deps: ActionDeps): ChatActions {
     send(dest, body) {
       const ctx = deps.makeCtx();
       if (dest.kind === 'open') return runSend(ctx, { message: body });
-      if (dest.kind === 'channel') return runSend(ctx, { message: body, channel: dest.channel, to: dest.to.length ? dest.to.map((p) => p.id) : undefined });
-      return runSend(ctx, { message: body, to: dest.to.map((p) => p.id) });
+      // The chat resolved each party already: hand the verb a target that names exactly that
+      // one (a human's id is its username, which a session may share as its name).
+      const targets = (to: PeerRef[]) => to.map((p) => (p.kind === 'human' ? `human:${p.id}` : p.id));
+      if (dest.kind === 'channel') return runSend(ctx, { message: body, channel: dest.channel, to: dest.to.length ? targets(dest.to) : undefined });
+      return runSend(ctx, { message: body, to: targets(dest.to) });
     },
     reply(parentId, body) {
       return runReply(deps.makeCtx(), { message: body, re: parentId });

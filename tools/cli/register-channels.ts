@@ -241,7 +241,8 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .command('cleanup')
     .description('remove messages of projects that are gone, empty trays, stale members and orphan channel directories')
     .option('--dry-run', 'list what would be removed, with sizes, and remove nothing')
-    .option('--all', 'also remove per-session state (heartbeats, owed backlog, last shown) of sessions that are gone')
+    .option('--all', 'also remove per-session state (heartbeats, owed backlog, last shown, ledgers, sensor claims) of sessions that are gone')
+    .option('--older-than <duration>', 'also remove messages older than this (90d, 12h, 2w) from every scope, except what a live reader has not been shown')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -251,15 +252,21 @@ Never removed: signals/_broadcast/, a channel directory whose channel exists, an
 younger than the grace period (1 hour).
 `,
     )
-    .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean }) => {
+    .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean; olderThan?: string }) => {
       const { runCleanup } = await import('../verbs/cleanup.js');
-      const r = runCleanup(ctx, { dryRun: opts.dryRun, all: opts.all });
+      const r = runCleanup(ctx, { dryRun: opts.dryRun, all: opts.all, olderThan: opts.olderThan });
       for (const n of r.notes) io.err(`attend: ${n}`);
       if (opts.json) return io.json(r);
-      if (r.items.length === 0) return io.out(r.dryRun ? 'Nothing to clean up.' : 'Nothing removed.');
       const verb = r.dryRun ? 'would remove' : 'removed';
       const lines = r.items.map((i) => `${verb} ${pad(i.kind, 11)} ${pad(size(i.bytes), 10)} ${neutralize(i.what)}  (${neutralize(i.reason)})`);
-      lines.push(`${r.dryRun ? 'total (dry run)' : 'total'}: ${r.items.length} items, ${size(r.bytes)}`);
+      const ret = r.retention;
+      if (ret) {
+        for (const sc of ret.scopes) lines.push(`${verb} ${pad('messages', 11)} ${pad(size(sc.bytes), 10)} ${sc.messages} in ${neutralize(sc.scope)} older than ${ret.olderThan}`);
+        if (ret.kept > 0) lines.push(`kept ${ret.kept} older message${ret.kept === 1 ? '' : 's'} that ${ret.heldBy.length} live reader${ret.heldBy.length === 1 ? ' has' : 's have'} not been shown yet`);
+      }
+      const count = r.items.length + (ret?.messages ?? 0);
+      if (count === 0 && !(ret && ret.kept > 0)) return io.out(r.dryRun ? 'Nothing to clean up.' : 'Nothing removed.');
+      lines.push(`${r.dryRun ? 'total (dry run)' : 'total'}: ${count} item${count === 1 ? '' : 's'}, ${size(r.bytes)}`);
       io.out(lines.join('\n'));
     });
 };

@@ -64,9 +64,31 @@ export interface DrainOutcome {
  * from command: ...` — an error to fix — while additional context arrives as a
  * `<system-reminder>` it reads as information (docs/integration.md). Peer messages are
  * information; some of them need no answer at all.
+ *
+ * Claude Code accepts `additionalContext` from a Stop hook only from 2.1.163 on; an older
+ * one rejects the output and the messages would be consumed unseen. The plugin declares
+ * `engines["claude-code"] >=2.1.163`, but versions before 2.1.323 ignore that field, so when
+ * the session record names an older version the drain falls back to `decision: block`, which
+ * every version understands (issue #11 §8).
  */
-export function formatHookOutput(text: string): string {
+export function formatHookOutput(text: string, claudeVersion?: string): string {
+  if (claudeVersion !== undefined && olderThan(claudeVersion, STOP_CONTEXT_SINCE)) return JSON.stringify({ decision: 'block', reason: text });
   return JSON.stringify({ hookSpecificOutput: { hookEventName: 'Stop', additionalContext: text } });
+}
+
+/** The first Claude Code version that takes `additionalContext` from a Stop hook. */
+export const STOP_CONTEXT_SINCE = '2.1.163';
+
+/** `a < b` for dotted numeric versions; anything unreadable counts as new (the default shape). */
+export function olderThan(a: string, b: string): boolean {
+  const pa = /^(\d+)\.(\d+)\.(\d+)/.exec(a);
+  const pb = /^(\d+)\.(\d+)\.(\d+)/.exec(b);
+  if (!pa || !pb) return false;
+  for (let i = 1; i <= 3; i++) {
+    const d = Number(pa[i]) - Number(pb[i]);
+    if (d !== 0) return d < 0;
+  }
+  return false;
 }
 
 export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, format: DrainFormat): DrainOutcome {
@@ -89,12 +111,12 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
     const items = planDrain(p.fresh, who.id, known);
     let budget = HOOK_OUTPUT_MAX - 1_000;
     let rendered = renderDrain(items, names, now, { budget, notes, teach });
-    let output = format === 'hook' ? formatHookOutput(rendered.text) : rendered.text;
+    let output = format === 'hook' ? formatHookOutput(rendered.text, who.record?.version) : rendered.text;
     // JSON escaping grows the text; shrink the budget until the hook output fits.
     while (output.length >= HOOK_OUTPUT_MAX && budget > 1_000) {
       budget -= 1_000;
       rendered = renderDrain(items, names, now, { budget, notes, teach });
-      output = format === 'hook' ? formatHookOutput(rendered.text) : rendered.text;
+      output = format === 'hook' ? formatHookOutput(rendered.text, who.record?.version) : rendered.text;
     }
     deps.write(output);
     if (p.fresh.length > 0) ledger.taught = true;

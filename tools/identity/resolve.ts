@@ -15,6 +15,8 @@ export interface SessionRecord {
   kind?: string;
   updatedAt?: number;
   startedAt?: number;
+  /** The Claude Code version that wrote the record (e.g. `2.1.332`). */
+  version?: string;
 }
 
 export interface ProcInfo {

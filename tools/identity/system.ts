@@ -92,6 +92,7 @@ export function parseSessionRecord(text: string): SessionRecord | null {
   if (typeof o.kind === 'string') rec.kind = o.kind;
   if (typeof o.updatedAt === 'number') rec.updatedAt = o.updatedAt;
   if (typeof o.startedAt === 'number') rec.startedAt = o.startedAt;
+  if (typeof o.version === 'string' && /^\d+\.\d+\.\d+/.test(o.version)) rec.version = o.version;
   return rec;
 }
 

@@ -102,16 +102,21 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
   };
 
+  // Nothing on start (issue #11 §7): every stdout line wakes the model, and on a quiet bus a
+  // start banner would cost a turn before the user typed anything. The banner rides along with
+  // the first line worth a wake instead, in the same Monitor batch.
   const me = names(who.id).name(who.id);
-  try {
-    opts.write(
-      warm
-        ? `[attend] sensor resumed for ${me}: watching ${scopesLabel()}; nothing already delivered is repeated`
-        : `[attend] sensor started for ${me}: watching ${scopesLabel()}`,
-    );
-  } catch {
-    stop('stdout-closed');
-  }
+  let banner: string | null = warm
+    ? `[attend] sensor resumed for ${me}: watching ${scopesLabel()}; nothing already delivered is repeated`
+    : `[attend] sensor started for ${me}: watching ${scopesLabel()}`;
+  const write = (line: string) => {
+    if (banner !== null) {
+      const first = banner;
+      banner = null;
+      opts.write(first);
+    }
+    opts.write(line);
+  };
   heartbeat();
   if (stopping) {
     releaseSensor(root, who.id, opts.pid);
@@ -124,7 +129,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     scanQueued = false;
     if (stopping) return;
     try {
-      const r = scanOnce({ root, now: opts.now, reporter: opts.reporter, names, write: opts.write, warn: opts.warn, trace: opts.trace ? opts.warn : undefined }, who);
+      const r = scanOnce({ root, now: opts.now, reporter: opts.reporter, names, write, warn: opts.warn, trace: opts.trace ? opts.warn : undefined }, who);
       delivered += r.delivered.length;
       if (r.closed) stop('stdout-closed');
       else if (r.later) requestScan();

@@ -117,7 +117,8 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     { text: ' ' },
     { text: who, color: lc.colorOf(m.fromId), bold: true },
   ];
-  if (m.fromKind === 'human') header.push({ text: ' (human)', dim: true });
+  // One label each: "root (you)", not "root (you) (human)" (issue 10, small things).
+  if (m.fromKind === 'human' && m.fromId !== lc.me) header.push({ text: ' (human)', dim: true });
   // A signed message is the norm; an unsigned one says so (issue 14: chat shows sig).
   if (m.sig === 'none') header.push({ text: ' unsigned', dim: true });
   const ids = addressees(m.to);

@@ -5,18 +5,19 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readChannels } from '../tools/bus/channels.js';
-import { readOwed } from '../tools/bus/owed.js';
-import { writePresence } from '../tools/bus/presence.js';
-import { listLive } from '../tools/bus/roster.js';
-import { procInfo } from '../tools/identity/system.js';
-import { createChatActions } from '../tools/chat/actions.js';
-import { peerStatusText } from '../tools/chat/peer-status.js';
-import { errorLine, runSlash } from '../tools/chat/slash.js';
-import { createVerbCtx } from '../tools/verbs/context.js';
-import { AttendError, EXIT, verbHint } from '../tools/bus/errors.js';
-import { attendKey } from '../tools/wire/names.js';
-import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus } from './helpers/bus.js';
+import { readChannels } from '../../tools/bus/channels.js';
+import { readOwed } from '../../tools/bus/owed.js';
+import { writePresence } from '../../tools/bus/presence.js';
+import { listLive } from '../../tools/bus/roster.js';
+import { procInfo } from '../../tools/identity/system.js';
+import { createChatActions } from '../../tools/chat/actions.js';
+import { peerStatusText } from '../../tools/chat/peer-status.js';
+import { keyHelpLines } from '../../tools/chat/keys.js';
+import { errorLine, runSlash } from '../../tools/chat/slash.js';
+import { createVerbCtx } from '../../tools/verbs/context.js';
+import { AttendError, EXIT, verbHint } from '../../tools/bus/errors.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 let sessions: FakeSession[] = [];
@@ -141,5 +142,38 @@ describe('error lines and peer status', () => {
     const by = (id: string) => peers.find((p) => p.id === id);
     expect(peerStatusText(by(sensed.sessionId)!)).toBe('idle');
     expect(peerStatusText(by(deaf.sessionId)!)).toBe('idle, deaf');
+  });
+});
+
+describe('one key table for every help text', () => {
+  it('`attend chat --help` and /help list every row of the key table', async () => {
+    const r = await runInProcess(['chat', '--help'], { env: bus.env });
+    expect(r.exitCode).toBe(0);
+    const help = runSlash('/help', { actions: createChatActions({ makeCtx: () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human' }), root: bus.root, now: Date.now }), tabChannel: null, replyTarget: () => undefined });
+    for (const line of keyHelpLines()) {
+      expect(r.stdout).toContain(`  ${line}\n`);
+      expect(help.lines.map((l) => l.text)).toContain(line);
+    }
+  });
+});
+
+describe('names in slash commands follow the send rule (issue 10 item 13)', () => {
+  it('/whois takes an exact name or a unique prefix, and only suggests a typo', () => {
+    live('Hana');
+    const run = chat();
+    expect(run('/whois @han').lines[0]?.text).toMatch(/^Hana \(agent\)/);
+    const typo = run('/whois @hanna');
+    expect(typo.consumed).toBe(false);
+    expect(typo.lines[0]).toEqual({ text: 'nobody called @hanna; did you mean @Hana?', level: 'error' });
+  });
+  it('a human and an agent with the same name are ambiguous; @human:<user> names the person (issue 10 item 10)', () => {
+    const agent = live('alpha');
+    writePresence(bus.root, { id: 'alpha', kind: 'human', origin: '/home/alpha', heartbeat: Date.now(), pid: process.pid, role: 'chat' });
+    const run = chat();
+    const amb = run('/whois @alpha');
+    expect(amb.consumed).toBe(false);
+    expect(amb.lines[0]?.text).toContain(`@alpha is ambiguous: alpha (${agent.sessionId}), alpha (alpha)`);
+    expect(run('/whois @human:alpha').lines[0]?.text).toMatch(/^alpha \(human\) · id alpha/);
+    expect(run(`/whois @${agent.sessionId}`).lines[0]?.text).toMatch(/^alpha \(agent\)/);
   });
 });

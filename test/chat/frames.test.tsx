@@ -1,19 +1,20 @@
 // Frames of the main screens through ink-testing-library, on a real temporary bus with a
 // real live session (fakeSession) and the real actions.
 
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import stringWidth from 'string-width';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createChatActions } from '../tools/chat/actions.js';
-import { App } from '../tools/chat/App.js';
-import { createBusSource } from '../tools/chat/bus-source.js';
-import { createVerbCtx } from '../tools/verbs/context.js';
-import { writeSignal } from '../tools/bus/signals.js';
-import { writePresence } from '../tools/bus/presence.js';
-import { attendKey } from '../tools/wire/names.js';
-import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus, waitFor } from './helpers/bus.js';
+import { createChatActions } from '../../tools/chat/actions.js';
+import { App } from '../../tools/chat/App.js';
+import { createBusSource } from '../../tools/chat/bus-source.js';
+import { keyHelpLines } from '../../tools/chat/keys.js';
+import { createVerbCtx } from '../../tools/verbs/context.js';
+import { writeSignal } from '../../tools/bus/signals.js';
+import { writePresence } from '../../tools/bus/presence.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/bus.js';
 
 let bus: TempBus;
 let sessions: FakeSession[] = [];
@@ -76,23 +77,52 @@ describe('attend chat frames', () => {
     expect(f).not.toContain('\x1b[');
   });
 
-  it('sends to a fuzzy-matched @name and writes the signal file as the human', async () => {
+  it('never sends to a typo: suggests, Tab completes, then it sends and writes the signal file as the human (issue 10 item 13)', async () => {
     const hana = live('Hana');
     writePresence(bus.root, { id: hana.sessionId, kind: 'agent', origin: hana.cwd, heartbeat: Date.now(), role: 'sensor', pid: hana.pid });
     const c = renderChat();
     const roster = await c.until((x) => x.includes('Hana idle'), 'roster');
     expect(roster).not.toContain('deaf');
-    await c.type('@hanna ship it');
-    await c.until((x) => x.includes('to Hana'), 'destination shown before Enter');
+    await c.type('@hanna');
+    await c.until((x) => x.includes('── ✗ nobody live is called @hanna; did you mean @Hana? (Tab completes)'), 'the suggestion before Enter');
+    c.press('\r');
+    await c.until((x) => x.includes('not sent: nobody live is called @hanna') && x.includes('> @hanna'), 'refused, draft kept');
+    const dir = join(c.root, 'signals', attendKey(hana.cwd));
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+    c.press('\t');
+    await c.until((x) => /^> @Hana\s*$/m.test(x) && x.includes('── to Hana'), 'completed');
+    for (const ch of 'ship it') c.press(ch);
+    await c.until((x) => x.includes('> @Hana ship it'), 'typed the body');
     c.press('\r');
     await c.until((x) => x.includes('sent to Hana'), 'sent');
-    const dir = join(c.root, 'signals', attendKey(hana.cwd));
     const files = readdirSync(dir).filter((n) => n.endsWith('.signal'));
     expect(files).toHaveLength(1);
     const line = readFileSync(join(dir, files[0]!), 'utf8');
     expect(line).toContain('|from_kind:human|from_id:tester|');
     expect(line).toContain(`|to:${hana.sessionId}|ship it`);
-    await c.until((x) => /tester \(you\) \(human\) → Hana {2}dm/.test(x) && x.includes('  ship it'), 'own message in the feed');
+    const own = await c.until((x) => /tester \(you\) → Hana {2}dm/.test(x) && x.includes('  ship it'), 'own message in the feed');
+    expect(own).not.toContain('(you) (human)');
+  });
+
+  it('a human and an agent with the same name are ambiguous, with the candidates listed (issue 10 item 10)', async () => {
+    const agent = live('alpha');
+    writePresence(bus.root, { id: 'alpha', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
+    const c = renderChat();
+    await c.until((x) => x.includes('live: alpha idle deaf · alpha here'), 'both in the roster');
+    await c.type('@alpha hi');
+    const f = await c.until((x) => x.includes(`@alpha is ambiguous: alpha (agent ${agent.sessionId.slice(0, 8)}), alpha (human)`), 'ambiguity shown');
+    expect(f).toContain('── ✗');
+    c.press('\r');
+    await c.until((x) => x.includes('not sent: @alpha is ambiguous'), 'refused');
+    expect(readdirSync(join(c.root, 'signals'))).toEqual([]);
+    // The CLI's form names the person.
+    c.press('\x15');
+    await c.type('@human:alpha hi');
+    await c.until((x) => x.includes('── to alpha'), 'the human as the destination');
+    c.press('\r');
+    await c.until((x) => x.includes('sent to alpha'), 'sent');
+    const tray = join(c.root, 'signals', attendKey(bus.home));
+    expect(readdirSync(tray).map((n) => readFileSync(join(tray, n), 'utf8')).filter((l) => l.includes('|to:alpha|hi'))).toHaveLength(1);
   });
 
   it('refuses an ambiguous name with the candidates and keeps the draft', async () => {
@@ -107,13 +137,48 @@ describe('attend chat frames', () => {
     expect(f).toContain('> @Nick hi');
   });
 
-  it('refuses a send that reaches nobody live and keeps the draft', async () => {
+  it('sends to #open with nobody else live, and says they will see it when they come back (issue 10 item 12)', async () => {
     const c = renderChat();
     await c.type('anyone there?');
+    await c.until((x) => x.includes('── to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes'), 'the destination says so first');
     c.press('\r');
-    const f = await c.until((x) => x.includes('not sent: nobody else is live'), 'refusal');
-    expect(f).toContain('> anyone there?');
-    expect(readdirSync(join(c.root, 'signals'))).toEqual([]);
+    const f = await c.until((x) => /sent to #open \(everyone\) — nobody else is live for #open now; it waits in history for whoever comes/.test(x), 'sent, with who sees it');
+    expect(f).not.toContain('> anyone there?');
+    const open = join(c.root, 'signals', '_broadcast');
+    const files = readdirSync(open).filter((n) => n.endsWith('.signal'));
+    expect(files).toHaveLength(1);
+    expect(readFileSync(join(open, files[0]!), 'utf8')).toContain('|to:*|anyone there?');
+  });
+
+  it('sends to a channel whose other member is not live, and says so', async () => {
+    const nick = live('Nick');
+    expect((await runInProcess(['join', 'ops'], { env: nick.env })).exitCode).toBe(0);
+    const c = renderChat();
+    await c.type('/join #ops');
+    c.press('\r');
+    await c.until((x) => x.includes('joined #ops') && x.includes('Nick idle'), 'joined, Nick live');
+    nick.kill();
+    await c.until((x) => x.includes('live: nobody else'), 'Nick gone');
+    await c.type('deploying now');
+    await c.until((x) => x.includes('── to #ops — nobody else in #ops is live now; it waits in history for its 1 other member'), 'the preview before Enter');
+    c.press('\r');
+    // After Enter: the send verb's own delivery note, the words the CLI prints.
+    await c.until((x) => /^sent to #ops — delivery not until they are back: /m.test(x), 'sent to #ops');
+    const dir = join(c.root, 'signals', '@ops');
+    expect(readdirSync(dir).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(dir, n), 'utf8')).some((l) => l.endsWith('|deploying now\n'))).toBe(true);
+  });
+
+  it('refuses a channel message addressed to a non-member before Enter, as the send verb does (issue 10 item 7)', async () => {
+    live('Nick');
+    const c = renderChat();
+    await c.type('/create #ops');
+    c.press('\r');
+    await c.until((x) => x.includes('created #ops') && x.includes('Nick idle'), 'created, Nick live');
+    await c.type('#ops @Nick look');
+    await c.until((x) => x.includes('── to #ops, to Nick — Nick is not in #ops and would never see it (/invite @Nick #ops)'), 'the refusal previewed');
+    c.press('\r');
+    await c.until((x) => x.includes('not sent: Nick is not in #ops'), 'refused');
+    expect(existsSync(join(c.root, 'signals', '@ops')) ? readdirSync(join(c.root, 'signals', '@ops')).filter((n) => n.endsWith('.signal')) : []).toEqual([]);
   });
 
   it('shows a message sent by another process within the deadline, counted unread on other tabs', async () => {
@@ -172,8 +237,8 @@ describe('attend chat frames', () => {
     const c = renderChat();
     await c.type('/help');
     c.press('\r');
-    // The feed shows the bottom of the list: the commands' tail and the keys.
-    await c.until((x) => x.includes('/reply [text] — reply to the selected message') && x.includes('Alt-↑/↓ (or Ctrl-↑/↓) select a message'), 'help');
+    // The feed shows the bottom of the list: the commands' tail and every row of the key table.
+    await c.until((x) => x.includes('/reply [text] — reply to the selected message') && keyHelpLines().every((l) => x.includes(`* ${l.slice(0, 60)}`)), 'help');
     await c.type('/frobnicate');
     c.press('\r');
     await c.until((x) => x.includes('unknown command /frobnicate'), 'unknown');
@@ -200,6 +265,29 @@ describe('attend chat frames', () => {
     await c.until((x) => x.includes('> @Nick-alpha'), 'first completion');
     c.press('\t');
     await c.until((x) => x.includes('> @Nick-beta'), 'cycled');
+  });
+
+  it('Ctrl-W deletes the word before the cursor, Ctrl-U the line (issue 10, small things)', async () => {
+    const c = renderChat();
+    await c.type('ship the build');
+    c.press('\x17'); // Ctrl-W
+    await c.until((x) => /^> ship the\s*$/m.test(x), 'a word gone');
+    for (const ch of 'release') c.press(ch);
+    await c.until((x) => x.includes('> ship the release'), 'typed on');
+    c.press('\x15'); // Ctrl-U
+    await c.until((x) => /^>\s*$/m.test(x), 'the line gone');
+  });
+
+  it('labels a human sender once: "(human)" for others, "(you)" for the operator', async () => {
+    writePresence(bus.root, { id: 'ops-lead', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
+    writeSignal(bus.root, { kind: 'open' }, '0aaaaaaaaaaa-human', { from: 'external:ops-lead@pts/1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'ops-lead', to: '*', body: 'from another human' });
+    const c = renderChat();
+    await c.type('mine');
+    c.press('\r');
+    const f = await c.until((x) => x.includes('from another human') && /tester \(you\) {2}#open/.test(x), 'both messages');
+    // Written without attend's signature, so chat says unsigned (issue 14).
+    expect(f).toMatch(/ops-lead \(human\) unsigned {2}#open/);
+    expect(f).not.toContain('(you) (human)');
   });
 
   it('asks before quitting with a draft', async () => {

@@ -20,6 +20,16 @@ describe('compose reducer', () => {
     ['backspace removes a whole emoji', [type('a😀'), { type: 'backspace' }], 'a', 1],
     ['left steps over a whole emoji', [type('😀'), { type: 'left' }, type('x')], 'x😀', 1],
     ['pasted CRLF becomes newlines, controls are dropped', [type('a\r\nb\x1b[31m\x07')], 'a\nb[31m', 7],
+    ['Ctrl-W deletes the blanks before the cursor and the word before them', [type('ship the build  '), { type: 'deleteWord' }], 'ship the ', 9],
+    ['Ctrl-W: one word', [type('ship the build  '), { type: 'deleteWord' }], 'ship the ', 9],
+    ['Ctrl-W twice', [type('ship the build'), { type: 'deleteWord' }, { type: 'deleteWord' }], 'ship ', 5],
+    ['Ctrl-W in the middle keeps what follows', [type('@Hana hi there'), { type: 'set', text: '@Hana hi there', cursor: 8 }, { type: 'deleteWord' }], '@Hana  there', 6],
+    ['Ctrl-W takes a whole emoji word', [type('ok 😀🎉'), { type: 'deleteWord' }], 'ok ', 3],
+    ['Ctrl-W at the start of a line joins it to the line above', [type('ab'), { type: 'newline' }, { type: 'deleteWord' }], 'ab', 2],
+    ['Ctrl-W at the start does nothing', [type('ab'), { type: 'home' }, { type: 'deleteWord' }], 'ab', 0],
+    ['Ctrl-U kills to the start of the line', [type('hello world'), { type: 'left' }, { type: 'killLine' }], 'd', 0],
+    ['Ctrl-U kills only the current line of a draft', [type('keep'), { type: 'newline' }, type('drop'), { type: 'killLine' }], 'keep\n', 5],
+    ['Ctrl-U at the start of a line does nothing', [type('a'), { type: 'newline' }, { type: 'killLine' }], 'a\n', 2],
   ])('%s', (_name, actions, text, cursor) => {
     const s = run(actions);
     expect(s.text).toBe(text);
