@@ -131,7 +131,8 @@ describe('A2A cards', () => {
     for (const c of cards) expect(AgentCard.toJSON(AgentCard.fromJSON(c))).toEqual(AgentCard.toJSON(c));
   });
 
-  it('cardFor marks a human external', () => {
-    expect(cardFor(bus.root, { id: 'aaron', kind: 'human', name: 'aaron', origin: '/h' }).capabilities?.extensions[0]?.params).toMatchObject({ node_kind: 'external' });
+  it('cardFor marks a human and an agent that is not Claude Code external', () => {
+    expect(cardFor(bus.root, { id: 'codex-1', kind: 'agent', name: 'codex-1', origin: '/w', claude: false }).capabilities?.extensions[0]?.params).toMatchObject({ node_kind: 'external', from_kind: 'agent' });
+    expect(cardFor(bus.root, { id: 'aaron', kind: 'human', name: 'aaron', origin: '/h', claude: false }).capabilities?.extensions[0]?.params).toMatchObject({ node_kind: 'external' });
   });
 });

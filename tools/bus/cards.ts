@@ -14,25 +14,31 @@ export interface CardNode {
   kind: 'agent' | 'human';
   name: string;
   origin: string;
+  /** A Claude Code session (it has a session record); other agents and people are external. */
+  claude: boolean;
 }
 
 /** The extension that carries attend's node fields; readers that do not know it ignore it. */
 export const NODE_EXTENSION = 'urn:attend:node:v1';
 
 export function cardFor(root: string, node: CardNode, version = '0.1.0'): AgentCard {
-  const claude = node.kind === 'agent';
-  const inbox = claude ? scopeDir(root, { kind: 'tray', key: attendKey(node.origin) }) : scopeDir(root, { kind: 'open' });
+  const claude = node.claude;
+  const inbox = node.kind === 'agent' ? scopeDir(root, { kind: 'tray', key: attendKey(node.origin) }) : scopeDir(root, { kind: 'open' });
   const keys = readPublishedKeys(root, node.id);
   const parent = readLineage(root).parentOf(node.id) ?? null;
   return {
     name: node.name,
-    description: claude ? `Claude Code session ${node.id} working in ${node.origin}` : `${node.name}, a person on this attend bus (external node)`,
+    description: claude
+      ? `Claude Code session ${node.id} working in ${node.origin}`
+      : node.kind === 'agent'
+        ? `${node.name}, an agent that is not Claude Code, on this attend bus (external node)`
+        : `${node.name}, a person on this attend bus (external node)`,
     supportedInterfaces: [{ url: pathToFileURL(inbox).href, protocolBinding: 'attend-filesystem', tenant: '', protocolVersion: '1.0' }],
     provider: undefined,
     version,
     capabilities: {
       streaming: false,
-      pushNotifications: claude,
+      pushNotifications: node.kind === 'agent',
       extensions: [
         {
           uri: NODE_EXTENSION,

@@ -159,7 +159,7 @@ export async function runPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tr
   const names = new Map(live.map((p) => [p.id, `${neutralize(p.name)} (${p.kind})`]));
   if (opts.cards) {
     const { cardFor } = await import('../bus/cards.js');
-    return io.json(live.map((p) => cardFor(ctx.root(), { id: p.id, kind: p.kind, name: p.name, origin: p.origin }, VERSION)));
+    return io.json(live.map((p) => cardFor(ctx.root(), { id: p.id, kind: p.kind, name: p.name, origin: p.origin, claude: p.record !== undefined }, VERSION)));
   }
   const forest = lineageForest(ctx.root(), live.map((p) => p.id));
   if (opts.json) return io.json({ tree: forest });
@@ -179,5 +179,5 @@ export async function runWhoamiCard(ctx: Ctx, io: Io): Promise<void> {
   const { cardFor } = await import('../bus/cards.js');
   const { runWhoami } = await import('../verbs/whoami.js');
   const r = runWhoami(ctx);
-  io.json(cardFor(ctx.root(), { id: r.id, kind: r.kind, name: r.displayName, origin: r.origin }, VERSION));
+  io.json(cardFor(ctx.root(), { id: r.id, kind: r.kind, name: r.displayName, origin: r.origin, claude: r.sessionId !== null }, VERSION));
 }
