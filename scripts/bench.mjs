@@ -64,19 +64,29 @@ async function main() {
   }
   const cpu = cpus();
   const machine = `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${process.arch}, Node ${process.version}`;
+  // A run of some modules replaces only their sections: the rest of the file, measured in
+  // an earlier run, stays (each section says what it measured; ratios are within a section).
+  const file = join(repo, 'docs', 'benchmarks.md');
+  let kept = [];
+  if (names.length > 0 && existsSync(file)) {
+    const old = readFileSync(file, 'utf8');
+    const parts = old.split(/^(?=## )/m).slice(1);
+    const fresh = new Set(sections.map((s) => `## ${s.title}`));
+    kept = parts.filter((p) => !fresh.has(p.split('\n')[0]));
+  }
   const md = [
     '# Benchmarks',
     '',
     `Written by \`npm run bench\` (scripts/bench.mjs${quick ? ' --quick' : ''}). Figures are wall times of real processes on one machine; compare them within a run, not across machines.`,
     '',
     `- Machine: ${machine}`,
-    `- Date: ${new Date().toISOString()}`,
-    `- Modules: ${sections.map((s) => basename(s.file, '.mjs')).join(', ')}`,
+    `- Date of the latest run: ${new Date().toISOString()}${names.length > 0 ? ` (modules: ${sections.map((s) => basename(s.file, '.mjs')).join(', ')}; the other sections are from earlier runs)` : ''}`,
     '',
     ...sections.flatMap((s) => [`## ${s.title}`, '', s.markdown.trim(), '']),
+    ...kept.map((p) => p.trimEnd() + '\n'),
   ].join('\n');
   mkdirSync(join(repo, 'docs'), { recursive: true });
-  writeFileSync(join(repo, 'docs', 'benchmarks.md'), md);
+  writeFileSync(file, md);
   process.stdout.write(md);
 }
 

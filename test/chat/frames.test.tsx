@@ -294,7 +294,8 @@ describe('attend chat frames', () => {
     await c.type('mine');
     c.press('\r');
     const f = await c.until((x) => x.includes('from another human') && /tester \(you\) {2}#open/.test(x), 'both messages');
-    expect(f).toMatch(/ops-lead \(human\) {2}#open/);
+    // Written without attend's signature, so chat says unsigned (issue 14).
+    expect(f).toMatch(/ops-lead \(human\) unsigned {2}#open/);
     expect(f).not.toContain('(you) (human)');
   });
 

@@ -96,6 +96,14 @@ describe('lines', () => {
     expect(out.split('\n')[0]).toMatch(/^\d\d:\d\d:\d\d Nick → you {2}dm {2}↳ re Hana$/);
   });
 
+  it('says when a message is unsigned and whether on_behalf_of is verified (issue 14)', () => {
+    const header = (over: Record<string, unknown>) => text(itemLines({ kind: 'msg', msg: { ...msg({ to: 'me' }), ...over, scopes: [tray] } }, lc)).split('\n')[0];
+    expect(header({ sig: 'none' })).toContain('Nick unsigned → you');
+    expect(header({ sig: 'ok' })).not.toContain('unsigned');
+    expect(header({ sig: 'ok', onBehalfOf: 'aaron', obo: 'verified' })).toContain('for aaron (verified)');
+    expect(header({ sig: 'ok', onBehalfOf: 'aaron' })).toContain('for aaron (claimed)');
+  });
+
   it('makes hostile bodies inert: escapes, controls, bidi', () => {
     const out = wrapBody('\x1b[2J\x1b]0;pwned\x07 \u202Eevil\r\x00', 80).join('\n');
     expect(out).not.toMatch(/[\u0000-\u001f\u007f\u202e]/);

@@ -53,7 +53,7 @@ describe('claude code: delivery', () => {
     expect(carrying).toHaveLength(1);
     const seen = lastText(carrying[0]!);
     expect(seen).toMatch(/Stop hook/);
-    expect(seen).toContain(`[attend message from_kind=human from=tester to=${b.id}`);
+    expect(seen).toContain(`[attend message from_kind=human from=tester sig=ok to=${b.id}`);
     expect(seen).toContain(`id=${id}`);
     // The turn the Stop hook started ended, and the hook ran again without repeating it.
     const after = api.requests.slice(api.requests.indexOf(carrying[0]!) + 1);
@@ -78,7 +78,7 @@ describe('claude code: delivery', () => {
     const event = await waitFor(() => api!.requests.find((r) => lastText(r).includes('monitor-payload-91c2')), { timeoutMs: 30_000, what: 'the Monitor event at the model' });
     const seen = lastText(event);
     expect(seen).toContain('<task-notification>');
-    expect(seen).toContain(`[attend message from_kind=human from=tester to=${b.id}`);
+    expect(seen).toContain(`[attend message from_kind=human from=tester sig=ok to=${b.id}`);
     expect(seen).toContain(`id=${id}`);
     // The sensor said nothing while the bus was quiet (issue #11 §7): the first Monitor event
     // the model gets is this message, with the start line riding along in the same batch.

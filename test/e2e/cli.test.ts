@@ -478,7 +478,7 @@ describe('the TTY table (formatter)', () => {
     const names = namesFrom([{ id: 's1', kind: 'agent', origin: '/p', name: 'api', presence: [], lastSeen: 0 }], 'me');
     const out = formatTable([msg({}), msg({ id: 'second', to: 'me', re: '0mx26z5bk000-04yfnem5', scope: { kind: 'tray', key: 'k' } })], names, Date.now(), 140);
     const [header, row1, row2] = out.split('\n');
-    expect(header!.split(/\s+/)).toEqual(['When', 'Scope', 'From', 'To', 'Id', 'Re', 'Message']);
+    expect(header!.split(/\s+/)).toEqual(['When', 'Scope', 'From', 'Sig', 'To', 'Id', 'Re', 'Message']);
     expect(row1).toMatch(/^\d\d:\d\d:\d\d\s+#open\s+api\s+#open\s+0mx26z5da000-04yqqgze\s+hello$/);
     expect(row2).toMatch(/tray\s+api\s+you\s+second\s+4yfnem5\s+hello/);
   });

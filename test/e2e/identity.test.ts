@@ -79,6 +79,22 @@ describe('identity end to end, with a real process tree', () => {
     }
   });
 
+  it('a real process with only CLAUDE_CODE_SESSION_ID (no CLAUDE_PID, not a descendant) resolves as that live session (issue 14 §6)', () => {
+    const s = fakeSession(bus, { name: 'api' });
+    try {
+      const { CLAUDE_PID: _pid, ...env } = s.env;
+      const r = runBin(['whoami', '--json'], { env: { ...env, USER: 'ceo' } });
+      expect(JSON.parse(r.stdout)).toMatchObject({ kind: 'agent', id: s.sessionId, via: 'env' });
+      const sent = runBin(['send', 'hello', '--json'], { env: { ...env, USER: 'ceo' } });
+      expect(sent.exitCode, sent.stderr).toBe(0);
+    } finally {
+      s.kill();
+    }
+    // Once the session is gone, the same env is just a stale variable: the human.
+    const { CLAUDE_PID: _pid2, ...env2 } = s.env;
+    expect(JSON.parse(runBin(['whoami', '--json'], { env: env2 }).stdout)).toMatchObject({ kind: 'human' });
+  });
+
   it('the human path in a real process: no session, sanitized $USER', () => {
     const r = runBin(['whoami', '--json'], { env: { ...bus.env, USER: 'Zoë Q' } });
     expect(JSON.parse(r.stdout)).toMatchObject({ resolved: false, kind: 'human', id: 'Zo__Q', busRoot: bus.root });

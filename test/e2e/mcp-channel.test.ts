@@ -61,7 +61,7 @@ describe('attend mcp --channel', () => {
     const { notices } = await connect(['--channel']);
     const id = sendToMe('pushed over the channel');
     const n = await waitFor(() => pushed(notices, id), { timeoutMs: 15_000, what: 'the channel notification' });
-    expect(n.params?.content).toContain(`[attend message from_kind=human from=tester to=${me.sessionId} id=${id}]`);
+    expect(n.params?.content).toContain(`[attend message from_kind=human from=tester sig=ok to=${me.sessionId} id=${id}]`);
     expect(n.params?.content).toContain('pushed over the channel');
     expect(n.params?.meta).toMatchObject({ source: 'attend', id, from_kind: 'human', from_id: 'tester', to: me.sessionId });
     // The same ledger: the Stop hook has nothing left to deliver.

@@ -92,7 +92,7 @@ describe('attend run', () => {
     const out = p.stdout();
     const seen = `stdout:\n${out}\nstderr:\n${p.stderr()}`;
     expect(headerIds(out), seen).toEqual([a, b]);
-    expect(out, seen).toContain(`[attend message from_kind=human from=hana to=* id=${a}]\nmessage from hana (human, to #open): first\n`);
+    expect(out, seen).toContain(`[attend message from_kind=human from=hana sig=none to=* id=${a}]\nmessage from hana (human, to #open): first\n`);
     expect(out, seen).toContain('message from hana (human, to you): to you ␛[31m red');
     expect(out.match(/attend reply/g), seen).toHaveLength(1);
     expect(readPresence(bus.root).some((r) => r.id === s.sessionId && r.role === 'sensor'), JSON.stringify(readPresence(bus.root))).toBe(true);

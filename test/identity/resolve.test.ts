@@ -153,6 +153,22 @@ describe('identity: origin and the human fallback', () => {
   });
 });
 
+describe('identity: a detached process that keeps a session env (issue 14 §6)', () => {
+  const live = rec(300);
+  const find = (w: World, recs: SessionRecord[]) => ({ ...readers(w), findSessionById: (sid: string) => recs.find((r) => r.sessionId === sid) ?? null });
+  it('CLAUDE_CODE_SESSION_ID of a live session, no CLAUDE_PID, no ancestry: that session, never the human', () => {
+    const detached = { 500: { ppid: 1, start: 's500' }, 1: { ppid: 0, start: 's1' }, 300: { ppid: 1, start: 's300' } };
+    const id = resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID, USER: 'ceo' }, procs: detached }, [live]));
+    expect(id).toMatchObject({ kind: 'agent', id: SID, via: 'env' });
+    expect(id.reason).toMatch(/detached/);
+  });
+  it('a session id whose record is dead or recycled is not that session: the human', () => {
+    const detached = { 500: { ppid: 1, start: 's500' }, 1: { ppid: 0, start: 's1' }, 300: { ppid: 1, start: 'recycled' } };
+    expect(resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID }, procs: detached }, [live])).kind).toBe('human');
+    expect(resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID }, procs: detached }, [])).kind).toBe('human');
+  });
+});
+
 describe('identity: system readers', () => {
   it('parseProcStat handles a comm with spaces and parentheses', () => {
     const fields = Array.from({ length: 50 }, (_, i) => String(i + 3));

@@ -8,6 +8,7 @@
 //   - only signal files and attend's own temporaries are removed; a directory goes only
 //     when it is empty.
 
+import { sidecarPath } from './signing.js';
 import { existsSync, lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { slugOfKey } from '../wire/names.js';
@@ -191,6 +192,14 @@ export function applyCleanup(root: string, plan: CleanupPlan, opts: Pick<Cleanup
         done.push(item);
       } catch {
         // already gone
+      }
+      // A message's signature goes with it (issue 14), so its tray can be removed.
+      if (item.kind === 'message' && item.what.endsWith('.signal')) {
+        try {
+          unlinkSync(join(root, sidecarPath(item.what)));
+        } catch {
+          // unsigned
+        }
       }
     }
   }

@@ -34,7 +34,8 @@ import { clearOwed, readOwed } from './owed.js';
 import { type DirListing, type Ledger, type Pending, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
 import { receiveScopes } from './receive.js';
 import { ensureDir } from './root.js';
-import { type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
+import { type Message, type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
+import { type Gate, createGate } from './gate.js';
 
 export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, idFloor } from './pending.js';
 
@@ -123,7 +124,17 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     }
     const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
     const owed = readOwed(root, who.id);
-    const plan = planPending(ledger, cold, dirs, owed, who, now, (scope, id) => readMessage(root, scope, id, opts.reporter));
+    // The one check before anything reaches a conduit (issue 14, tools/bus/gate.ts): a held
+    // message (bad signature, refused by policy) reads as unreadable, so the plan records it
+    // as consumed and never hands it over; `attend inbox --held` lists it for the owner.
+    // Under a policy that did not parse nothing is delivered and nothing is recorded.
+    const gate = createGate(root, who);
+    const broken = gate.broken();
+    if (broken !== null) {
+      opts.warn(`attend: ${broken}`);
+      return deliver({ fresh: [], cold, hidden: 0, invited: [], ledger }).result;
+    }
+    const plan = planPending(ledger, cold, dirs, owed, who, now, gatedReader(root, gate, opts.reporter));
     const { consume, result } = deliver({ fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger });
     recordConsumed(ledger, dirs, [...plan.auto, ...consume], now);
     writeLedger(root, ledger);
@@ -142,8 +153,18 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
   const cold = read.state !== 'ok';
   const ledger = read.state === 'ok' ? read.ledger : newLedger(who.id, now);
   const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
-  const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, (scope, id) => readMessage(root, scope, id, opts.reporter));
+  const gate = createGate(root, who);
+  if (gate.broken() !== null) return { fresh: [], cold, hidden: 0, invited: [], ledger };
+  const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, gatedReader(root, gate, opts.reporter));
   return { fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger };
+}
+
+/** readMessage through the gate: what it holds reads as null (consumed, never surfaced). */
+function gatedReader(root: string, gate: Gate, reporter: Reporter): (scope: Scope, id: string) => Message | null {
+  return (scope, id) => {
+    const m = readMessage(root, scope, id, reporter);
+    return m !== null && gate.held(m) === null ? m : null;
+  };
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Scope } from '../wire/envelope.js';
 import { attendKey } from '../wire/names.js';
 import { envelopeFrom } from './compose.js';
 import { writeSignal } from './signals.js';
+import type { Signer } from './signing.js';
 
 export interface NoticeTarget {
   id: string;
@@ -32,11 +33,11 @@ export function noticeScopes(targets: NoticeTarget[]): Scope[] {
 }
 
 /** Write one notice to `targets` (one file per destination directory, each with the full `to`). */
-export function writeNotice(root: string, actor: Identity, newId: () => string, targets: NoticeTarget[], body: string): NoticeWritten | null {
+export function writeNotice(root: string, actor: Identity, newId: () => string, targets: NoticeTarget[], body: string, signer?: Signer): NoticeWritten | null {
   if (targets.length === 0) return null;
   const to = [...new Set(targets.map((t) => t.id))].join(',');
   const env = envelopeFrom(actor, { to, body });
   const id = newId();
-  const files = noticeScopes(targets).map((scope) => writeSignal(root, scope, id, env));
+  const files = noticeScopes(targets).map((scope) => writeSignal(root, scope, id, env, signer));
   return { id, to, files };
 }

@@ -15,6 +15,7 @@ import { scopeDir, scopeDirName } from './layout.js';
 import { COLD_RECENT_MS, readLedger } from './ledger.js';
 import { readOwed } from './owed.js';
 import { SIGNAL_EXT, assertScopeDir, listIds } from './signals.js';
+import { SIG_EXT } from './signing.js';
 
 export interface PurgeResult {
   channel: string;
@@ -82,6 +83,11 @@ export function purgeChannel(root: string, channel: string, opts: { now: number;
     try {
       unlinkSync(join(dir, name));
       removed++;
+      try {
+        unlinkSync(join(dir, `${id}${SIG_EXT}`));
+      } catch {
+        // unsigned
+      }
     } catch {
       kept++;
     }

@@ -11,6 +11,8 @@ import { appendIndex, dirStamp } from './dir-index.js';
 import { busError, refusedError } from './errors.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
 import { quarantineSettled } from './quarantine.js';
+import { type SigCheck, type Signer, SIG_EXT, checkSignature } from './signing.js';
+import { type OboCheck, checkOnBehalfOf } from './delegation.js';
 
 export const SIGNAL_EXT = '.signal';
 /** A message body may be at most 64 KiB; a file larger than this is not a signal. */
@@ -23,6 +25,14 @@ export interface Message extends ResolvedEnvelope {
   /** Creation time in ms: from the id when attend made it, else the file's mtime. */
   time: number;
   path: string;
+  /** The signature check (issue 14): ok, none (unsigned) or bad, with the reason; set by every read from disk. */
+  sig?: SigCheck['sig'];
+  sigReason?: string;
+  /** Set by a reader that lists held messages: why the gate holds it back. */
+  heldReason?: string;
+  /** `on_behalf_of` checked against the delegations (issue 14 §5); absent without one. */
+  obo?: 'verified' | 'claimed';
+  oboReason?: string;
 }
 
 /** A scope directory that could not be listed, and why. */
@@ -109,11 +119,14 @@ export const silentReporter: Reporter = { skip() {} };
  * goes into the directory's index hint, with the directory's mtime before and after, so a
  * reader can tell that nothing else changed in between (tools/bus/dir-index.ts).
  */
-export function writeSignal(root: string, scope: Scope, id: string, env: Envelope): string {
+export function writeSignal(root: string, scope: Scope, id: string, env: Envelope, signer?: Signer): string {
   const dir = scopeDir(root, scope);
   const path = join(dir, `${id}${SIGNAL_EXT}`);
   assertScopeDir(dir);
   const before = dirStamp(dir);
+  // The signature sidecar lands before the message (spec §7): a reader never sees a signed
+  // message without its signature.
+  if (signer) writeFileAtomic(join(dir, `${id}${SIG_EXT}`), signer.sidecar(id, scope, env));
   writeFileAtomic(path, `${formatSignal(env)}\n`);
   appendIndex(dir, id, before);
   return path;
@@ -125,7 +138,7 @@ export function writeSignal(root: string, scope: Scope, id: string, env: Envelop
  * place (and their signature sidecars) are removed before the error propagates, so a send
  * that reports failure has not reached half its recipients.
  */
-export function writeSignals(root: string, scopes: Scope[], id: string, env: Envelope): string[] {
+export function writeSignals(root: string, scopes: Scope[], id: string, env: Envelope, signer?: Signer): string[] {
   // Every reader skips a file over MAX_FILE_BYTES: a body within its limit can still get
   // there with a long recipient list, so the whole line is checked before anything is written.
   const bytes = Buffer.byteLength(formatSignal(env), 'utf8') + 1;
@@ -134,7 +147,7 @@ export function writeSignals(root: string, scopes: Scope[], id: string, env: Env
   }
   const done: string[] = [];
   try {
-    for (const scope of scopes) done.push(writeSignal(root, scope, id, env));
+    for (const scope of scopes) done.push(writeSignal(root, scope, id, env, signer));
   } catch (err) {
     for (const path of done) {
       for (const p of [path, `${path.slice(0, -SIGNAL_EXT.length)}.sig`]) {
@@ -245,7 +258,25 @@ export function readMessage(root: string, scope: Scope, id: string, reporter: Re
     return null;
   }
   const resolved = resolveEnvelope(res.envelope, scope);
-  return { ...resolved, id, scope, time: idTime(id) ?? res.mtimeMs, path };
+  const m: Message = { ...resolved, id, scope, time: idTime(id) ?? res.mtimeMs, path };
+  // Verified on first look (an Ed25519 check costs ~0.1 ms): most reads never ask — a
+  // sibling's tray mail, one's own messages, a cold start's unread history.
+  let check: SigCheck | undefined;
+  const verify = () => (check ??= checkSignature(root, { id, scope, path, envelope: res.envelope, fromId: resolved.fromId }));
+  Object.defineProperty(m, 'sig', { enumerable: true, configurable: true, get: () => verify().sig, set: (v) => Object.defineProperty(m, 'sig', { value: v, enumerable: true, writable: true, configurable: true }) });
+  Object.defineProperty(m, 'sigReason', {
+    enumerable: true,
+    configurable: true,
+    get: () => (verify().sig === 'bad' ? verify().sigReason : undefined),
+    set: (v) => Object.defineProperty(m, 'sigReason', { value: v, enumerable: true, writable: true, configurable: true }),
+  });
+  if (res.envelope.onBehalfOf !== undefined) {
+    let obo: OboCheck | null | undefined;
+    const checkObo = () => (obo ??= checkOnBehalfOf(root, m, Date.now()));
+    Object.defineProperty(m, 'obo', { enumerable: true, configurable: true, get: () => checkObo()?.state });
+    Object.defineProperty(m, 'oboReason', { enumerable: true, configurable: true, get: () => { const c = checkObo(); return c?.state === 'claimed' ? c.reason : undefined; } });
+  }
+  return m;
 }
 
 /** Every message in the given scopes, oldest first. */

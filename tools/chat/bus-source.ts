@@ -10,6 +10,7 @@ import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/layout.js';
 import { listIds, listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/signals.js';
 import { readKnownNames } from '../bus/names.js';
 import type { Scope } from '../wire/envelope.js';
+import { type Reader, createGate } from '../bus/gate.js';
 
 export interface SourceEvents {
   arrived(messages: Message[]): void;
@@ -42,6 +43,8 @@ export interface SourceOptions {
   storeChannels?: () => string[];
   /** Arrivals are handed over at most this often, ms (see flush below). */
   batchMs?: number;
+  /** Who reads (the human at the keyboard), for the gate that holds messages back (issue 14). */
+  reader?: Reader;
 }
 
 /**
@@ -72,6 +75,21 @@ export function createBusSource(opts: SourceOptions): BusSource {
     },
   };
   let events: SourceEvents | null = null;
+  // Held messages (bad signature, refused by policy) never reach the screen; a status line
+  // counts them and names `attend inbox --held` (tools/bus/gate.ts).
+  const gate = createGate(root, opts.reader ?? { id: '', kind: 'human' });
+  const held = new Set<string>();
+  const admit = (m: Message | null): m is Message => {
+    if (!m) return false;
+    if (gate.held(m) === null) return true;
+    if (!held.has(m.id)) {
+      held.add(m.id);
+      // A broken policy holds everything: say why, loudly, rather than only counting.
+      const broken = gate.broken();
+      events?.status(broken ?? `${held.size} message${held.size > 1 ? 's' : ''} held back; attend inbox --held`);
+    }
+    return false;
+  };
   const watchers = new Map<string, FSWatcher>();
   let rootWatcher: FSWatcher | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -94,7 +112,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
     for (const e of entries) {
       known.add(`${scopeDirName(e.scope)}/${e.id}`);
       const m = readMessage(root, e.scope, e.id, reporter);
-      if (m) out.push(m);
+      if (admit(m)) out.push(m);
     }
     return out;
   }
@@ -134,7 +152,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
     if (!existsSync(join(sigDir, dir, name))) return; // a rename away, or a purge
     known.add(key);
     const m = readMessage(root, scope, id, reporter);
-    if (!m) return;
+    if (!admit(m)) return;
     pending.push(m);
     if (!flushScheduled) {
       flushScheduled = true;

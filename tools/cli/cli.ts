@@ -13,6 +13,7 @@ import { VERSION } from './version.js';
 import { registerChannels } from './register-channels.js';
 import { registerChat } from './register-chat.js';
 import { registerIntegration } from './register-integration.js';
+import { registerTrust } from './register-trust.js';
 
 export interface CliResult {
   exitCode: number;
@@ -43,8 +44,10 @@ const registerCore: Registrar = (program, ctx, io) => {
     .command('whoami')
     .description('show who attend resolves this process as')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend whoami', 'attend whoami --json']))
-    .action(async (opts: { json?: boolean }) => {
+    .option('--card', 'print this node as an A2A AgentCard (JSON)')
+    .addHelpText('after', examples(['attend whoami', 'attend whoami --json', 'attend whoami --card']))
+    .action(async (opts: { json?: boolean; card?: boolean }) => {
+      if (opts.card) return (await import('./register-trust.js')).runWhoamiCard(ctx, io);
       const { runWhoami } = await import('../verbs/whoami.js');
       const r = runWhoami(ctx);
       if (opts.json) return io.json(r);
@@ -58,6 +61,8 @@ const registerCore: Registrar = (program, ctx, io) => {
           `resolved: ${r.resolved ? 'yes' : 'no'} (${r.reason})`,
           ...(r.status ? [`status:   ${neutralize(r.status)}`] : []),
           ...(r.followedClear ? ['note:     followed a /clear to the new session id'] : []),
+          `parent:   ${r.parent ?? '(none recorded)'}`,
+          `group:    ${[r.parent, r.id, ...r.group.siblings].filter((x) => x !== null).join(', ')}${r.group.children.length > 0 ? `; leads ${r.group.children.join(', ')}` : ''}`,
           `bus:      ${neutralize(r.busRoot)}`,
         ].join('\n'),
       );
@@ -120,11 +125,12 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--before <id>', 'only messages older than this id')
     .option('--json', 'print JSON')
     .option('--sent', 'the messages you sent, newest first, with who has been shown each (from their delivery ledgers)')
+    .option('--held', 'the bus owner only: messages held back (bad signature, refused by policy) in every directory, with the reason')
     .option('--drain', 'the Stop hook: deliver what the sensor has not, then record it (reads the hook JSON on stdin)')
     .option('--format <format>', 'with --drain: hook (JSON for Claude Code, the default) or plain')
     .option('--trace', 'with --drain: name on stderr the ids delivered, collapsed or left to attend inbox')
-    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --sent                                # who has been shown what you sent', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
-    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; sent?: boolean; drain?: boolean; format?: string; trace?: boolean }) => {
+    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --sent                                # who has been shown what you sent', 'attend inbox --held                                # (the bus owner) what was held back, and why', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
+    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; sent?: boolean; held?: boolean; drain?: boolean; format?: string; trace?: boolean }) => {
       if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
       if (opts.format !== undefined) throw new AttendError('--format goes with --drain (attend inbox --drain --format plain)', EXIT.usage);
       if (opts.trace) throw new AttendError('--trace goes with --drain', EXIT.usage);
@@ -154,14 +160,15 @@ const registerCore: Registrar = (program, ctx, io) => {
         if (opts.json) return io.json(id !== undefined ? inbox.messageJson(msgs[0]!) : { messages: msgs.map(inbox.messageJson) });
         return io.out(msgs.map((m) => formatBlock(m, names, now)).join('\n\n'));
       }
-      const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before });
+      const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before, held: opts.held });
       // A directory that could not be read is not "no messages" (issue #10 item 6): the
       // reporter named it on stderr; the listing says it is incomplete and exits 3.
       const unreadable = page.unreadable ?? [];
       if (unreadable.length > 0) io.setExitCode(EXIT.bus);
       if (opts.json) return io.json({ ...page, messages: page.messages.map(inbox.messageJson) });
       const missing = unreadable.length === 0 ? '' : `${plural(unreadable.length, 'directory', 'directories')} could not be read (see above)`;
-      if (page.messages.length === 0) return io.out(page.total === 0 ? (missing ? `No messages could be read: ${missing}.` : 'No messages.') : `No messages on page ${page.page} (${plural(page.pages, 'page')}).`);
+      const none = opts.held ? 'No held messages.' : 'No messages.';
+      if (page.messages.length === 0) return io.out(page.total === 0 ? (missing ? `No messages could be read: ${missing}.` : none) : `No messages on page ${page.page} (${plural(page.pages, 'page')}).`);
       if (missing) io.err(`attend: this listing is incomplete: ${missing}`);
       const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${plural(page.total, 'message')}); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
       if (ctx.stdout.isTTY) return io.out(formatTable(page.messages, names, now, ctx.stdout.columns ?? 120) + footer);
@@ -185,7 +192,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration];
+const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust];
 
 export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
   const ctx = createContext(opts);

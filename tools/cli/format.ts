@@ -44,14 +44,15 @@ function when(m: Message, now: number): string {
 export function formatTable(msgs: Message[], names: Names, now: number, columns: number): string {
   // The Id column is as wide as the longest id: a cut id cannot be passed to `inbox <id>`.
   const idWidth = Math.min(40, Math.max(2, ...msgs.map((m) => m.id.length)));
-  const widths = { when: 10, scope: 12, from: 14, to: 14, id: idWidth, re: 8 };
-  const rest = Math.max(20, columns - Object.values(widths).reduce((a, b) => a + b, 0) - 7);
-  const header = [pad('When', widths.when), pad('Scope', widths.scope), pad('From', widths.from), pad('To', widths.to), pad('Id', widths.id), pad('Re', widths.re), 'Message'].join(' ');
+  const widths = { when: 10, scope: 12, from: 14, sig: 4, to: 14, id: idWidth, re: 8 };
+  const rest = Math.max(20, columns - Object.values(widths).reduce((a, b) => a + b, 0) - 8);
+  const header = [pad('When', widths.when), pad('Scope', widths.scope), pad('From', widths.from), pad('Sig', widths.sig), pad('To', widths.to), pad('Id', widths.id), pad('Re', widths.re), 'Message'].join(' ');
   const rows = msgs.map((m) =>
     [
       pad(when(m, now), widths.when),
       pad(neutralize(scopeLabel(m.scope)), widths.scope),
-      pad(fromLabel(m, names), widths.from),
+      pad(m.heldReason !== undefined ? `?${neutralize(m.fromId)}` : fromLabel(m, names), widths.from),
+      pad(m.sig ?? '', widths.sig),
       pad(neutralize(toLabel(m, names)), widths.to),
       pad(m.id, widths.id),
       pad(m.re ? m.re.slice(-7) : '', widths.re),
@@ -64,9 +65,12 @@ export function formatTable(msgs: Message[], names: Names, now: number, columns:
 }
 
 export function formatBlock(m: Message, names: Names, now: number): string {
+  // A held message is never presented as from its sender (issue 14): its from is a claim.
+  const from = m.heldReason !== undefined ? `claims ${neutralize(m.fromId)} (${m.fromKind})` : `${fromLabel(m, names)} (${m.fromKind}${m.fromId !== names.me ? `, ${neutralize(m.fromId)}` : ''})`;
   const lines = [
     `── ${m.id}  ${neutralize(scopeLabel(m.scope))}  ${new Date(m.time).toISOString()} (${formatAge(now - m.time)} ago)`,
-    `from: ${fromLabel(m, names)} (${m.fromKind}${m.fromId !== names.me ? `, ${neutralize(m.fromId)}` : ''})${m.onBehalfOf ? ` on behalf of ${neutralize(m.onBehalfOf)} (claimed)` : ''}`,
+    ...(m.heldReason !== undefined ? [`held: ${neutralize(m.heldReason)}`] : []),
+    `from: ${from}${m.sig !== undefined ? ` sig=${m.sig}` : ''}${m.onBehalfOf ? ` on behalf of ${neutralize(m.onBehalfOf)} (${m.obo === 'verified' ? 'verified' : 'claimed'})` : ''}`,
     `to: ${neutralize(toLabel(m, names))}`,
   ];
   if (m.re) lines.push(`re: ${m.re}`);

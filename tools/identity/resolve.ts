@@ -45,6 +45,8 @@ export interface IdentityReaders {
   procInfo(pid: number): ProcInfo | null;
   terminal(): string | null;
   username(): string;
+  /** The live-or-not record naming this session id, if any (a scan of the sessions dir). */
+  findSessionById?(sessionId: string): SessionRecord | null;
   /** The command line of a process (argv), where it can be read. */
   readCommand?(pid: number): string[] | null;
 }
@@ -200,5 +202,15 @@ export function resolveIdentity(r: IdentityReaders): Identity {
     if (pid === 1) break;
   }
   notes.push('no Claude Code session in the process ancestry');
+  // A process that still carries a live session's environment but lost its ancestry
+  // (`setsid -f`, a daemonized child, a reparented shell) is that session, never the human
+  // (issue 14 §6): otherwise any agent could speak as a person by detaching first.
+  const envSid = r.env.CLAUDE_CODE_SESSION_ID;
+  if (envSid && r.findSessionById) {
+    const rec = r.findSessionById(envSid);
+    if (rec && recordMatches(rec, rec.pid, r.procInfo(rec.pid))) {
+      return agentIdentity(r, rec, 'env', `CLAUDE_CODE_SESSION_ID names the live session of pid ${rec.pid} (not an ancestor: detached)`);
+    }
+  }
   return humanIdentity(r, notes.join('; '));
 }

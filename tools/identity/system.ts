@@ -1,6 +1,6 @@
 // The real readers behind the identity resolver: /proc, session records, the terminal.
 
-import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { type IdentityReaders, type ProcInfo, type SessionRecord, sameProcess } from './resolve.js';
@@ -104,6 +104,22 @@ export function readSessionRecordFile(sessionsDir: string, pid: number): Session
   }
 }
 
+/** The session record that names `sessionId` (only read when resolution fell through). */
+export function findSessionRecordById(sessionsDir: string, sessionId: string): SessionRecord | null {
+  let names: string[];
+  try {
+    names = readdirSync(sessionsDir);
+  } catch {
+    return null;
+  }
+  for (const name of names) {
+    if (!/^\d+\.json$/.test(name)) continue;
+    const rec = readSessionRecordFile(sessionsDir, Number(name.slice(0, -5)));
+    if (rec && rec.sessionId === sessionId) return rec;
+  }
+  return null;
+}
+
 /** The controlling terminal of this process, as `pts-3`, from its standard streams. */
 export function detectTerminal(): string | null {
   for (const fd of [0, 1, 2]) {
@@ -129,6 +145,7 @@ export function systemReaders(opts: {
     selfPid: opts.pid,
     cwd: opts.cwd,
     readSessionRecord: (pid) => readSessionRecordFile(opts.sessionsDir, pid),
+    findSessionById: (sid) => findSessionRecordById(opts.sessionsDir, sid),
     procInfo,
     terminal: detectTerminal,
     readCommand: (pid) => {

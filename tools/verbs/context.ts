@@ -1,7 +1,11 @@
 // The context every verb runs in: paths, identity, clock, env, a warn sink. No standard
 // streams (they belong to the front ends) and no module state (docs/architecture.md, "Layers").
 
-import type { Identity, ProcInfo } from '../identity/resolve.js';
+import { hostname } from 'node:os';
+import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js';
+import { findParent } from '../identity/lineage.js';
+import { hasParentRecord, recordParent } from '../bus/lineage.js';
+import { type Signer, createSigner } from '../bus/signing.js';
 import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
 import { procInfo as systemProcInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
@@ -27,6 +31,8 @@ export interface VerbCtx {
   live(): Peer[];
   /** The bus root, created and checked on first use. */
   root(): string;
+  /** Signs what this context writes; the key loads on the first signature (issue 14). */
+  signer(): Signer;
 }
 
 export interface VerbCtxOptions {
@@ -49,7 +55,8 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
   let identity: Identity | undefined;
   let live: Peer[] | undefined;
   let rootChecked = false;
-  return {
+  let signer: Signer | undefined;
+  const ctx: VerbCtx = {
     env,
     paths,
     cwd,
@@ -61,7 +68,10 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     procInfo,
     identity() {
       const readers = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
-      identity ??= opts.identity === 'human' ? humanIdentity(readers, 'attend chat always writes as the human') : resolveIdentity(readers);
+      if (identity === undefined) {
+        identity = opts.identity === 'human' ? humanIdentity(readers, 'attend chat always writes as the human') : resolveIdentity(readers);
+        noteLineage(() => ctx.root(), identity, readers);
+      }
       return identity;
     },
     live() {
@@ -76,5 +86,23 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
       }
       return paths.root;
     },
+    signer() {
+      signer ??= createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: hostname(), now });
+      return signer;
+    },
   };
+  return ctx;
+}
+
+/** Record a session's parent the first time attend sees it (issue 14 §1); best effort. */
+function noteLineage(getRoot: () => string, who: Identity, readers: IdentityReaders): void {
+  if (who.kind !== 'agent') return;
+  try {
+    const root = getRoot();
+    if (hasParentRecord(root, who.id)) return;
+    const parent = findParent(who, readers);
+    if (parent !== undefined) recordParent(root, who.id, parent);
+  } catch {
+    // lineage is advisory for display and groups; a read-only bus must not stop a send
+  }
 }

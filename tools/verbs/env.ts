@@ -13,6 +13,8 @@ export interface Paths {
   sessionsDir: string;
   projectsDir: string;
   home: string;
+  /** Private signing keys: $XDG_CONFIG_HOME/attend/keys (env-paths' config dir), never under the bus root. */
+  keysDir: string;
 }
 
 export function resolvePaths(env: Readonly<Record<string, string | undefined>>): Paths {
@@ -28,7 +30,15 @@ export function resolvePaths(env: Readonly<Record<string, string | undefined>>):
     sessionsDir: join(claudeDir, 'sessions'),
     projectsDir: join(claudeDir, 'projects'),
     home,
+    keysDir: join(configRoot(env, home), 'keys'),
   };
+}
+
+/** The user config dir, env-paths' rule applied to the given env like cacheRoot. */
+function configRoot(env: Readonly<Record<string, string | undefined>>, home: string): string {
+  if (process.platform !== 'linux') return envPaths('attend', { suffix: '' }).config;
+  const xdg = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.length > 0 && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
+  return join(xdg, 'attend');
 }
 
 /**

@@ -2,7 +2,8 @@
 // the thread a message belongs to. Reading never consumes or deletes.
 
 import type { VerbCtx } from './context.js';
-import { notFoundError, usageError, verbHint } from '../bus/errors.js';
+import { busError, notFoundError, refusedError, usageError, verbHint } from '../bus/errors.js';
+import { createGate } from '../bus/gate.js';
 import { scopeLabel } from '../bus/layout.js';
 import { isForMe, receiveScopes } from '../bus/receive.js';
 import { type Message, type Unreadable, findMessage, listScopes, readScopes, unreadableDirs } from '../bus/signals.js';
@@ -26,6 +27,11 @@ export function messageJson(m: Message) {
     cwd: m.cwd,
     body: m.body,
     legacy: m.legacy,
+    // Issue 14: the signature check, whether on_behalf_of is vouched for, why it is held.
+    sig: m.sig ?? null,
+    ...(m.sigReason !== undefined ? { sigReason: m.sigReason } : {}),
+    ...(m.onBehalfOf !== undefined ? { onBehalfOfStatus: m.obo ?? 'claimed', ...(m.oboReason !== undefined ? { onBehalfOfReason: m.oboReason } : {}) } : {}),
+    ...(m.heldReason !== undefined ? { held: m.heldReason } : {}),
     ...('access' in m ? { access: (m as ReadMessage).access } : {}),
   };
 }
@@ -61,6 +67,8 @@ export interface InboxInput {
   limit: number;
   page: number;
   before?: string | undefined;
+  /** List only what the gate holds back (bad signature, refused by policy), with the reason. */
+  held?: boolean | undefined;
 }
 
 export interface InboxPage {
@@ -73,14 +81,25 @@ export interface InboxPage {
   unreadable?: Unreadable[];
 }
 
-export function readInbox(ctx: VerbCtx): Message[] {
+export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {}): Message[] {
   const root = ctx.root();
   const who = ctx.identity();
+  // Held messages are never shown to a model (spec §7): only the person who owns the bus
+  // lists them, and they list every directory, since what is held sits in sessions' trays.
+  if (opts.held && who.kind !== 'human') {
+    throw refusedError('held messages are shown only to the person who owns the bus, never to a session', 'run attend inbox --held in your own terminal');
+  }
+  const gate = createGate(root, who);
+  const broken = gate.broken();
+  if (broken !== null) throw busError(broken, 'fix or remove the policy file; attend grants shows what it holds');
   const seen = new Set<string>();
   const out: Message[] = [];
-  for (const m of readScopes(root, receiveScopes(root, who), ctx.reporter)) {
+  for (const m of readScopes(root, opts.held ? listScopes(root) : receiveScopes(root, who), ctx.reporter)) {
     // A fan-out writes the same id into several directories; show it once.
-    if (seen.has(m.id) || !isForMe(m, who)) continue;
+    if (seen.has(m.id) || (!opts.held && !isForMe(m, who))) continue;
+    const reason = gate.held(m);
+    if ((reason !== null) !== (opts.held === true)) continue;
+    if (reason !== null) m.heldReason = reason;
     seen.add(m.id);
     out.push(m);
   }
@@ -91,7 +110,7 @@ export function runInbox(ctx: VerbCtx, input: InboxInput): InboxPage {
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > 10_000) throw usageError('--limit takes a whole number from 1 to 10000');
   if (!Number.isInteger(input.page) || input.page < 1) throw usageError('--page takes a whole number from 1');
   if (input.before !== undefined && !isMessageId(input.before)) throw usageError(`--before '${printable(input.before)}' is not a message id`);
-  let all = readInbox(ctx);
+  let all = readInbox(ctx, { held: input.held });
   if (input.before !== undefined) {
     const idx = all.findIndex((m) => m.id === input.before);
     if (idx < 0) throw notFoundError(`message ${input.before} is not in this inbox`);
@@ -118,6 +137,8 @@ export function runRead(ctx: VerbCtx, id: string): ReadMessage {
   const m = lookupMessage(ctx, id);
   // Not found and not yours read the same, so an id tells nothing about others' mail.
   if (!m) throw notFoundError(`message ${id} was not found among the messages you receive`, verbHint('inbox', [], { then: 'lists message ids' }));
+  const reason = createGate(ctx.root(), ctx.identity()).held(m);
+  if (reason !== null) throw refusedError(`message ${id} is held: ${reason}`, 'attend inbox --held lists held messages with the reason');
   markShown(ctx, [m]);
   return m;
 }

@@ -5,6 +5,7 @@
 import type { VerbCtx } from './context.js';
 import { refusedError, usageError, verbHint } from '../bus/errors.js';
 import { envelopeFrom } from '../bus/compose.js';
+import { checkSend } from '../bus/gate.js';
 import { readChannels, requireChannel } from '../bus/channels.js';
 import type { Peer } from '../bus/roster.js';
 import { rememberWriter } from '../bus/names.js';
@@ -125,8 +126,11 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   const problems = envelopeProblems(env);
   if (problems.length > 0) throw usageError(problems.join('; '));
   const root = ctx.root();
+  // Refused at send with the rule that refused it (issue 14 §3); read again at every reader.
+  checkSend(root, who, { scopes: route.scopes, recipients: route.recipients.map((p) => p.id) });
   const id = ctx.newId();
-  const files = writeSignals(root, route.scopes, id, env);
+  const signer = ctx.signer();
+  const files = writeSignals(root, route.scopes, id, env, signer);
   rememberWriter(root, who, () => ctx.live()); // its name outlives it in history (issue #10)
   const delivery = deliveryFor(ctx, route.to);
   const audience = route.to === '*' ? '#open' : route.to.startsWith('#') ? route.to : 'them';

@@ -1,5 +1,6 @@
 import type { VerbCtx } from './context.js';
 import { nicknameFor } from '../wire/names.js';
+import { type GroupView, groupOf } from '../bus/lineage.js';
 
 export interface WhoamiResult {
   resolved: boolean;
@@ -15,12 +16,16 @@ export interface WhoamiResult {
   status: string | null;
   followedClear: boolean;
   busRoot: string;
+  /** Lineage (issue 14): the recorded parent, and the group: parent, children, siblings. */
+  parent: string | null;
+  group: GroupView;
 }
 
 export function runWhoami(ctx: VerbCtx): WhoamiResult {
   const who = ctx.identity();
   let displayName = who.kind === 'human' || !who.resolved ? who.id : (who.record?.name ?? nicknameFor(who.origin));
   const me = ctx.live().find((p) => p.id === who.id);
+  const group = groupOf(ctx.root(), who.id);
   if (me) displayName = me.name;
   return {
     resolved: who.resolved,
@@ -36,5 +41,7 @@ export function runWhoami(ctx: VerbCtx): WhoamiResult {
     status: who.record?.status ?? null,
     followedClear: who.followedClear ?? false,
     busRoot: ctx.paths.root,
+    parent: group.parent,
+    group,
   };
 }

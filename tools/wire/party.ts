@@ -10,6 +10,10 @@ export interface DeliveryMessage extends ResolvedEnvelope {
   id: string;
   scope: Scope;
   time: number;
+  /** The reader's signature check (issue 14), shown in the header as `sig=`. */
+  sig?: 'ok' | 'none' | 'bad' | undefined;
+  /** Whether `on_behalf_of` is covered by a signed delegation (issue 14 §5). */
+  obo?: 'verified' | 'claimed' | undefined;
 }
 
 export interface NameLookup {

@@ -87,12 +87,19 @@ function headerValue(value: string): string {
 
 /**
  * The machine-readable header both conduits carry:
- * `[attend message from_kind=agent from=<id> to=* id=<id>]`.
+ * `[attend message from_kind=agent from=<id> sig=ok to=* id=<id>]`.
  */
-export function messageHeader(env: ResolvedEnvelope, id: string): string {
+export function messageHeader(env: ResolvedEnvelope & { sig?: 'ok' | 'none' | 'bad' | undefined; obo?: 'verified' | 'claimed' | undefined }, id: string): string {
   const parts = [`from_kind=${env.fromKind}`, `from=${headerValue(env.fromId)}`];
+  // Whether the sender is proven (issue 14): ok (signed by a key of from), none (unsigned).
+  // A `bad` message is held, never surfaced; the value is here for completeness.
+  if (env.sig !== undefined) parts.push(`sig=${env.sig}`);
   // A file written without attend may carry any length: cut as the writer's cap would.
-  if (env.onBehalfOf !== undefined) parts.push(`on_behalf_of=${headerValue(env.onBehalfOf.length > MAX_ON_BEHALF_OF ? `${env.onBehalfOf.slice(0, MAX_ON_BEHALF_OF)}...` : env.onBehalfOf)}`);
+  // `(verified)` only while a signed delegation covers the message (issue 14 §5).
+  if (env.onBehalfOf !== undefined) {
+    const v = env.onBehalfOf.length > MAX_ON_BEHALF_OF ? `${env.onBehalfOf.slice(0, MAX_ON_BEHALF_OF)}...` : env.onBehalfOf;
+    parts.push(`on_behalf_of=${headerValue(v)} (${env.obo === 'verified' ? 'verified' : 'claimed'})`);
+  }
   parts.push(`to=${headerValue(env.to)}`);
   if (env.re !== undefined) parts.push(`re=${headerValue(env.re)}`);
   parts.push(`id=${headerValue(id)}`);

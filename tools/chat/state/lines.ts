@@ -119,6 +119,8 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
   ];
   // One label each: "root (you)", not "root (you) (human)" (issue 10, small things).
   if (m.fromKind === 'human' && m.fromId !== lc.me) header.push({ text: ' (human)', dim: true });
+  // A signed message is the norm; an unsigned one says so (issue 14: chat shows sig).
+  if (m.sig === 'none') header.push({ text: ' unsigned', dim: true });
   const ids = addressees(m.to);
   if (ids.length > 0) header.push({ text: ` → ${ids.map((id) => (id === lc.me ? 'you' : neutralize(lc.name(id)))).join(', ')}` });
   const tag = scopeTag(m);
@@ -127,7 +129,7 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     const parent = lc.parentSender(m.re);
     header.push({ text: `  ↳ ${parent !== undefined ? `re ${neutralize(parent)}` : `re ${m.re.slice(-8)}`}`, dim: true });
   }
-  if (m.onBehalfOf !== undefined) header.push({ text: `  for ${neutralize(m.onBehalfOf)} (claimed)`, dim: true });
+  if (m.onBehalfOf !== undefined) header.push({ text: `  for ${neutralize(m.onBehalfOf)} (${m.obo === 'verified' ? 'verified' : 'claimed'})`, dim: true });
   const body = cachedBody(m, lc.width, lc.maxBodyLines ?? MAX_BODY_LINES).map((t): Line => (sel ? [{ text: SELECTED_BAR, bold: true }, { text: t }] : [{ text: INDENT + t }]));
   return [truncate(header, lc.width), ...body];
 }

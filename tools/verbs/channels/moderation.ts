@@ -48,6 +48,7 @@ export function runInvite(ctx: VerbCtx, input: { who: string; channel: string })
     ctx.newId,
     [{ id: invitee.id, kind: invitee.kind, origin: invitee.origin }],
     `invite: you are invited to #${name}. To join and read what was said there: attend join ${name}`,
+    ctx.signer(),
   );
   return { channel: name, invitee: { id: invitee.id, name: invitee.name, kind: invitee.kind }, notice: notice?.id ?? null };
 }
@@ -92,7 +93,7 @@ export function runKick(ctx: VerbCtx, input: { who: string; channel: string }): 
     delete c.invites[id];
     return { id, kind: member.kind };
   });
-  const notice = writeNotice(ctx.root(), me, ctx.newId, [noticeTarget(ctx, kicked.id, kicked.kind)], `kick: you were removed from #${name}. You no longer receive its messages.`);
+  const notice = writeNotice(ctx.root(), me, ctx.newId, [noticeTarget(ctx, kicked.id, kicked.kind)], `kick: you were removed from #${name}. You no longer receive its messages.`, ctx.signer());
   return { channel: name, kicked: { id: kicked.id, name: nameOf(peers, kicked.id), kind: kicked.kind }, notice: notice?.id ?? null };
 }
 
@@ -132,6 +133,7 @@ export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: bool
     ctx.newId,
     members.map((m) => noticeTarget(ctx, m.id, m.kind)),
     `dissolve: #${name} was dissolved; its ${plural(removedMessages, 'message')} ${removedMessages === 1 ? 'is' : 'are'} gone and you are no longer a member.`,
+    ctx.signer(),
   );
   // Dissolving is one of the three ways messages leave the disk (docs/architecture.md, "The bus on disk").
   rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,22 @@
+// Lineage (spec §7, seed 000 D3): a session started (directly or through its tools) by
+// another session is that session's child; one started from a human's terminal is the
+// human's child. Pure over the same injected readers as the resolver.
+
+import { type Identity, type IdentityReaders, MAX_HOPS } from './resolve.js';
+
+/**
+ * The parent of a resolved identity: the nearest ancestor of its Claude Code process that is
+ * itself a live session, else the human (for a session), else none (a human is a root).
+ */
+export function findParent(who: Identity, r: IdentityReaders): string | undefined {
+  if (who.kind !== 'agent' || who.pid === undefined) return undefined;
+  let info = r.procInfo(who.pid);
+  for (let hop = 1; hop <= MAX_HOPS && info && info.ppid > 1; hop++) {
+    const pid = info.ppid;
+    info = r.procInfo(pid);
+    if (!info) break;
+    const rec = r.readSessionRecord(pid);
+    if (rec && rec.pid === pid && rec.sessionId !== who.id && (rec.procStart === undefined || info.start === '' || String(rec.procStart) === info.start)) return rec.sessionId;
+  }
+  return who.user;
+}
