@@ -26,8 +26,8 @@ describe('attend delegate', () => {
     expect(JSON.parse(d.stdout)).toMatchObject({ principal: 'tester', delegate: worker.sessionId, scopes: ['*'] });
     expect(runBin(['send', '--to', reader.sessionId, '--on-behalf-of', 'tester', 'approved by tester'], { env: worker.env, cwd: worker.cwd }).exitCode).toBe(0);
     const out = drain(reader).stdout;
-    expect(out).toMatch(/on_behalf_of=tester \(claimed\) to=\S+ id=\S+\]\nmessage from worker .*\n  before any delegation/);
-    expect(out).toMatch(/on_behalf_of=tester \(verified\) to=\S+ id=\S+\]\nmessage from worker .*\n  approved by tester/);
+    expect(out).toMatch(/on_behalf_of=tester \(claimed\) to=\S+ id=\S+\]\nmessage from worker .*\n  │ before any delegation/);
+    expect(out).toMatch(/on_behalf_of=tester \(verified\) to=\S+ id=\S+\]\nmessage from worker .*\n  │ approved by tester/);
     const msgs = inboxJson(reader);
     expect(msgs.find((m) => m.body === 'approved by tester')?.onBehalfOfStatus).toBe('verified');
     expect(msgs.find((m) => m.body === 'before any delegation')).toMatchObject({ onBehalfOfStatus: 'claimed', onBehalfOfReason: 'the message predates the delegation' });

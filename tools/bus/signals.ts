@@ -2,7 +2,7 @@
 // empty, huge, invalid UTF-8, a symlink) and reports it once with its path; such a file is
 // moved to the quarantine (tools/bus/quarantine.ts), never deleted.
 
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, unlinkSync, constants as fsc } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, unlinkSync, constants as fsc, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Envelope, type ResolvedEnvelope, type Scope, formatSignal, parseSignal, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
@@ -126,8 +126,15 @@ export function writeSignal(root: string, scope: Scope, id: string, env: Envelop
   const before = dirStamp(dir);
   // The signature sidecar lands before the message (spec §7): a reader never sees a signed
   // message without its signature.
-  if (signer) writeFileAtomic(join(dir, `${id}${SIG_EXT}`), signer.sidecar(id, scope, env));
-  writeFileAtomic(path, `${formatSignal(env)}\n`);
+  const sig = join(dir, `${id}${SIG_EXT}`);
+  if (signer) writeFileAtomic(sig, signer.sidecar(id, scope, env));
+  try {
+    writeFileAtomic(path, `${formatSignal(env)}\n`);
+  } catch (err) {
+    // The message did not land (a full disk): its sidecar must not stay behind alone.
+    if (signer) rmSync(sig, { force: true });
+    throw err;
+  }
   appendIndex(dir, id, before);
   return path;
 }
