@@ -12,6 +12,7 @@ import { VERSION } from './version.js';
 import { registerChannels } from './register-channels.js';
 import { registerChat } from './register-chat.js';
 import { registerIntegration } from './register-integration.js';
+import { registerRelay } from './register-relay.js';
 
 export interface CliResult {
   exitCode: number;
@@ -149,7 +150,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration];
+const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerRelay];
 
 export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
   const ctx = createContext(opts);

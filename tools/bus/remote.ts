@@ -1,0 +1,83 @@
+// What this bus knows about other machines, written by the relay (tools/relay) and read by
+// every front end without speaking NATS: the members live on other hosts, and which
+// messages were imported from them (so cleanup never judges those by local liveness).
+//
+//   <root>/relay/remote.json     { updated, hosts: { <host>: { seen, members: [...] } } }
+//   <root>/relay/imported.log    one `<dir> <id>` line per imported message, appended
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from './atomic.js';
+import { ensureDir } from './root.js';
+
+export interface RemoteMember {
+  id: string;
+  kind: 'agent' | 'human';
+  name: string;
+  origin: string;
+  host: string;
+  status?: string;
+  deaf?: boolean;
+}
+
+export interface RemoteRoster {
+  updated: number;
+  /** The presence TTL the relay runs with: a host not refreshed within it has left. */
+  ttlMs?: number;
+  hosts: Record<string, { seen: number; members: RemoteMember[] }>;
+}
+
+export function relayStateDir(root: string): string {
+  return join(root, 'relay');
+}
+
+export function remoteFile(root: string): string {
+  return join(relayStateDir(root), 'remote.json');
+}
+
+export function importedLog(root: string): string {
+  return join(relayStateDir(root), 'imported.log');
+}
+
+export function readRemoteRoster(root: string): RemoteRoster {
+  try {
+    const v = JSON.parse(readFileSync(remoteFile(root), 'utf8')) as RemoteRoster;
+    if (v && typeof v.hosts === 'object' && v.hosts !== null) return v;
+  } catch {
+    // none yet, or torn by hand: nobody remote
+  }
+  return { updated: 0, hosts: {} };
+}
+
+export function writeRemoteRoster(root: string, roster: RemoteRoster): void {
+  ensureDir(relayStateDir(root));
+  writeFileAtomic(remoteFile(root), `${JSON.stringify(roster)}\n`);
+}
+
+/** Members on other hosts. A host the relay stopped hearing from drops out after `ttlMs`. */
+export function remoteMembers(root: string, now: number): RemoteMember[] {
+  const roster = readRemoteRoster(root);
+  const ttlMs = roster.ttlMs ?? 60_000;
+  const out: RemoteMember[] = [];
+  for (const [host, h] of Object.entries(roster.hosts)) {
+    if (now - h.seen > ttlMs) continue;
+    for (const m of h.members) out.push({ ...m, host });
+  }
+  return out;
+}
+
+/** `<dir>/<id>` of every message the relay imported. */
+export function readImported(root: string): Set<string> {
+  const out = new Set<string>();
+  let text: string;
+  try {
+    text = readFileSync(importedLog(root), 'utf8');
+  } catch {
+    return out;
+  }
+  for (const line of text.split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp > 0) out.add(`${line.slice(0, sp)}/${line.slice(sp + 1)}`);
+  }
+  return out;
+}
