@@ -1,0 +1,108 @@
+// attend across machines when things fail (issue 13): the hub SIGKILLed and restarted in
+// the middle of a burst, a relay SIGKILLed at a random moment, a relay stopped for a whole
+// burst. Every message arrives once at every receiver, with the same ids.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { type NatsServer, startNats } from '../helpers/nats.js';
+import { type Machine, makeMachine } from '../helpers/relay.js';
+import { waitFor } from '../helpers/bus.js';
+import { writeSignal } from '../../tools/bus/signals.js';
+import { createIdFactory } from '../../tools/wire/ids.js';
+
+let nats: NatsServer | undefined;
+const machines: Machine[] = [];
+
+afterEach(async () => {
+  for (const m of machines.splice(0)) {
+    await m.stopRelay();
+    m.bus.cleanup();
+  }
+  await nats?.stop();
+  nats = undefined;
+});
+
+async function setup(hosts: string[]): Promise<Machine[]> {
+  nats = await startNats();
+  const ms = hosts.map((h) => makeMachine(h, () => nats!.url));
+  machines.push(...ms);
+  await Promise.all(ms.map((m) => m.startRelay()));
+  return ms;
+}
+
+/** Write `n` broadcasts on machine `m`, yielding to the event loop every `every`; returns their ids. */
+async function burst(m: Machine, n: number, opts: { every?: number; onProgress?: (i: number) => Promise<void> | void } = {}): Promise<string[]> {
+  const newId = createIdFactory({ now: Date.now, pid: process.pid * 7 + m.host.length, random: Math.random });
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = newId();
+    writeSignal(m.bus.root, { kind: 'open' }, id, { from: `external:${m.host}-user@pts/1`, project: 'work', cwd: '/work', fromKind: 'human', fromId: `${m.host}-user`, to: '*', body: `${m.host} #${i}` });
+    ids.push(id);
+    if (i % (opts.every ?? 100) === 0) {
+      await opts.onProgress?.(i);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  return ids;
+}
+
+async function expectAll(receiver: Machine, ids: string[], what: string): Promise<void> {
+  const want = [...ids].sort();
+  await waitFor(() => receiver.ids('_broadcast').length >= want.length, { timeoutMs: 60_000, intervalMs: 100, what: `${what}: ${want.length} messages at ${receiver.host} (has ${receiver.ids('_broadcast').length})` });
+  expect(receiver.ids('_broadcast')).toEqual(want);
+}
+
+describe('attend relay: failures', () => {
+  it('the hub SIGKILLed and restarted in the middle of a burst of 2,000 from two machines: every message once everywhere', async () => {
+    const [a, b, c] = await setup(['alpha', 'bravo', 'charlie']);
+    let killed = false;
+    const killAt = async (i: number) => {
+      if (i === 500 && !killed) {
+        killed = true;
+        await nats!.kill();
+      }
+    };
+    const [fromA, fromB] = await Promise.all([burst(a!, 1000, { onProgress: killAt }), burst(b!, 1000)]);
+    expect(killed).toBe(true);
+    await nats!.restart();
+    await expectAll(c!, [...fromA, ...fromB], 'after the hub restart');
+    await expectAll(a!, [...fromA, ...fromB], 'alpha');
+    await expectAll(b!, [...fromA, ...fromB], 'bravo');
+    // No relay parked anything: a restart is not a conflict.
+    for (const m of [a!, b!, c!]) expect(m.status()!.parked).toBe(0);
+  });
+
+  it('a relay SIGKILLed at a random moment of the burst and started again: every message once everywhere', async () => {
+    const [a, b, c] = await setup(['alpha', 'bravo', 'charlie']);
+    const at = 100 * (1 + Math.floor(Math.random() * 8));
+    let killed: Promise<void> | null = null;
+    const [fromA, fromB] = await Promise.all([
+      burst(a!, 1000, {
+        onProgress: (i) => {
+          if (i === at) killed = a!.killRelay();
+        },
+      }),
+      burst(b!, 1000, {
+        onProgress: (i) => {
+          // charlie's relay dies as a receiver at another random moment
+          if (i === 1000 - at) void c!.killRelay();
+        },
+      }),
+    ]);
+    await killed;
+    await Promise.all([a!.startRelay(), c!.relay ? Promise.resolve() : c!.startRelay()]);
+    await expectAll(c!, [...fromA, ...fromB], `after killing relays at ${at}`);
+    await expectAll(b!, [...fromA, ...fromB], 'bravo');
+    await expectAll(a!, [...fromA, ...fromB], 'alpha');
+  });
+
+  it('a machine whose relay is stopped for the whole burst catches up both ways when it starts again', async () => {
+    const [a, b] = await setup(['alpha', 'bravo']);
+    await b!.stopRelay();
+    // Both machines keep writing while bravo is cut off: its local bus works as ever.
+    const [fromA, fromB] = await Promise.all([burst(a!, 1000), burst(b!, 1000)]);
+    expect(b!.ids('_broadcast')).toEqual([...fromB].sort());
+    await b!.startRelay();
+    await expectAll(b!, [...fromA, ...fromB], 'bravo after its restart');
+    await expectAll(a!, [...fromA, ...fromB], 'alpha');
+  });
+});
