@@ -175,3 +175,18 @@ it("removes a dead tray's delivery index with the tray, never the index of a dir
   expect(existsSync(join(bus.root, 'signals', deadKey))).toBe(false);
   expect(existsSync(liveIndex)).toBe(true);
 });
+
+it('never reaps a message imported from another machine by local project liveness (issue 13)', async () => {
+  const remoteKey = attendKey('/srv/on-the-other-box');
+  const imported = put(remoteKey, '0imp-a.signal', line('from the box'), 5 * HOUR);
+  const local = put(remoteKey, '0loc-b.signal', line('written here'), 5 * HOUR);
+  const chan = put('@remote-only', '0imp-c.signal', line('a channel this machine has no entry for'), 5 * HOUR);
+  mkdirSync(join(bus.root, 'relay'), { recursive: true });
+  writeFileSync(join(bus.root, 'relay', 'imported.log'), `${remoteKey} 0imp-a\n@remote-only 0imp-c\n`);
+  const r = await cleanup();
+  expect(r.code).toBe(0);
+  expect(r.items.map((i) => i.what)).toEqual([`signals/${remoteKey}/0loc-b.signal`]);
+  expect(existsSync(imported)).toBe(true);
+  expect(existsSync(chan)).toBe(true);
+  expect(existsSync(local)).toBe(false);
+});
