@@ -60,9 +60,11 @@ describe('attend relay: traffic between machines', () => {
     const chanId = newId();
     writeSignal(a.bus.root, { kind: 'channel', name: 'ops.team' }, chanId, human(a, '#ops.team', 'deploying now'));
     const key = attendKey(bee.cwd);
-    const directId = newId();
-    writeSignal(a.bus.root, { kind: 'tray', key }, directId, human(a, bee.sessionId, 'bee, take the parser'));
-
+    // Directed, from a session on alpha to bee on bravo, addressed with the host.
+    const ant = session(a, { name: 'ant' });
+    const direct = runBin(['send', '--to', 'bravo:bee', 'bee, take the parser'], { env: ant.env, cwd: ant.cwd });
+    expect(direct.exitCode, direct.stderr).toBe(0);
+    const directId = direct.stdout.trim();
     for (const m of [b, c]) {
       await waitFor(() => m.ids('_broadcast').includes(bcastId) && m.ids('@ops.team').includes(chanId), { timeoutMs: 15_000, what: `broadcast and channel at ${m.host}` });
     }
@@ -82,13 +84,55 @@ describe('attend relay: traffic between machines', () => {
     const again = runBin(['inbox', '--drain', '--format', 'plain'], { env: bee.env, cwd: bee.cwd });
     expect(again.stdout).not.toContain('bee, take the parser');
 
-    // A reply from bravo travels back; nothing echoes (the loop guard): alpha still holds one
-    // copy of its own broadcast and bravo never republished what it imported.
+    // bee replies: it goes back to ant's tray on alpha, threaded, with the same ids.
+    await waitFor(() => remoteMembers(b.bus.root, Date.now()).find((m) => m.id === ant.sessionId), { timeoutMs: 15_000, what: 'ant in bravo\'s remote roster' });
+    const reply = runBin(['reply', '--re', directId, 'on it'], { env: bee.env, cwd: bee.cwd });
+    expect(reply.exitCode, reply.stderr).toBe(0);
+    const replyId = reply.stdout.trim();
+    const antKey = attendKey(ant.cwd);
+    await waitFor(() => a.ids(antKey).includes(replyId), { timeoutMs: 15_000, what: 'the reply in ant\'s tray on alpha' });
+    const antDrain = runBin(['inbox', '--drain', '--format', 'plain'], { env: ant.env, cwd: ant.cwd });
+    expect(antDrain.stdout.split('on it').length - 1).toBe(1);
+    expect(readFileSync(join(a.bus.root, 'signals', antKey, `${replyId}.signal`), 'utf8')).toContain(`|re:${directId}|`);
+    expect(c.ids(antKey)).toEqual([]);
+
+    // A broadcast from bravo travels to both others; nothing echoes (the loop guard): alpha
+    // holds its own broadcast once, and bravo published only what it wrote itself.
     const back = runBin(['send', 'hello from bravo'], { env: b.bus.env });
     const backId = back.stdout.trim();
     await waitFor(() => a.ids('_broadcast').includes(backId) && c.ids('_broadcast').includes(backId), { timeoutMs: 15_000, what: 'bravo\'s broadcast at alpha and charlie' });
     expect(a.ids('_broadcast').sort()).toEqual([bcastId, backId].sort());
-    const st = b.status()!;
-    expect(st.published).toBe(1);
+    // The reply and the broadcast; the imported messages were never published again.
+    const st = await waitFor(() => { const v = b.status()!; return (v.published as number) >= 2 && v; }, { what: 'bravo\'s status' });
+    expect(st.published).toBe(2);
+  });
+});
+
+describe('attend relay: addressing and presence across machines', () => {
+  it('peers shows remote members with their host; a name on two hosts is refused with the qualified candidates; a stopped relay\'s sessions leave', async () => {
+    const [a, b, c] = [machine('alpha'), machine('bravo'), machine('charlie')];
+    const [beeB, beeC] = [session(b, { name: 'bee' }), session(c, { name: 'bee' })];
+    await Promise.all([a.startRelay(), b.startRelay(), c.startRelay()]);
+    await waitFor(() => remoteMembers(a.bus.root, Date.now()).filter((m) => m.name === 'bee').length === 2, { timeoutMs: 15_000, what: 'both bees at alpha' });
+    const peers = runBin(['peers', '--json'], { env: a.bus.env });
+    const rows = (JSON.parse(peers.stdout) as { peers: { id: string; host: string | null; name: string }[] }).peers;
+    expect(rows.filter((r) => r.name === 'bee').map((r) => [r.host, r.id]).sort()).toEqual([['bravo', beeB.sessionId], ['charlie', beeC.sessionId]]);
+    const table = runBin(['peers'], { env: a.bus.env });
+    expect(table.stdout).toMatch(/^Name\s+Host\s+Kind/);
+    expect(table.stdout).toMatch(/bee\s+bravo\s+agent/);
+
+    const clash = runBin(['send', '--to', 'bee', 'which one?'], { env: a.bus.env });
+    expect(clash.exitCode).toBe(2);
+    expect(clash.stderr).toMatch(/^attend: 'bee' is ambiguous: .*bravo:bee.*charlie:bee|charlie:bee.*bravo:bee/);
+    expect(a.ids(attendKey(beeB.cwd))).toEqual([]);
+    const qualified = runBin(['send', '--to', 'charlie:bee', 'you'], { env: a.bus.env });
+    expect(qualified.exitCode, qualified.stderr).toBe(0);
+    await waitFor(() => c.ids(attendKey(beeC.cwd)).includes(qualified.stdout.trim()), { timeoutMs: 15_000, what: 'the qualified send at charlie' });
+
+    // bravo's relay dies without a goodbye: its bee leaves alpha's peers within the TTL (2 s here).
+    await b.killRelay();
+    await waitFor(() => !remoteMembers(a.bus.root, Date.now()).some((m) => m.host === 'bravo'), { timeoutMs: 15_000, what: 'bravo gone from alpha' });
+    const after = runBin(['send', '--to', 'bee', 'now only one'], { env: a.bus.env });
+    expect(after.exitCode, after.stderr).toBe(0);
   });
 });

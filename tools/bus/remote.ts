@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { ensureDir } from './root.js';
+import type { Peer } from './roster.js';
 
 export interface RemoteMember {
   id: string;
@@ -80,4 +81,28 @@ export function readImported(root: string): Set<string> {
     if (sp > 0) out.add(`${line.slice(0, sp)}/${line.slice(sp + 1)}`);
   }
   return out;
+}
+
+/** Members on other machines as peers (with `host`), for `--to`, `peers` and replies. */
+export function remotePeers(root: string, now: number): Peer[] {
+  return remoteMembers(root, now).map((m): Peer => ({ id: m.id, kind: m.kind, origin: m.origin, name: m.name, presence: [], lastSeen: now, host: m.host }));
+}
+
+/** Live here and on every machine the relay hears from; local first. */
+export function peersEverywhere(root: string, live: Peer[], now: number): Peer[] {
+  const local = new Set(live.map((p) => p.id));
+  return [...live, ...remotePeers(root, now).filter((p) => !(p.kind === 'agent' && local.has(p.id)))];
+}
+
+/** This machine's name on the hub, when a relay is configured or has run here. */
+export function localHostName(root: string): string | null {
+  for (const f of ['status.json', 'config.json']) {
+    try {
+      const v = JSON.parse(readFileSync(join(relayStateDir(root), f), 'utf8')) as { host?: unknown };
+      if (typeof v.host === 'string') return v.host;
+    } catch {
+      // not there
+    }
+  }
+  return null;
 }

@@ -10,6 +10,7 @@ import type { Peer } from '../../bus/roster.js';
 import { MAX_BODY_BYTES, type Message, findMessage, writeSignal } from '../../bus/signals.js';
 import { readSurfaced } from '../../bus/surfaced.js';
 import { resolveTargets } from '../../bus/targets.js';
+import { localHostName, peersEverywhere } from '../../bus/remote.js';
 import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, envelopeProblems } from '../../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../../wire/names.js';
 import { scopeLabel } from '../../bus/layout.js';
@@ -60,7 +61,9 @@ function routeFor(ctx: Ctx, input: SendInput): Route {
     if (channel !== undefined) return { scopes: [{ kind: 'channel', name: channel }], to: `#${channel}`, recipients: [] };
     return { scopes: [{ kind: 'open' }], to: '*', recipients: [] };
   }
-  const recipients = resolveTargets(targets, ctx.live(), { cwd: ctx.cwd, home: ctx.paths.home });
+  // Members on other machines too (issue 13); their trays are relayed by `attend relay`.
+  const root = ctx.root();
+  const recipients = resolveTargets(targets, peersEverywhere(root, ctx.live(), ctx.now()), { cwd: ctx.cwd, home: ctx.paths.home, localHost: localHostName(root) });
   const to = recipients.map((p) => p.id).join(',');
   if (!WIDE_CLASS.test(to)) throw usageError(`recipient ids '${printable(to)}' cannot be written on the wire`);
   if (channel !== undefined) return { scopes: [{ kind: 'channel', name: channel }], to, recipients };
@@ -141,7 +144,8 @@ export function runReply(ctx: Ctx, input: Omit<SendInput, 're'> & { re?: string 
   const recipients: Peer[] = [];
   if (parent.scope.kind === 'channel') scopes = [parent.scope];
   else if (parent.scope.kind === 'tray') {
-    const sender = ctx.live().find((p) => p.id === parent.fromId);
+    // A sender on another machine is answered in its tray there (the relay carries it).
+    const sender = peersEverywhere(root, ctx.live(), ctx.now()).find((p) => p.id === parent.fromId);
     if (sender) {
       scopes = [{ kind: 'tray', key: attendKey(sender.origin) }];
       recipients.push(sender);
