@@ -127,5 +127,9 @@ describe('attend relay: bad input is parked', () => {
     const st = runBin(['relay', 'status', '--json'], { env: b.bus.env });
     const v = JSON.parse(st.stdout) as { conflicts: number; rejects: number; running: boolean };
     expect(v).toMatchObject({ conflicts: 1, rejects: cases.length - 1, running: true });
+    // `attend status` and `attend doctor` say so too.
+    expect(runBin(['status'], { env: b.bus.env }).stdout).toMatch(new RegExp(`relay: +connected \\(bravo on nats://127\\.0\\.0\\.1:\\d+\\), ${cases.length} parked`));
+    const doctor = JSON.parse(runBin(['doctor', '--json'], { env: b.bus.env }).stdout) as { checks: { name: string; status: string; detail: string }[] };
+    expect(doctor.checks.find((c) => c.name === 'relay')).toMatchObject({ status: 'warn', detail: expect.stringContaining(`${cases.length} parked`) });
   });
 });

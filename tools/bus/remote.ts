@@ -5,7 +5,7 @@
 //   <root>/relay/remote.json     { updated, hosts: { <host>: { seen, members: [...] } } }
 //   <root>/relay/imported.log    one `<dir> <id>` line per imported message, appended
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { ensureDir } from './root.js';
@@ -105,4 +105,48 @@ export function localHostName(root: string): string | null {
     }
   }
   return null;
+}
+
+export interface RelayHealth {
+  configured: boolean;
+  running: boolean;
+  connected: boolean;
+  host: string | null;
+  hub: string | null;
+  lastContact: number | null;
+  parked: number;
+}
+
+/**
+ * What `attend status` and `attend doctor` say about the relay, from the files it keeps
+ * (relay/config.json, relay/status.json, relay/parked/); null when none ever ran here.
+ */
+export function relayHealth(root: string, now: number, alive: (pid: number) => boolean): RelayHealth | null {
+  const read = (f: string): Record<string, unknown> | null => {
+    try {
+      return JSON.parse(readFileSync(join(relayStateDir(root), f), 'utf8')) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  };
+  const cfg = read('config.json');
+  const st = read('status.json');
+  if (!cfg && !st) return null;
+  const running = st !== null && typeof st.pid === 'number' && alive(st.pid) && typeof st.updatedAt === 'number' && now - st.updatedAt < 10_000;
+  let parked = 0;
+  try {
+    parked = readdirSync(join(relayStateDir(root), 'parked')).filter((n) => n.endsWith('.json') && !n.startsWith('.')).length;
+  } catch {
+    // none
+  }
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    configured: cfg !== null,
+    running,
+    connected: running && st?.connected === true,
+    host: str(st?.host) ?? str(cfg?.host),
+    hub: str(st?.hub) ?? str(cfg?.server),
+    lastContact: typeof st?.lastContact === 'number' ? st.lastContact : null,
+    parked,
+  };
 }

@@ -228,6 +228,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
         `sensor:   ${r.presence.sensor !== null && ctx.now() - r.presence.sensor <= 90_000 ? `running (beat ${ago(ctx, r.presence.sensor)})` : 'not running'}`,
         `drain:    ${ago(ctx, r.presence.drain)}`,
       ];
+      if (r.relay) lines.push(`relay:    ${r.relay.running ? (r.relay.connected ? 'connected' : 'not connected') : 'not running'} (${neutralize(r.relay.host ?? '?')} on ${neutralize(r.relay.hub ?? '?')})${r.relay.parked > 0 ? `, ${r.relay.parked} parked` : ''}; attend relay status`);
       if (r.delivery) for (const [k, v] of Object.entries(r.delivery)) lines.push(`${pad(`${k}:`, 9)} ${typeof v === 'string' ? neutralize(v) : JSON.stringify(v)}`);
       lines.push('scopes:');
       for (const s of r.scopes) lines.push(`  ${pad(neutralize(s.scope), 40)} ${pad(String(s.messages), 7)}${s.mine ? ' (yours)' : ''}`);

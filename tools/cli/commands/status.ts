@@ -2,6 +2,7 @@
 // inbox and what delivers to it. `delivery` is filled by the delivery side (sensor and
 // ledger state); this command leaves it null so its shape is stable for that extension.
 
+import { type RelayHealth, relayHealth } from '../../bus/remote.js';
 import type { Ctx } from '../context.js';
 import { joinedChannels } from '../../bus/channels.js';
 import { scopeDir, scopeDirName, scopeLabel } from '../../bus/layout.js';
@@ -33,6 +34,7 @@ export interface StatusResult {
   presence: Delivery;
   /** Filled by the delivery side: sensor running, consumption ledger state. */
   delivery: Record<string, unknown> | null;
+  relay: RelayHealth | null;
 }
 
 export function runStatus(ctx: Ctx): StatusResult {
@@ -59,5 +61,7 @@ export function runStatus(ctx: Ctx): StatusResult {
     channels: channels.map((c) => `#${c}`),
     presence: deliveryOf(readPresence(root), who.id, now),
     delivery: null,
+    /** The cross-machine relay (issue 13), or null when none was ever set up here. */
+    relay: relayHealth(root, now, (pid) => ctx.procInfo(pid) !== null),
   };
 }
