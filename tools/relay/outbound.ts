@@ -91,6 +91,10 @@ export class Outbox {
   private readonly dirs = new Map<string, DirState>();
   /** Published and not yet acknowledged, by dir/id. */
   private readonly inflight = new Set<string>();
+  /** The directories the last scan saw (the relay watches each). */
+  dirNames: string[] = [];
+  /** The cursor moved since it was last written. */
+  cursorChanged = false;
 
   constructor(
     private readonly root: string,
@@ -113,6 +117,7 @@ export class Outbox {
     } catch {
       return out;
     }
+    this.dirNames = names.filter((n) => scopeOfDirName(n) !== null);
     for (const dir of names) {
       if (!scopeOfDirName(dir)) continue;
       const path = join(signalsDir(this.root), dir);
@@ -156,7 +161,10 @@ export class Outbox {
     this.inflight.delete(`${p.dir}/${p.id}`);
     const st = this.dirs.get(p.dir);
     st?.done.add(p.id);
-    if (p.timeMs > (this.cursor.dirs[p.dir] ?? 0)) this.cursor.dirs[p.dir] = p.timeMs;
+    if (p.timeMs > (this.cursor.dirs[p.dir] ?? 0)) {
+      this.cursor.dirs[p.dir] = p.timeMs;
+      this.cursorChanged = true;
+    }
   }
 
   /** Publishing failed: look again on the next scan. */

@@ -7,7 +7,7 @@
 // The filesystem stays the record: a hub that is down only delays; the relay retries
 // publishes until acked, and the consumers resume from the hub's durable state.
 
-import { type FSWatcher, readFileSync, readdirSync, watch } from 'node:fs';
+import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { type Authenticator, connect, credsAuthenticator, headers, nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -134,7 +134,12 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     duplicates: 0,
     parked: listParked(root).length,
   };
-  const saveStatus = () => {
+  // Rewritten at most twice a second (status readers judge liveness over 10 s), or at once
+  // when the connection changes.
+  let lastSaved = 0;
+  const saveStatus = (force = false) => {
+    if (!force && deps.now() - lastSaved < 500) return;
+    lastSaved = deps.now();
     status.updatedAt = deps.now();
     status.outboundBacklog = outbox.inflightCount;
     try {
@@ -152,8 +157,11 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   });
 
   // Wake the outbound loop as soon as a directory changes; a slow poll covers missed events.
+  // A change seen while the loop is busy sets `dirty`, so the next wait returns at once.
   let wakeResolve: (() => void) | null = null;
+  let dirty = false;
   const wake = () => {
+    dirty = true;
     const r = wakeResolve;
     wakeResolve = null;
     r?.();
@@ -162,7 +170,11 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   const watchDir = (dir: string) => {
     if (watchers.has(dir)) return;
     try {
-      const w = watch(dir, { persistent: false }, () => wake());
+      // Temporaries and the index hint are dot-files; a new message is `<id>.signal` and a
+      // new directory its own name. Only those are worth a scan.
+      const w = watch(dir, { persistent: false }, (_event, name) => {
+        if (name === null || !String(name).startsWith('.')) wake();
+      });
       w.on('error', () => {
         watchers.delete(dir);
         w.close();
@@ -181,7 +193,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   deps.log(`attend relay: ${host} connected to ${nc.getServer()}`);
   status.connected = true;
   status.lastContact = deps.now();
-  saveStatus();
+  saveStatus(true);
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') {
@@ -193,7 +205,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
         deps.log(`attend relay: reconnected to ${nc.getServer()}`);
         wake();
       }
-      saveStatus();
+      saveStatus(true);
     }
   })();
 
@@ -202,10 +214,20 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   if (!(await retry(async () => { await ensureStream(jsm); await ensureConsumers(jsm, host); return true; }, () => stopping))) return void (await nc.close());
   const js = jetstream(nc);
   status.ready = true;
-  saveStatus();
+  saveStatus(true);
 
   // Inbound: one consume loop per consumer.
+  const trace = process.env.ATTEND_RELAY_TRACE === '1';
+  if (trace) {
+    let last = Date.now();
+    setInterval(() => {
+      const now = Date.now();
+      if (now - last > 100) deps.log(`trace: event loop stalled ${now - last}ms`);
+      last = now;
+    }, 10).unref();
+  }
   const onMessage = (m: JsMsg) => {
+    if (trace) deps.log(`trace: ${m.subject} seq=${m.seq} lag=${Date.now() - Math.floor(Number(m.info.timestampNanos) / 1e6)}ms pending=${m.info.pending}`);
     const route = parseSubject(m.subject);
     const out = importMessage(root, host, imported, {
       subject: m.subject,
@@ -282,38 +304,40 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 
   // Outbound loop.
   let lastCursor = 0;
+  const saveCursor = (force: boolean) => {
+    if (!outbox.cursorChanged || (!force && deps.now() - lastCursor < 500)) return;
+    writeCursor(root, outbox.cursor);
+    outbox.cursorChanged = false;
+    lastCursor = deps.now();
+  };
   while (!stopping) {
+    dirty = false;
     watchDir(signalsDir(root));
     const pending = outbox.scan(deps.now());
-    for (const p of pending) watchDir(join(signalsDir(root), p.dir));
-    try {
-      for (const d of readdirSignals(root)) watchDir(join(signalsDir(root), d));
-    } catch {
-      // no signals yet
-    }
+    for (const d of outbox.dirNames) watchDir(join(signalsDir(root), d));
     if (pending.length > 0) {
       for (let i = 0; i < pending.length && !stopping; i += BATCH) {
         const chunk = pending.slice(i, i + BATCH);
         await publishChunk(js, chunk, host, outbox, status, root, deps);
         saveStatus();
       }
-      if (deps.now() - lastCursor > 200) {
-        writeCursor(root, outbox.cursor);
-        lastCursor = deps.now();
-      }
+      saveCursor(false);
       outbox.prune();
       continue;
     }
-    writeCursor(root, outbox.cursor);
+    saveCursor(true);
     await refreshInbound();
     saveStatus();
+    if (dirty || stopping) continue;
     await new Promise<void>((r) => {
       wakeResolve = r;
-      setTimeout(() => wake(), 1_000);
+      const t = setTimeout(() => wake(), 1_000);
+      t.unref();
     });
   }
   for (const w of watchers.values()) w.close();
   writeCursor(root, outbox.cursor);
+  saveStatus(true);
   await presence.stop();
   try {
     await nc.drain();
@@ -322,12 +346,9 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   }
   await Promise.race([Promise.allSettled(loops), delay(2_000)]);
   status.connected = false;
-  saveStatus();
+  saveStatus(true);
 }
 
-function readdirSignals(root: string): string[] {
-  return readdirSync(signalsDir(root));
-}
 
 async function publishChunk(js: JetStreamClient, chunk: Pending[], host: string, outbox: Outbox, status: RelayStatus, root: string, deps: RelayDeps): Promise<void> {
   const byMsg = new Map<string, { p: Pending; left: number; failed: boolean }>();
