@@ -47,11 +47,17 @@ async function burst(m: Machine, n: number, opts: { every?: number; onProgress?:
 
 async function expectAll(receiver: Machine, ids: string[], what: string): Promise<void> {
   const want = [...ids].sort();
-  await waitFor(() => receiver.ids('_broadcast').length >= want.length, { timeoutMs: 60_000, intervalMs: 100, what: `${what}: ${want.length} messages at ${receiver.host} (has ${receiver.ids('_broadcast').length})` });
+  try {
+    await waitFor(() => receiver.ids('_broadcast').length >= want.length, { timeoutMs: 30_000, intervalMs: 100 });
+  } catch {
+    const have = new Set(receiver.ids('_broadcast'));
+    const missing = want.filter((id) => !have.has(id));
+    throw new Error(`${what}: ${missing.length} of ${want.length} missing at ${receiver.host} (first ${missing.slice(0, 3).join(', ')}); logs: ${machines.map((m) => `${m.host}: ${m.relayLog().slice(-600)}`).join(' | ')}`);
+  }
   expect(receiver.ids('_broadcast')).toEqual(want);
 }
 
-describe('attend relay: failures', () => {
+describe('attend relay: failures', { timeout: 120_000 }, () => {
   it('the hub SIGKILLed and restarted in the middle of a burst of 2,000 from two machines: every message once everywhere', async () => {
     const [a, b, c] = await setup(['alpha', 'bravo', 'charlie']);
     let killed = false;

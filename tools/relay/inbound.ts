@@ -27,6 +27,8 @@ export interface Incoming {
   origin: string | undefined;
   /** The hub's timestamp in ms (becomes the file's mtime). */
   timeMs: number;
+  /** Delivered before and never acked: the relay may have died between recording and writing. */
+  redelivered?: boolean;
 }
 
 export type Outcome =
@@ -140,7 +142,9 @@ export function importMessage(root: string, self: string, imported: ImportedSet,
     return { kind: 'parked', reason, conflict: true };
   }
   // Imported before and removed since (cleanup, purge, a dissolved channel): not resurrected.
-  if (imported.has(dirName, check.id)) return { kind: 'duplicate' };
+  // A redelivery is different: it was never acked, so the relay may have been killed after
+  // recording the id and before the rename; then the file is written now.
+  if (imported.has(dirName, check.id) && !m.redelivered) return { kind: 'duplicate' };
   imported.add(dirName, check.id);
   return { kind: 'written', path: writeImported(dir, check.id, m.data, m.timeMs) };
 }

@@ -34,6 +34,8 @@ export interface Pending {
 
 interface DirState {
   idx: IndexState | undefined;
+  /** Ids to look at again on the next scan (a publish failed), whatever the index says. */
+  again: Set<string>;
   /** Ids handled (published, local only, or unreadable) at or above the floor. */
   done: Set<string>;
 }
@@ -123,13 +125,14 @@ export class Outbox {
       const path = join(signalsDir(this.root), dir);
       let st = this.dirs.get(dir);
       if (!st) {
-        st = { idx: undefined, done: new Set() };
+        st = { idx: undefined, done: new Set(), again: new Set() };
         this.dirs.set(dir, st);
       }
       const r = readIndex(path, st.idx, now);
       st.idx = r.state;
       const floor = this.floor(dir);
-      const candidates = r.ok ? [...new Set(r.ids)].sort() : listIds(path);
+      const candidates = r.ok ? [...new Set([...r.ids, ...st.again])].sort() : listIds(path);
+      st.again.clear();
       for (const id of candidates) {
         if (st.done.has(id) || this.inflight.has(`${dir}/${id}`)) continue;
         if (this.imported.has(dir, id)) {
@@ -170,9 +173,8 @@ export class Outbox {
   /** Publishing failed: look again on the next scan. */
   retry(p: Pick<Pending, 'dir' | 'id'>): void {
     this.inflight.delete(`${p.dir}/${p.id}`);
-    // The index already moved past it; forget the index so the next scan lists in full.
-    const st = this.dirs.get(p.dir);
-    if (st) st.idx = undefined;
+    // The index already moved past it: remember it for the next scan.
+    this.dirs.get(p.dir)?.again.add(p.id);
   }
 
   get inflightCount(): number {

@@ -67,6 +67,8 @@ export class Presence {
           roster.updated = this.now();
           writeRemoteRoster(this.root, roster);
         }
+        // A watch that ends at once (the hub is away) must not spin.
+        await new Promise((r) => setTimeout(r, 500));
       } catch {
         await new Promise((r) => setTimeout(r, 1_000));
       }

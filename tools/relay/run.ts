@@ -194,12 +194,14 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   status.connected = true;
   status.lastContact = deps.now();
   saveStatus(true);
+  let restartConsumers = () => {};
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') {
         status.connected = false;
         deps.log(`attend relay: disconnected from the hub`);
       } else if (s.type === 'reconnect') {
+        restartConsumers();
         status.connected = true;
         status.lastContact = deps.now();
         deps.log(`attend relay: reconnected to ${nc.getServer()}`);
@@ -235,6 +237,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
       id: m.headers?.get('Attend-Id') || undefined,
       origin: m.headers?.get('Attend-Origin') || undefined,
       timeMs: Math.floor(Number(m.info.timestampNanos) / 1e6),
+      redelivered: m.info.redelivered,
     }, deps.now());
     if (out.kind === 'written') {
       status.imported++;
@@ -255,13 +258,21 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     status.lastContact = deps.now();
     m.ack();
   };
+  // After a reconnect the pull requests the old server held are gone: start them over at
+  // once rather than waiting for missed heartbeats.
+  const iterators = new Set<{ stop(): void }>();
+  restartConsumers = () => {
+    for (const it of iterators) it.stop();
+  };
   const loops = consumerFilters(host).map(({ suffix }) =>
     (async () => {
       while (!stopping) {
         try {
           const c = await js.consumers.get(STREAM_NAME, durableName(host, suffix));
-          const iter = await c.consume({ max_messages: 1024, expires: 5_000 });
+          // expires 2 s: a hub that died is noticed within two missed heartbeats (1 s each).
+          const iter = await c.consume({ max_messages: 1024, expires: 2_000 });
           const stop = deps.stopped.then(() => iter.stop());
+          iterators.add(iter);
           for await (const m of iter) {
             try {
               onMessage(m);
@@ -272,6 +283,10 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
             }
           }
           void stop;
+          iterators.delete(iter);
+          // An iterator that ends at once (the connection is away) must not turn this into a
+          // loop of resolved promises that starves the timers the reconnect needs.
+          if (!stopping) await delay(250);
         } catch (err) {
           if (stopping) break;
           status.lastError = `consume ${suffix}: ${(err as Error).message}`;
@@ -311,14 +326,29 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     lastCursor = deps.now();
   };
   while (!stopping) {
+    // Every round yields to I/O and timers: a round made only of resolved promises (the
+    // hub away, publishes failing at once) must never starve the client's reconnect.
+    await new Promise((r) => setImmediate(r));
     dirty = false;
     watchDir(signalsDir(root));
     const pending = outbox.scan(deps.now());
     for (const d of outbox.dirNames) watchDir(join(signalsDir(root), d));
+    if (pending.length > 0 && !status.connected) {
+      // The hub is away: publishing now only waits for timeouts. Keep them for the reconnect
+      // (which wakes this loop); the local bus goes on as ever.
+      for (const p of pending) outbox.retry(p);
+      await new Promise<void>((r) => {
+        wakeResolve = r;
+        setTimeout(() => wake(), 1_000).unref();
+      });
+      continue;
+    }
     if (pending.length > 0) {
       for (let i = 0; i < pending.length && !stopping; i += BATCH) {
         const chunk = pending.slice(i, i + BATCH);
+        const t0 = Date.now();
         await publishChunk(js, chunk, host, outbox, status, root, deps);
+        if (trace) deps.log(`trace: published ${chunk.length} in ${Date.now() - t0}ms${status.lastError ? ` (last error: ${status.lastError})` : ''}`);
         saveStatus();
       }
       saveCursor(false);
@@ -363,7 +393,7 @@ async function publishChunk(js: JetStreamClient, chunk: Pending[], host: string,
       const h = headers();
       h.set('Attend-Id', p.id);
       h.set('Attend-Origin', host);
-      return js.publish(p.subject, p.data, { msgID: p.msgId, headers: h, timeout: 5_000 });
+      return js.publish(p.subject, p.data, { msgID: p.msgId, headers: h, timeout: 2_000 });
     }),
   );
   let failure: string | undefined;
