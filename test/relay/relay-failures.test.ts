@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type Machine, makeMachine } from '../helpers/relay.js';
-import { waitFor } from '../helpers/bus.js';
+import { runBin, waitFor } from '../helpers/bus.js';
+import { rmSync } from 'node:fs';
 import { writeSignal } from '../../tools/bus/signals.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 
@@ -110,5 +111,33 @@ describe('attend relay: failures', { timeout: 120_000 }, () => {
     await b!.startRelay();
     await expectAll(b!, [...fromA, ...fromB], 'bravo after its restart');
     await expectAll(a!, [...fromA, ...fromB], 'alpha');
+  });
+});
+
+describe('attend relay: a hub that lost its disk', { timeout: 120_000 }, () => {
+  it('relays recreate the stream; resync republishes from the files; receivers absorb what they have', async () => {
+    const [a, b] = await setup(['alpha', 'bravo']);
+    const before = await burst(a!, 50);
+    await expectAll(b!, before, 'before the loss');
+    await nats!.kill();
+    rmSync(nats!.storeDir, { recursive: true, force: true });
+    await nats!.restart();
+    // A machine that joins now finds an empty hub; the relays rebuilt the stream.
+    const c = makeMachine('charlie', () => nats!.url);
+    machines.push(c);
+    await c.startRelay();
+    const after = await burst(a!, 10);
+    await expectAll(c, after, 'new traffic after the loss');
+    expect(c.ids('_broadcast')).toEqual([...after].sort());
+    const r = runBin(['relay', 'resync', '--server', nats!.url, '--host', 'alpha', '--since', '1h', '--json'], { env: a!.bus.env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const res = JSON.parse(r.stdout) as { published: number; duplicates: number; failed: number };
+    expect(res.failed).toBe(0);
+    expect(res.published + res.duplicates).toBe(60);
+    await expectAll(c, [...before, ...after], 'charlie after the resync');
+    // bravo had them all: nothing new, nothing parked.
+    expect(b!.ids('_broadcast')).toEqual([...before, ...after].sort());
+    await waitFor(() => (b!.status()!.duplicates as number) >= 50, { timeoutMs: 15_000, what: 'bravo absorbing the resync' });
+    expect(b!.status()!.parked).toBe(0);
   });
 });

@@ -195,12 +195,16 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   status.lastContact = deps.now();
   saveStatus(true);
   let restartConsumers = () => {};
+  // A hub that lost its store (disk loss, a new server) has no stream and no consumers:
+  // make them again after every reconnect and whenever a call says they are missing.
+  let repair = (): void => {};
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') {
         status.connected = false;
         deps.log(`attend relay: disconnected from the hub`);
       } else if (s.type === 'reconnect') {
+        repair();
         restartConsumers();
         status.connected = true;
         status.lastContact = deps.now();
@@ -214,6 +218,18 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   const jsm = await retry(() => jetstreamManager(nc), () => stopping);
   if (!jsm) return void (await nc.close());
   if (!(await retry(async () => { await ensureStream(jsm); await ensureConsumers(jsm, host); return true; }, () => stopping))) return void (await nc.close());
+  let repairing = false;
+  repair = () => {
+    if (repairing) return;
+    repairing = true;
+    void retry(async () => {
+      await ensureStream(jsm);
+      await ensureConsumers(jsm, host);
+      return true;
+    }, () => stopping).finally(() => {
+      repairing = false;
+    });
+  };
   const js = jetstream(nc);
   status.ready = true;
   saveStatus(true);
@@ -290,6 +306,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
         } catch (err) {
           if (stopping) break;
           status.lastError = `consume ${suffix}: ${(err as Error).message}`;
+          if (/not found/i.test(String((err as Error).message))) repair();
           await delay(500);
         }
       }
@@ -348,6 +365,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
         const chunk = pending.slice(i, i + BATCH);
         const t0 = Date.now();
         await publishChunk(js, chunk, host, outbox, status, root, deps);
+        if (status.lastError && /no responders|503|stream not found/i.test(status.lastError)) repair();
         if (trace) deps.log(`trace: published ${chunk.length} in ${Date.now() - t0}ms${status.lastError ? ` (last error: ${status.lastError})` : ''}`);
         saveStatus();
       }
@@ -364,6 +382,8 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
       const t = setTimeout(() => wake(), 1_000);
       t.unref();
     });
+    // Let a burst of file events settle into one scan (every import here raises several).
+    await delay(3);
   }
   for (const w of watchers.values()) w.close();
   writeCursor(root, outbox.cursor);
