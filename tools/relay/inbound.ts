@@ -6,7 +6,7 @@
 // same bytes is "already here", the same id with other bytes is a conflict (parked, never
 // overwritten), and an id this bus imported and later cleaned up is not written again.
 
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendIndex, dirStamp } from '../bus/dir-index.js';
 import { scopeDir, scopeDirName } from '../bus/layout.js';
@@ -81,7 +81,9 @@ export function checkIncoming(self: string, m: Incoming): { ok: true; scope: Sco
   return { ok: true, scope: { kind: 'tray', key: t.key }, id: m.id };
 }
 
+/** The file already there, if any: a stat first (no descriptor), read only when present. */
 function readExisting(path: string): Buffer | null {
+  if (!statSync(path, { throwIfNoEntry: false })) return null;
   try {
     return readFileSync(path);
   } catch {
@@ -89,15 +91,29 @@ function readExisting(path: string): Buffer | null {
   }
 }
 
+/** Directories this process made sure of, so a burst does not mkdir once per message. */
+const made = new Set<string>();
+
 let tmpSeq = 0;
 
 /** Write `data` as `<id>.signal` in `dir`: temp file, mtime = the hub's time, rename, index line. */
 function writeImported(dir: string, id: string, data: Uint8Array, timeMs: number): string {
-  ensureDir(dir);
+  if (!made.has(dir)) {
+    ensureDir(dir);
+    made.add(dir);
+  }
   const path = join(dir, `${id}${SIGNAL_EXT}`);
   const tmp = join(dir, `.${id}${SIGNAL_EXT}.${process.pid}.${++tmpSeq}.tmp`);
   const before = dirStamp(dir);
-  const fd = openSync(tmp, 'wx', FILE_MODE);
+  let fd: number;
+  try {
+    fd = openSync(tmp, 'wx', FILE_MODE);
+  } catch (err) {
+    // The directory went away since (a purge, a dissolve): make it again once.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    ensureDir(dir);
+    fd = openSync(tmp, 'wx', FILE_MODE);
+  }
   try {
     writeSync(fd, data);
   } finally {

@@ -56,15 +56,30 @@ export class ImportedSet {
     return this.set.has(`${dir}/${id}`);
   }
   /** Recorded before the file is renamed into place, so the outbound side never sees it unmarked. */
+  private fd: number | null = null;
   add(dir: string, id: string): void {
     if (this.set.has(`${dir}/${id}`)) return;
-    this.set.add(`${dir}/${id}`);
-    ensureDir(relayStateDir(this.root));
-    const fd = openSync(importedLog(this.root), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    // One descriptor kept open (O_APPEND: each line is one write); reopened if it fails.
+    if (this.fd === null) {
+      ensureDir(relayStateDir(this.root));
+      this.fd = openSync(importedLog(this.root), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    }
     try {
-      writeSync(fd, `${dir} ${id}\n`);
-    } finally {
-      closeSync(fd);
+      writeSync(this.fd, `${dir} ${id}\n`);
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+    this.set.add(`${dir}/${id}`);
+  }
+  close(): void {
+    if (this.fd !== null) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+      this.fd = null;
     }
   }
   get size(): number {
