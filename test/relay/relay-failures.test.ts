@@ -70,6 +70,8 @@ describe('attend relay: failures', { timeout: 120_000 }, () => {
     };
     const [fromA, fromB] = await Promise.all([burst(a!, 1000, { onProgress: killAt }), burst(b!, 1000)]);
     expect(killed).toBe(true);
+    // While the hub is away, status says so and counts what waits to go out.
+    await waitFor(() => a!.status()!.connected === false && (a!.status()!.outboundBacklog as number) > 0, { timeoutMs: 15_000, what: 'alpha reporting its backlog' });
     await nats!.restart();
     await expectAll(c!, [...fromA, ...fromB], 'after the hub restart');
     await expectAll(a!, [...fromA, ...fromB], 'alpha');

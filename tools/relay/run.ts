@@ -134,6 +134,8 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     duplicates: 0,
     parked: listParked(root).length,
   };
+  /** Local messages found while the hub is away, kept for the reconnect. */
+  let waiting = 0;
   // Rewritten at most twice a second (status readers judge liveness over 10 s), or at once
   // when the connection changes.
   let lastSaved = 0;
@@ -141,7 +143,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     if (!force && deps.now() - lastSaved < 500) return;
     lastSaved = deps.now();
     status.updatedAt = deps.now();
-    status.outboundBacklog = outbox.inflightCount;
+    status.outboundBacklog = Math.max(outbox.inflightCount, waiting);
     try {
       writeStatus(root, status);
     } catch {
@@ -354,12 +356,15 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
       // The hub is away: publishing now only waits for timeouts. Keep them for the reconnect
       // (which wakes this loop); the local bus goes on as ever.
       for (const p of pending) outbox.retry(p);
+      waiting = new Set(pending.map((p) => `${p.dir}/${p.id}`)).size;
+      saveStatus();
       await new Promise<void>((r) => {
         wakeResolve = r;
         setTimeout(() => wake(), 1_000).unref();
       });
       continue;
     }
+    waiting = 0;
     if (pending.length > 0) {
       for (let i = 0; i < pending.length && !stopping; i += BATCH) {
         const chunk = pending.slice(i, i + BATCH);
