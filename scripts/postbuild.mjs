@@ -3,7 +3,7 @@
 // small ESM files costs `attend send` about as much as node's own start (issue #2,
 // Performance); one CJS file costs ~2 ms. Without rolldown (it comes with vite) bin.js
 // falls back to the ESM modules.
-import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 for (const name of ['attend.cjs', 'bin.js']) {
@@ -11,19 +11,38 @@ for (const name of ['attend.cjs', 'bin.js']) {
   if (existsSync(bin)) chmodSync(bin, 0o755);
 }
 
-const fast = fileURLToPath(new URL('../dist/tools/cli/fast-send.js', import.meta.url));
-if (existsSync(fast)) {
-  let rolldown;
-  try {
-    ({ rolldown } = await import('rolldown'));
-  } catch {
-    console.warn('postbuild: rolldown not found; the send fast path stays unbundled');
+// The same for the `attend mcp` fast path (fast-mcp.cjs): everything up to the `initialize`
+// answer in one file; the context, the SDK server and the tools stay separate modules that it
+// imports right after (issue #11 §9).
+const bundles = [
+  { file: 'fast-send.js', external: [/^node:/] },
+  { file: 'fast-mcp.js', external: [/^node:/, /^\.\/context\.js$/, /^\.\/commands\/mcp\.js$/, /^\.\/io\.js$/] },
+];
+// The MCP tool list, computed once here from the tool definitions, so `attend mcp` can answer
+// `tools/list` before it loads the SDK and zod (tools/mcp/stdio.ts; the server checks that
+// its own answer is the same).
+const server = new URL('../dist/tools/mcp/server.js', import.meta.url);
+if (existsSync(server)) {
+  const { listToolsResult } = await import(server.href);
+  writeFileSync(new URL('../dist/tools/mcp/tools-list.json', import.meta.url), JSON.stringify(listToolsResult()));
+}
+
+let rolldown;
+for (const { file, external } of bundles) {
+  const input = fileURLToPath(new URL(`../dist/tools/cli/${file}`, import.meta.url));
+  if (!existsSync(input)) continue;
+  if (rolldown === undefined) {
+    try {
+      ({ rolldown } = await import('rolldown'));
+    } catch {
+      rolldown = null;
+      console.warn('postbuild: rolldown not found; the fast paths stay unbundled');
+    }
   }
-  if (rolldown) {
-    const out = fast.replace(/\.js$/, '.cjs');
-    rmSync(out, { force: true });
-    const build = await rolldown({ input: fast, platform: 'node', external: [/^node:/], logLevel: 'warn' });
-    await build.write({ file: out, format: 'cjs', codeSplitting: false });
-    await build.close();
-  }
+  if (!rolldown) break;
+  const out = input.replace(/\.js$/, '.cjs');
+  rmSync(out, { force: true });
+  const build = await rolldown({ input, platform: 'node', external, logLevel: 'warn' });
+  await build.write({ file: out, format: 'cjs', codeSplitting: false });
+  await build.close();
 }

@@ -1,7 +1,8 @@
 import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Pending, claimSensor, deliveryStatus, ledgerFile, moveLedger, releaseSensor, takePending } from '../../tools/bus/ledger.js';
+import { type Pending, ledgerFile, moveLedger, takePending } from '../../tools/bus/ledger.js';
+import { claimSensor, deliveryStatus, releaseSensor } from '../../tools/bus/sensor-claim.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { createReporter } from '../../tools/bus/signals.js';
 import { attendKey } from '../../tools/wire/names.js';

@@ -93,6 +93,32 @@ describe('attend chat in tmux', () => {
     expect(existsSync(presence)).toBe(false);
   });
 
+  it('sends to #open with nobody else live and says they will see it when they come back (issue 10 item 12)', async () => {
+    nick.kill();
+    startChat(bus.env, 100, 24);
+    await until((s) => s.includes('live: nobody else'), 'first frame, alone');
+    tmux('send-keys', '-t', 'chat', '-l', 'anyone there?');
+    await until((s) => s.includes('> anyone there?') && s.includes('── to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes'), 'draft and the note');
+    tmux('send-keys', '-t', 'chat', 'Enter');
+    const open = join(bus.root, 'signals', '_broadcast');
+    const file = await waitFor(() => existsSync(open) && readdirSync(open).find((n) => n.endsWith('.signal')), { what: 'signal file', timeoutMs: 10_000 });
+    expect(readFileSync(join(open, file), 'utf8')).toMatch(/\|to:\*\|anyone there\?\n$/);
+    await until((s) => s.split('\n').some((l) => l.startsWith('sent to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes')), 'status after sending');
+  });
+
+  it('Ctrl-W and Ctrl-U edit the draft as a terminal sends them', async () => {
+    startChat(bus.env, 80, 24);
+    await until((s) => s.includes('Enter send'), 'first frame');
+    tmux('send-keys', '-t', 'chat', '-l', 'ship the build');
+    await until((s) => s.includes('> ship the build'), 'draft');
+    tmux('send-keys', '-t', 'chat', 'C-w');
+    await until((s) => /^> ship the\s*$/m.test(s), 'a word gone');
+    tmux('send-keys', '-t', 'chat', 'C-u');
+    await until((s) => /^>\s*$/m.test(s), 'the line gone');
+    // Nothing was sent: the keys edited, they did not submit.
+    expect(existsSync(join(bus.root, 'signals', '_broadcast'))).toBe(false);
+  });
+
   it('restores the terminal and removes its heartbeat on SIGTERM', async () => {
     startChat(bus.env, 80, 24);
     await until((s) => s.includes('Enter send'), 'first frame');
@@ -152,6 +178,9 @@ describe('attend chat in tmux', () => {
     tmux('send-keys', '-t', 'chat', 'Escape');
     expect(await exitStatus('chat to exit')).toBe('0');
     tmux('kill-server');
+    // A fresh server: kill-server returns before the old one has let go of its socket, and a
+    // new-session on the same socket then fails with "server exited unexpectedly".
+    socket = `${socket}-mouse`;
 
     startChat(bus.env, 80, 20, ['--mouse']);
     await until((s) => s.includes('numbered message 59'), 'first frame with --mouse');

@@ -80,6 +80,11 @@ describe('claude code: delivery', () => {
     expect(seen).toContain('<task-notification>');
     expect(seen).toContain(`[attend message from_kind=human from=tester to=${b.id}`);
     expect(seen).toContain(`id=${id}`);
+    // The sensor said nothing while the bus was quiet (issue #11 §7): the first Monitor event
+    // the model gets is this message, with the start line riding along in the same batch.
+    const notifications = api.requests.filter((r) => lastText(r).includes('<task-notification>'));
+    expect(notifications[0]).toBe(event);
+    expect(seen).toMatch(/\[attend\] sensor started for /);
     expect(run.child.exitCode).toBeNull();
   });
 });

@@ -1,8 +1,9 @@
 // The repo as a Claude Code plugin (--plugin-dir), in a real Claude Code: the SessionStart hook
 // registers presence and tells the model about attend, the presence is gone after the session
-// ends, the plugin's .mcp.json serves `send` with the session's identity, and without attend the
+// ends, the plugin's MCP server serves `send` with the session's identity, and without attend the
 // plugin does nothing, quietly (issue #6 §1, §3, §5).
 
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +13,8 @@ import { listLive } from '../../tools/bus/roster.js';
 import { procInfoFromProc } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { waitFor } from '../helpers/bus.js';
-import { type ClaudeHome, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
-import { type FakeAnthropic, conversationText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
+import { type ClaudeHome, claudeBinary, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
+import { type FakeAnthropic, conversationText, startFakeAnthropic, textOf, toolResultCount } from '../helpers/fake-anthropic.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_SEND = 'mcp__plugin_attend_attend__send';
@@ -25,6 +26,17 @@ afterEach(async () => {
   home?.cleanup();
   home = api = undefined;
 });
+
+/** `claude <args>` to completion (plugin validate, mcp list): no model involved. */
+function claudeSync(args: string[], env: Record<string, string>, cwd: string) {
+  const r = spawnSync(claudeBinary(), args, { env, cwd, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** The attend servers `claude mcp list` shows, one line each. */
+function attendServers(listing: string): string[] {
+  return listing.split('\n').filter((l) => /attend/.test(l) && / - /.test(l));
+}
 
 function roster(h: ClaudeHome) {
   return listLive({ root: h.root, sessionsDir: join(h.claudeDir, 'sessions'), now: Date.now(), procInfo: procInfoFromProc });
@@ -60,7 +72,7 @@ describe('claude code plugin', () => {
     }
   });
 
-  it("the plugin's .mcp.json serves send, writing an envelope with the session's identity", async () => {
+  it("the plugin's MCP server (declared in its manifest) serves send, writing an envelope with the session's identity", async () => {
     const h = (home = makeClaudeHome());
     api = await startFakeAnthropic((req) => {
       const step = toolResultCount(req);
@@ -88,7 +100,7 @@ describe('claude code plugin', () => {
     // A plugin copy without a build, and no attend on PATH.
     const plugin = join(h.dir, 'plugin');
     mkdirSync(plugin);
-    for (const p of ['.claude-plugin', 'hooks', 'monitors', 'skills', '.mcp.json']) cpSync(join(REPO, p), join(plugin, p), { recursive: true });
+    for (const p of ['.claude-plugin', 'bin', 'hooks', 'monitors', 'skills']) cpSync(join(REPO, p), join(plugin, p), { recursive: true });
     api = await startFakeAnthropic(() => ({ text: 'done' }));
     const run = runClaude(['-p', 'go', '--plugin-dir', plugin, '--output-format', 'json'], { env: h.env({ baseUrl: api.url, attendOnPath: false }), cwd: h.project });
     const code = await run.exited(60_000);
@@ -97,5 +109,93 @@ describe('claude code plugin', () => {
     expect(conversationText(api.requests[0]!)).not.toContain('attend is available');
     expect(conversationText(api.requests[0]!)).not.toMatch(/hook (error|blocking)/i);
     expect(existsSync(h.root)).toBe(false);
+  });
+
+  it('claude plugin validate --strict passes (author, engines, an inline MCP server)', () => {
+    const h = (home = makeClaudeHome());
+    const r = claudeSync(['plugin', 'validate', '--strict', REPO], h.env({ baseUrl: 'http://127.0.0.1:9', attendOnPath: false }), h.dir);
+    expect(r.out).toContain('Validation passed');
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/mcpServers: attend stdio/);
+    expect(r.out).toMatch(/bin: attend/);
+    const manifest = JSON.parse(readFileSync(join(REPO, '.claude-plugin', 'plugin.json'), 'utf8')) as { engines?: Record<string, string> };
+    expect(manifest.engines?.['claude-code']).toMatch(/^>=2\.1\.\d+$/);
+  });
+
+  it('claude mcp list shows exactly one attend server, connected: with the plugin, in the checkout and elsewhere; none without it', () => {
+    const h = (home = makeClaudeHome());
+    const env = h.env({ baseUrl: 'http://127.0.0.1:9', attendOnPath: false });
+    for (const cwd of [REPO, h.project]) {
+      const r = claudeSync(['--plugin-dir', REPO, 'mcp', 'list'], env, cwd);
+      expect(r.code, r.out).toBe(0);
+      const servers = attendServers(r.out);
+      expect(servers, `${cwd}\n${r.out}`).toHaveLength(1);
+      expect(servers[0]).toMatch(/^plugin:attend:attend: .* - ✔ Connected$/);
+      expect(r.out).not.toMatch(/Missing environment variables/);
+    }
+    // A user running plain `claude` in the checkout gets no project server from it.
+    const plain = claudeSync(['mcp', 'list'], env, REPO);
+    expect(plain.code, plain.out).toBe(0);
+    expect(attendServers(plain.out), plain.out).toEqual([]);
+    expect(plain.out).not.toMatch(/CLAUDE_PLUGIN_ROOT/);
+  });
+
+  it("a plugin-only session (no attend on PATH) runs `attend whoami` in Bash through the plugin's bin/", async () => {
+    const h = (home = makeClaudeHome());
+    api = await startFakeAnthropic((req) =>
+      toolResultCount(req) === 0 ? { tool: 'Bash', input: { command: 'command -v attend; attend whoami', description: 'who am I' } } : { text: 'done' },
+    );
+    const env = h.env({ baseUrl: api.url, attendOnPath: false });
+    // The control: without the plugin, the same PATH has no attend.
+    expect(spawnSync('sh', ['-c', 'command -v attend'], { env }).status).not.toBe(0);
+    const run = runClaude(['-p', 'go', '--plugin-dir', REPO, '--allowedTools', 'Bash', '--output-format', 'json'], { env, cwd: h.project });
+    const code = await run.exited(60_000);
+    expect(code, run.stderr()).toBe(0);
+    const { session_id } = JSON.parse(run.stdout()) as { session_id: string };
+    const seen = conversationText(api.requests.at(-1)!);
+    expect(seen).toContain(join(REPO, 'bin', 'attend'));
+    expect(seen).not.toMatch(/command not found/);
+    expect(seen).toMatch(new RegExp(`id:\\s+${session_id}`));
+    expect(seen).toMatch(/resolved: yes/);
+  });
+
+  it('a tool call the model can correct comes back to it as an error result with the reason, and the new verbs answer', async () => {
+    const h = (home = makeClaudeHome());
+    const tool = (name: string) => `mcp__plugin_attend_attend__${name}`;
+    const steps: [string, Record<string, unknown>][] = [
+      ['ToolSearch', { query: `select:${tool('send')},${tool('status')},${tool('create')}` }],
+      // Passes the JSON schema Claude Code sees, fails the verb's own check.
+      [tool('send'), { message: '   ' }],
+      [tool('send'), { message: 'x', channel: 'no|such channel' }],
+      [tool('create'), { channel: 'ops', description: 'deploys' }],
+      [tool('status'), {}],
+    ];
+    api = await startFakeAnthropic((req) => {
+      const step = steps[toolResultCount(req)];
+      return step ? { tool: step[0], input: step[1] } : { text: 'done' };
+    });
+    const allowed = ['ToolSearch', tool('send'), tool('status'), tool('create')].join(',');
+    const run = runClaude(['-p', 'go', '--plugin-dir', REPO, '--allowedTools', allowed, '--output-format', 'json'], { env: h.env({ baseUrl: api.url, attendOnPath: false }), cwd: h.project });
+    const code = await run.exited(60_000);
+    expect(code, run.stderr()).toBe(0);
+    const { session_id } = JSON.parse(run.stdout()) as { session_id: string };
+    const results = api.requests
+      .at(-1)!
+      .messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((b) => b.type === 'tool_result')
+      .map((b) => ({ isError: b.is_error === true, text: textOf(b.content) }));
+    expect(results).toHaveLength(steps.length);
+    // Whatever Claude Code checks itself, the model sees an error it can act on.
+    expect(results[1]).toMatchObject({ isError: true });
+    expect(results[1]!.text).toMatch(/^attend: the message is empty/);
+    expect(results[2]).toMatchObject({ isError: true });
+    expect(results[2]!.text).toMatch(/^attend: invalid arguments for send: channel: a channel name is 1 to 64/);
+    expect(results[3]).toMatchObject({ isError: false });
+    if (process.env.SHOW) console.log(JSON.stringify(results, null, 1));
+    // Claude Code hands the model structuredContent (compact JSON) when a result has it.
+    expect(JSON.parse(results[3]!.text)).toEqual({ channel: 'ops', description: 'deploys', pinned: true });
+    expect(results[4]).toMatchObject({ isError: false });
+    expect(results[4]!.text).toContain(session_id);
+    expect(existsSync(join(h.root, 'signals', '_broadcast'))).toBe(false);
   });
 });

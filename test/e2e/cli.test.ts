@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AttendError, EXIT } from '../../tools/bus/errors.js';
+import { AttendError, EXIT, EXIT_CODES, exitCodesLine } from '../../tools/bus/errors.js';
 import { writePresence } from '../../tools/bus/presence.js';
 import type { Message } from '../../tools/bus/signals.js';
 import { formatBlock, formatTable, namesFrom } from '../../tools/cli/format.js';
@@ -12,6 +12,7 @@ import { createIo, reportError } from '../../tools/cli/io.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
+import { allSignals } from '../helpers/signals.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 const ID = /^[0-9a-z]{12}-[0-9a-z]{8}$/;
@@ -34,12 +35,7 @@ afterEach(() => {
 
 /** Every file under signals/, as `dir/name` → content. */
 function signals(): Record<string, string> {
-  const out: Record<string, string> = {};
-  const base = join(bus.root, 'signals');
-  if (!existsSync(base)) return out;
-  // Messages only: the `.index` hint beside them is not part of the layout readers see.
-  for (const dir of readdirSync(base)) for (const f of readdirSync(join(base, dir))) if (f.endsWith('.signal')) out[`${dir}/${f}`] = readFileSync(join(base, dir, f), 'utf8');
-  return out;
+  return Object.fromEntries(Object.entries(allSignals(bus.root)).map(([k, s]) => [k, s.text]));
 }
 
 function snapshot(): string {
@@ -58,6 +54,7 @@ function snapshot(): string {
 
 const asApi = (args: string[], input?: string) => runBin(args, { env: api.env, cwd: api.cwd, ...(input !== undefined ? { input } : {}) });
 const asWeb = (args: string[]) => runBin(args, { env: web.env, cwd: web.cwd });
+const runAs = (s: FakeSession, args: string[]) => runBin(args, { env: s.env, cwd: s.cwd });
 const asHuman = (args: string[], input?: string) => runBin(args, { env: bus.env, cwd: bus.home, ...(input !== undefined ? { input } : {}) });
 const humanLive = (heartbeat = Date.now()) => writePresence(bus.root, { id: 'tester', kind: 'human', origin: bus.home, heartbeat, role: 'chat' });
 const line = (content: string) => parseSignal(content.replace(/\n$/, ''));
@@ -203,7 +200,11 @@ describe('attend send', () => {
     const r = asApi(['send', '--json', '--to', 'web', 'hi']);
     expect(r.exitCode).toBe(0);
     const j = JSON.parse(r.stdout) as Record<string, unknown>;
-    expect(j).toMatchObject({ to: web.sessionId, scopes: ['tray'], re: null, notes: [], recipients: [{ id: web.sessionId, name: 'web', kind: 'agent' }] });
+    expect(j).toMatchObject({ to: web.sessionId, scopes: ['tray'], re: null, recipients: [{ id: web.sessionId, name: 'web', kind: 'agent' }] });
+    // Truthful delivery: web has no sensor and no recent drain, so nothing shows it until it is back.
+    expect(j.delivery).toEqual([{ id: web.sessionId, name: 'web', kind: 'agent', when: 'later' }]);
+    expect(j.notes).toEqual(['delivery not until they are back: web']);
+    expect(r.stderr).toBe('attend: delivery not until they are back: web\n');
     expect(j.id).toMatch(ID);
     expect(j.files).toEqual([join(bus.root, 'signals', attendKey(web.cwd), `${j.id as string}.signal`)]);
   });
@@ -253,7 +254,7 @@ describe('attend reply', () => {
     expect(asWeb(['inbox']).exitCode).toBe(0);
     const r = asWeb(['reply', 'got it']);
     const id = sent(r);
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe('attend: delivery not until they are back: api\n');
     expect(line(signals()[`_broadcast/${id}.signal`]!)).toMatchObject({ re: second, to: api.sessionId, fromId: web.sessionId, body: 'got it' });
     // --re picks another parent.
     const id2 = sent(asWeb(['reply', '--re', first, 'and this']));
@@ -269,21 +270,54 @@ describe('attend reply', () => {
 
   it('a reply in a channel stays in the channel', () => {
     expect(asApi(['join', 'ops']).exitCode).toBe(0);
+    expect(asWeb(['join', 'ops']).exitCode).toBe(0);
     const m = sent(asApi(['send', '--channel', 'ops', 'deploying']));
     const id = sent(asWeb(['reply', '--re', m, 'ack']));
     expect(line(signals()[`@ops/${id}.signal`]!)).toMatchObject({ re: m, to: api.sessionId });
   });
 
-  it('a missing parent: sends unthreaded and says so on stderr', () => {
-    const r = asWeb(['reply', '--re', 'nosuchmessage0', 'hello?']);
-    const id = sent(r);
-    expect(r.stderr.trim()).toBe('attend: message nosuchmessage0 was not found: sent unthreaded');
-    const env = line(signals()[`_broadcast/${id}.signal`]!);
-    expect(env?.re).toBeUndefined();
-    expect(env?.to).toBe('*');
+  it('a missing parent fails (exit 1) and writes nothing: a mistyped id never becomes a public post', () => {
+    const before = Object.keys(signals()).length;
+    const r = asWeb(['reply', '--re', 'nosuchmessage0', '--to', 'api', 'private answer']);
+    expect(r.exitCode).toBe(EXIT.notFound);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe('attend: message nosuchmessage0 was not found; nothing was sent; attend inbox lists message ids');
     const r2 = asApi(['reply', 'nothing shown yet']);
-    sent(r2);
-    expect(r2.stderr).toContain('sent unthreaded');
+    expect(r2.exitCode).toBe(EXIT.notFound);
+    expect(r2.stderr).toContain('nothing has been shown to you yet to reply to');
+    expect(Object.keys(signals()).length).toBe(before);
+    // Positive control: with a parent that exists the same reply is written.
+    const m = sent(asApi(['send', 'question']));
+    sent(asWeb(['reply', '--re', m, 'answer']));
+    expect(Object.keys(signals()).length).toBe(before + 2);
+  });
+
+  it('reply --re P --to X writes into X’s tray addressed to X (its to and its destination agree)', () => {
+    const third = fakeSession(bus, { name: 'third' });
+    try {
+      const m = sent(asApi(['send', 'question for everyone']));
+      const r = runAs(third, ['reply', '--re', m, '--to', 'web', 'forwarding to web']);
+      const id = sent(r);
+      const files = Object.keys(signals()).filter((f) => f.endsWith(`/${id}.signal`));
+      expect(files).toEqual([`${attendKey(web.cwd)}/${id}.signal`]);
+      expect(line(signals()[files[0]!]!)).toMatchObject({ re: m, to: web.sessionId });
+      // And web's own drain shows it: addressed mail in its tray.
+      const drained = runAs(web, ['inbox', '--drain', '--format', 'plain']);
+      expect(drained.stdout).toContain('forwarding to web');
+    } finally {
+      third.kill();
+    }
+  });
+
+  it('a reply to a direct message whose sender is gone still goes to the sender’s tray, never to #open', () => {
+    const gone = fakeSession(bus, { name: 'gone' });
+    const dm = sent(runAs(gone, ['send', '--to', 'web', 'ping before leaving']));
+    gone.kill();
+    asWeb(['inbox', dm]);
+    const id = sent(asWeb(['reply', 'pong']));
+    const files = Object.keys(signals()).filter((f) => f.endsWith(`/${id}.signal`));
+    expect(files).toEqual([`${attendKey(gone.cwd)}/${id}.signal`]);
+    expect(line(signals()[files[0]!]!)).toMatchObject({ re: dm, to: gone.sessionId });
   });
 });
 
@@ -474,7 +508,8 @@ describe('help, version and exit codes', () => {
   it('attend --help documents the exit-code map', () => {
     const r = asHuman(['--help']);
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toContain('Exit codes: 0 ok, 1 not found / nobody live, 2 usage, 3 bus unusable, 4 refused, 5 environment.');
+    expect(r.stdout).toContain(`Exit codes: ${exitCodesLine()}.`);
+    for (const e of EXIT_CODES) expect(r.stdout).toContain(`${e.code} ${e.meaning.split(':')[0]}`);
   });
 
   it('attend --version matches package.json', () => {
@@ -498,21 +533,19 @@ describe('help, version and exit codes', () => {
   it('exit 4: refused by a rule', () => {
     expect(asHuman(['send', '-'], 'z'.repeat(70_000)).exitCode).toBe(EXIT.refused);
   });
-  it('exit 5: environment (reported like every AttendError, one line with its hint)', () => {
+  it('a bug is an internal error (exit 70, one line pointing to a report), a failed system call is the bus (exit 3)', () => {
     let err = '';
     const io = createIo({ stdout: { write: () => true }, stderr: { write: (t: string) => (err += t) } } as never, () => {});
-    expect(reportError(new AttendError('no terminal', EXIT.environment, 'run it in a terminal'), io)).toBe(5);
+    expect(reportError(new TypeError("Cannot read properties of undefined (reading 'x')"), io)).toBe(EXIT.internal);
+    expect(err.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(err).toMatch(/^attend: internal error: Cannot read properties of undefined \(reading 'x'\) \(.*\); this is a bug in attend; please report it/);
+    err = '';
+    const sys = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: 'ENOSPC', syscall: 'write' });
+    expect(reportError(sys, io)).toBe(EXIT.bus);
+    expect(err).toBe('attend: ENOSPC: no space left on device, write\n');
+    err = '';
+    expect(reportError(new AttendError('no terminal', EXIT.environment, 'run it in a terminal'), io)).toBe(EXIT.environment);
     expect(err).toBe('attend: no terminal; run it in a terminal\n');
-    expect(reportError(new Error('EIO: boom'), io)).toBe(EXIT.bus);
-  });
-  it('the send fast path and the full CLI agree', () => {
-    // A form the fast path hands over (a flag it does not know) and one it serves.
-    const a = asHuman(['send', '--json', '--bogus', 'x']);
-    expect(a.exitCode).toBe(EXIT.usage);
-    expect(a.stderr).toContain("unknown option '--bogus'");
-    const b = asHuman(['send', '--to=ghost', 'x']);
-    expect(b.exitCode).toBe(EXIT.notFound);
-    expect(b.stderr).toMatch(/^attend: no live recipient 'ghost'; live: api \(.*web \(.*\)\n$/);
   });
 });
 

@@ -1,10 +1,10 @@
 // `attend run` as a real child process against a temporary bus, reading its stdout.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, readSync, rmSync, writeFileSync, constants as fsc } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, constants as fsc } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readSensor } from '../../tools/bus/ledger.js';
+import { readSensor } from '../../tools/bus/sensor-claim.js';
 import { readPresence } from '../../tools/bus/presence.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { BIN, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
@@ -30,15 +30,55 @@ function session(opts: { cwd?: string; name?: string } = {}): FakeSession {
   sessions.push(s);
   return s;
 }
+const owners = new Map<SensorProc, FakeSession>();
 function sensor(s: FakeSession, args: string[] = []): SensorProc {
   const p = startSensor(s.env, args, s.cwd);
   procs.push(p);
+  owners.set(p, s);
   return p;
 }
 const OPEN = { kind: 'open' } as const;
-const started = (p: SensorProc) => waitFor(() => /sensor (started|resumed)/.test(p.stdout()), { what: 'the banner' });
+/**
+ * The sensor is up: it holds the session's claim and has written its presence. It prints
+ * nothing on start (issue #11 §7), so these files, not a banner, say it is running; anything
+ * written to the bus from here on is delivered (the scan after the watcher starts catches
+ * what arrives while it starts).
+ */
+const started = (p: SensorProc) => {
+  const s = owners.get(p)!;
+  return waitFor(
+    () => readSensor(bus.root, s.sessionId)?.pid === p.proc.pid && readPresence(bus.root).some((r) => r.id === s.sessionId && r.role === 'sensor' && r.pid === p.proc.pid),
+    { what: 'the claim and the presence of the sensor' },
+  );
+};
 
 describe('attend run', () => {
+  it('prints nothing on start with nothing pending; the banner comes with the first message, then never again', async () => {
+    const s = session({ name: 'quiet' });
+    const p = sensor(s);
+    await started(p);
+    // The control for "nothing": a message then arrives, and it is the first thing printed.
+    expect(p.stdout()).toBe('');
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'first words' });
+    await waitFor(() => headerIds(p.stdout()).includes(a), { what: 'the first message' });
+    const lines = p.stdout().split('\n');
+    expect(lines[0]).toMatch(/^\[attend\] sensor started for quiet: watching /);
+    expect(lines[1]).toMatch(new RegExp(`^\\[attend message .*id=${a}\\]$`));
+    const b = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'second words' });
+    await waitFor(() => headerIds(p.stdout()).includes(b), { what: 'the second message' });
+    expect(p.stdout().match(/sensor (started|resumed)/g)).toHaveLength(1);
+    // A restart with nothing new is silent too; the next message brings "resumed".
+    p.proc.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+    const q = sensor(s);
+    await started(q);
+    expect(q.stdout()).toBe('');
+    const c = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'after the restart' });
+    await waitFor(() => headerIds(q.stdout()).includes(c), { what: 'the message after the restart' });
+    expect(q.stdout().split('\n')[0]).toMatch(/^\[attend\] sensor resumed for quiet: .*nothing already delivered is repeated$/);
+    expect(headerIds(q.stdout())).toEqual([c]);
+  });
+
   it('prints a header and a message line per message as they arrive, teaching attend reply once', async () => {
     const s = session({ name: 'alpha' });
     const p = sensor(s);
@@ -172,20 +212,7 @@ describe('attend run', () => {
     proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
     procs.push({ proc, stdout: () => '', stderr: () => err, exited });
-    let out = '';
-    const buf = Buffer.alloc(4096);
-    await waitFor(
-      () => {
-        try {
-          const n = readSync(rd, buf, 0, buf.length, null);
-          out += buf.toString('utf8', 0, n);
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
-        }
-        return /sensor started/.test(out);
-      },
-      { what: 'the banner through the FIFO' },
-    );
+    // Nothing is written to the FIFO on start: the claim says the sensor is up.
     await waitFor(() => readSensor(bus.root, s.sessionId)?.pid === proc.pid, { what: 'the claim' });
     closeSync(rd);
     expect(await Promise.race([exited, new Promise((r) => setTimeout(() => r(`still running: ${err}`), 15_000))])).toBe(0);
@@ -217,5 +244,47 @@ describe('attend run', () => {
     const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'polled' });
     await waitFor(() => headerIds(p.stdout()).includes(a), { what: 'polled message' });
     expect(p.stderr()).not.toContain('falling back');
+  });
+});
+
+describe('the sensor’s cost does not grow with history (issue #12 §1)', () => {
+  /** Inotify watches held by a process: one `inotify wd:` line per watch in its fdinfo. */
+  function inotifyWatches(pid: number): number {
+    let n = 0;
+    for (const fd of readdirSync(`/proc/${pid}/fdinfo`)) {
+      try {
+        n += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
+      } catch {
+        // closed meanwhile
+      }
+    }
+    return n;
+  }
+
+  it('watches its directories, not their files: a few watches with 2,000 messages of history', async () => {
+    const s = session();
+    const mk = ids(() => Date.now() - 3_600_000);
+    for (let i = 0; i < 2_000; i++) put(bus.root, mk, { scope: OPEN, to: '*', body: `old ${i}` });
+    const p = sensor(s);
+    await started(p);
+    // tray, #open and the state directory; a per-file watcher would hold over 2,000.
+    const n = inotifyWatches(p.proc.pid!);
+    expect(n).toBeGreaterThan(0);
+    expect(n).toBeLessThanOrEqual(5);
+    // And it still delivers.
+    const id = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'new one' });
+    await waitFor(() => headerIds(p.stdout()).includes(id), { what: 'the new message' });
+  });
+
+  it('a receive directory removed under a running sensor is recreated and watched again at once', async () => {
+    const s = session();
+    const p = sensor(s);
+    await started(p);
+    const trayDir = pjoin(bus.root, 'signals', attendKey(s.cwd));
+    rmSync(trayDir, { recursive: true, force: true });
+    await waitFor(() => existsSync(trayDir), { what: 'the tray to be recreated', timeoutMs: 5_000 });
+    const id = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(s.cwd) }, to: s.sessionId, body: 'after the cleanup' });
+    // Well before the 30 s safety rescan.
+    await waitFor(() => headerIds(p.stdout()).includes(id), { what: 'the direct message', timeoutMs: 8_000 });
   });
 });

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSensor } from '../../tools/bus/sensor-claim.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { BIN, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
 import { headerIds, join, startSensor, type SensorProc, traceIds } from '../helpers/delivery.js';
@@ -108,7 +109,8 @@ async function round(opts: { pauseMs: number; kill: boolean }) {
   const killed = new Set<SensorProc>();
   const drained: Record<string, { stdout: string; stderr: string }[]> = { A: [], B: [], C: [] };
   for (const n of names) sensors[n]!.push(startSensor(sessions[n].env, ['--trace'], sessions[n].cwd));
-  for (const n of names) await waitFor(() => /sensor (started|resumed)/.test(sensors[n]![0]!.stdout()), { what: `sensor ${n}` });
+  // A sensor prints nothing on start (issue #11 §7): its claim says it is up.
+  for (const n of names) await waitFor(() => readSensor(bus.root, sessions[n].sessionId)?.pid === sensors[n]![0]!.proc.pid, { what: `sensor ${n}` });
 
   let writing = true;
   const drainLoops = names.map(async (n) => {

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
 
 export const BIN = fileURLToPath(new URL('../../dist/tools/cli/bin.js', import.meta.url));
@@ -56,7 +56,7 @@ let sessionCounter = 0;
  * A stand-in for a running Claude Code session: a live process with a session record that
  * names it, and the env its children would inherit.
  */
-export function fakeSession(bus: TempBus, opts: { cwd?: string; name?: string; sessionId?: string; status?: string } = {}): FakeSession {
+export function fakeSession(bus: TempBus, opts: { cwd?: string; name?: string; sessionId?: string; status?: string; version?: string } = {}): FakeSession {
   const proc = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
   const pid = proc.pid as number;
   const sessionId = opts.sessionId ?? `00000000-0000-4000-8000-${String(++sessionCounter).padStart(12, '0')}`;
@@ -64,6 +64,7 @@ export function fakeSession(bus: TempBus, opts: { cwd?: string; name?: string; s
   mkdirSync(cwd, { recursive: true });
   const record: Record<string, unknown> = { pid, sessionId, cwd, procStart: procStart(pid), startedAt: Date.now() + sessionCounter, status: opts.status ?? 'idle', kind: 'interactive' };
   if (opts.name) record.name = opts.name;
+  if (opts.version) record.version = opts.version;
   writeFileSync(join(bus.claudeDir, 'sessions', `${pid}.json`), JSON.stringify(record));
   return {
     pid,
@@ -112,13 +113,16 @@ export async function runInProcess(args: string[], opts: { env: Record<string, s
 
 /** Poll a predicate until it holds or the deadline passes. */
 export async function waitFor<T>(fn: () => T | undefined | null | false, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}`);
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 20));
-  }
+  // vitest's own poller; a falsy value counts as "not yet", and the deadline names what
+  // was awaited.
+  return vi.waitFor(
+    () => {
+      const v = fn();
+      if (!v) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}`);
+      return v;
+    },
+    { timeout: opts.timeoutMs ?? 10_000, interval: opts.intervalMs ?? 20 },
+  );
 }
 
 /**

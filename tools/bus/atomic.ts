@@ -1,37 +1,84 @@
-// Atomic writes: a temporary file in the destination directory, then rename (spec §2).
+// Atomic writes: a temporary file in the destination directory, then rename (docs/architecture.md, "The bus on disk").
 // Readers only read `*.signal`, so a half-written temporary is never seen.
+//
+// A full disk must never turn into a short file renamed into place and reported written
+// (issue #10 item 1): every byte is checked, the data is synced before the rename, and on
+// any failure the temporary is removed, nothing is renamed, the previous file stays as it
+// was, and the caller gets a bus error (exit 3).
 
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { busError, type AttendError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
 
 let tmpCounter = 0;
 
-export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { fsync?: boolean } = {}): void {
+/**
+ * Write all of `buf` to `fd` from its current position. write(2) may write less than asked
+ * (a filesystem that fills up mid-write returns the bytes it took); the rest is retried, and
+ * a write that takes nothing is a failure, never a silent truncation.
+ */
+export function writeAll(fd: number, buf: Uint8Array): void {
+  let off = 0;
+  while (off < buf.length) {
+    const n = writeSync(fd, buf, off, buf.length - off);
+    if (n <= 0) throw Object.assign(new Error(`short write (${off} of ${buf.length} bytes)`), { code: 'ESHORT' });
+    off += n;
+  }
+}
+
+/** The failure as one bus error naming the file: `cannot write <path>: no space left (ENOSPC)`. */
+export function writeError(path: string, err: unknown): AttendError {
+  const e = err as NodeJS.ErrnoException;
+  const code = e?.code;
+  const why = code === 'ENOSPC' ? 'no space left on the device' : code === 'EDQUOT' ? 'disk quota exceeded' : (e?.message ?? String(err)).replace(/^[A-Z]+: /, '');
+  return busError(`cannot write ${path}: ${why}${code ? ` (${code})` : ''}; nothing was changed`, code === 'ENOSPC' || code === 'EDQUOT' ? 'free some space and try again' : undefined);
+}
+
+/**
+ * Replace `path` with `data` atomically. Throws AttendError (exit 3) when any step fails;
+ * `path` then holds exactly what it held before. The `fsync` option is kept for callers
+ * written before every write was synced: the data is always synced before the rename.
+ */
+export function writeFileAtomic(path: string, data: string | Uint8Array, _opts: { fsync?: boolean } = {}): void {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
   let fd: number;
   try {
-    fd = openSync(tmp, 'wx', FILE_MODE);
+    try {
+      fd = openSync(tmp, 'wx', FILE_MODE);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      ensureDir(dir);
+      fd = openSync(tmp, 'wx', FILE_MODE);
+    }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    ensureDir(dir);
-    fd = openSync(tmp, 'wx', FILE_MODE);
+    throw writeError(path, err);
   }
   try {
-    writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-    if (opts.fsync) fsyncSync(fd);
+    writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+    // Sync before the rename: after a crash the name must never point at missing data.
+    fsyncSync(fd);
   } catch (err) {
-    closeSync(fd);
+    safeClose(fd);
     safeUnlink(tmp);
-    throw err;
+    throw writeError(path, err);
   }
-  closeSync(fd);
   try {
+    // close(2) can report a deferred write error (NFS): that too means "not written".
+    closeSync(fd);
     renameSync(tmp, path);
   } catch (err) {
     safeUnlink(tmp);
-    throw err;
+    throw writeError(path, err);
+  }
+}
+
+function safeClose(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already reported by the write that failed
   }
 }
 

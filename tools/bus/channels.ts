@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
 import { withLock } from './lock.js';
-import { type AttendError, notFoundError } from './errors.js';
+import { type AttendError, notFoundError, verbHint } from './errors.js';
 
 export interface Member {
   kind: 'agent' | 'human';
@@ -173,7 +173,7 @@ export function unknownChannel(store: ChannelStore, name: string): AttendError {
   const names = Object.keys(store.channels).sort();
   return notFoundError(
     `no channel #${name}`,
-    names.length > 0 ? `channels: ${names.map((n) => `#${n}`).join(', ')}` : 'there are no channels yet; attend join <name> creates one',
+    names.length > 0 ? `channels: ${names.map((n) => `#${n}`).join(', ')}` : verbHint('join', [['channel', name]], { then: 'creates it' }),
   );
 }
 

@@ -1,6 +1,8 @@
 // `attend cleanup` (issue #3 §8). Plan first, then apply the plan, so a dry run shows exactly
 // what a real run removes. Rules that hold in both:
 //   - a tray's project is judged by the slug part of its key against <claude dir>/projects/;
+//   - the tray of a live session (a session record or a fresh presence, sensor included) is
+//     never touched;
 //   - `_broadcast/` is never touched, nor a channel directory whose channel has an entry;
 //   - no file younger than the grace period is removed (mtime);
 //   - only signal files and attend's own temporaries are removed; a directory goes only
@@ -123,8 +125,11 @@ export function planCleanup(root: string, opts: CleanupOptions): CleanupPlan {
       continue;
     }
     if (d.name.startsWith('_')) continue;
+    // A live session's tray is never touched, empty or not: its sensor watches the directory,
+    // and removing it left direct messages unseen until the 30 s rescan (issue #10 item 3).
+    if (opts.liveKeys.has(d.name)) continue;
     const slug = slugOfKey(d.name);
-    const projectGone = projectsKnown && !existsSync(join(opts.projectsDir, slug)) && !opts.liveKeys.has(d.name);
+    const projectGone = projectsKnown && !existsSync(join(opts.projectsDir, slug));
     let empty: boolean;
     if (projectGone) empty = sweepDir(root, d.name, `project ${slug} is gone from ${opts.projectsDir}`, { now: opts.now, grace, imported }, items);
     else {
@@ -157,13 +162,16 @@ function planState(root: string, opts: CleanupOptions, grace: number, items: Cle
     if (opts.now - f.mtimeMs < Math.max(grace, HEARTBEAT_FRESH_MS)) continue;
     items.push({ kind: 'state', what: `state/presence/${f.name}`, bytes: f.bytes, reason: 'heartbeat of a session that is gone' });
   }
-  for (const [sub, dir] of [
-    ['owed', owedDir(root)],
-    ['surfaced', join(stateDir(root), 'surfaced')],
+  for (const [sub, dir, ext] of [
+    ['owed', owedDir(root), '.json'],
+    ['surfaced', join(stateDir(root), 'surfaced'), '.json'],
+    // Ledgers and sensor claims of sessions that ended (issue #12 §7): nothing else bounds them.
+    ['ledger', join(stateDir(root), 'ledger'), '.json'],
+    ['sensor', join(stateDir(root), 'sensor'), '.pid'],
   ] as const) {
     for (const f of listDir(dir)) {
-      if (!f.isFile || !f.name.endsWith('.json') || opts.now - f.mtimeMs < grace) continue;
-      const id = safeDecode(f.name.slice(0, -5));
+      if (!f.isFile || !f.name.endsWith(ext) || opts.now - f.mtimeMs < grace) continue;
+      const id = safeDecode(f.name.slice(0, -ext.length));
       if (id === null || !SESSION_ID.test(id) || opts.isAlive(id)) continue;
       items.push({ kind: 'state', what: `state/${sub}/${f.name}`, bytes: f.bytes, reason: 'state of a session that is gone' });
     }

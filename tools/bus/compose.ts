@@ -1,4 +1,4 @@
-// The one place an envelope is built from a resolved identity (spec §3: `from_kind` and
+// The one place an envelope is built from a resolved identity (docs/architecture.md, "The wire line": `from_kind` and
 // `from_id` are written by attend from the identity, never chosen by a caller). Every writer
 // — send, reply, the channel notices, chat — goes through here.
 

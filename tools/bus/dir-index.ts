@@ -22,8 +22,9 @@
 // least every RECONCILE_MS and by never moving a watermark past what a full listing saw
 // (tools/bus/ledger.ts), so such a message is late, never lost.
 
-import { closeSync, fstatSync, openSync, readSync, statSync, writeSync, constants as fsc } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
+import { writeAll } from './atomic.js';
 import { FILE_MODE } from './root.js';
 
 export const INDEX_NAME = '.index';
@@ -48,7 +49,10 @@ export function appendIndex(dir: string, id: string, before: string): void {
     const after = dirStamp(dir);
     const fd = openSync(join(dir, INDEX_NAME), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
     try {
-      writeSync(fd, `${id} ${before} ${after}\n`);
+      // Every byte or a failure, never a silent short line (issue #10 item 1). A line cut by a
+      // full disk cannot be taken back under O_APPEND (another writer may follow it); it
+      // reads as a garbage line, which sends readers to a full listing: late, never lost.
+      writeAll(fd, Buffer.from(`${id} ${before} ${after}\n`));
     } finally {
       closeSync(fd);
     }

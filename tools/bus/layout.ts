@@ -1,4 +1,4 @@
-// Where things live under the bus root (spec §2).
+// Where things live under the bus root (docs/architecture.md, "The bus on disk").
 //
 //   <root>/signals/_broadcast/<id>.signal   #open
 //   <root>/signals/@<name>/<id>.signal      a channel
@@ -41,6 +41,3 @@ export function scopeLabel(scope: Scope): string {
   return 'tray';
 }
 
-export function sameScope(a: Scope, b: Scope): boolean {
-  return scopeDirName(a) === scopeDirName(b);
-}

@@ -1,14 +1,25 @@
-// A cross-process lock for read-modify-write of small state files (membership, ledgers).
-// An O_EXCL lock file holds the owner's pid and start time; a lock whose owner is gone, or
-// that is older than STALE_MS, is broken. Waits are short sleeps, bounded by a deadline.
+// Cross-process locks: `withLock` for a read-modify-write of a small state file (membership,
+// ledgers, the registry), and `tryAcquire`/`release` for a lock held for a process's
+// lifetime (the one-sensor-per-session claim, tools/bus/sensor-claim.ts). One mechanism:
+// an O_EXCL file holding the owner's pid, start time and when it was taken.
+//
+// Takeover (issue #9 §5): a lock is stale only when its owner process is gone (pid + start
+// time, the one liveness check) — never because it is old, so a live holder keeps it
+// however long it takes. A file with no owner written yet is a lock being taken, and is
+// stale only once it has been so for STALE_EMPTY_MS (its taker died between create and
+// write). Breaking a stale lock happens under a second O_EXCL file, the breaker, and only
+// when the lock still holds the very text judged stale: two waiters that both judged it
+// stale cannot both break it, and neither can break the lock a third took in between.
 
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
 import { dirname } from 'node:path';
-import { procInfoFromProc } from '../identity/system.js';
+import { procInfoFromProc, processAlive } from '../identity/system.js';
+import { writeAll, writeError } from './atomic.js';
 import { busError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
 
-const STALE_MS = 10_000;
+/** A lock file with no owner line for this long was abandoned by a taker that died. */
+export const STALE_EMPTY_MS = 10_000;
 const WAIT_MS = 15_000;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
@@ -16,65 +27,166 @@ function sleepSync(ms: number): void {
   Atomics.wait(sleeper, 0, 0, ms);
 }
 
-function ownerGone(lockPath: string, now: number): boolean {
-  let text: string;
-  try {
-    text = readFileSync(lockPath, 'utf8');
-  } catch {
-    return false; // vanished: the next attempt will take it
-  }
-  // The owner creates the file (O_EXCL) and writes its pid a moment later: an empty or
-  // partial file is a lock being taken, not a stale one, unless it has been so for long.
-  if (!/^\d+ \S* \d+$/.test(text)) {
-    try {
-      return now - statSync(lockPath).mtimeMs > STALE_MS;
-    } catch {
-      return false;
-    }
-  }
-  const [pidStr, start, tStr] = text.split(' ');
-  const pid = Number(pidStr);
-  const t = Number(tStr);
-  if (Number.isFinite(t) && now - t > STALE_MS) return true;
-  if (!Number.isInteger(pid) || pid <= 0) return Number.isFinite(t) ? false : true;
-  const info = procInfoFromProc(pid);
-  if (!info) return process.platform === 'linux';
-  return start !== undefined && start !== '' && info.start !== start;
+export interface LockOwner {
+  pid: number;
+  start: string;
+  /** When it was taken (ms), 0 when not written. */
+  at: number;
 }
 
-export function withLock<T>(lockPath: string, fn: () => T): T {
-  const deadline = Date.now() + WAIT_MS;
-  const self = procInfoFromProc(process.pid);
-  let delay = 1;
-  let fd: number | undefined;
-  ensureDir(dirname(lockPath));
-  while (fd === undefined) {
-    try {
-      fd = openSync(lockPath, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
-      writeSync(fd, `${process.pid} ${self?.start ?? ''} ${Date.now()}`);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (ownerGone(lockPath, Date.now())) {
-        try {
-          unlinkSync(lockPath);
-        } catch {
-          // someone else broke it first
-        }
-        continue;
+// `pid start at`; a sensor claim written before 0.2 has no `at`.
+const OWNER_LINE = /^(\d+) (\S*)(?: (\d+))?\n?$/;
+
+export function parseOwner(text: string): LockOwner | null {
+  const m = OWNER_LINE.exec(text);
+  if (!m) return null;
+  const pid = Number(m[1]);
+  return pid > 0 ? { pid, start: m[2] ?? '', at: Number(m[3] ?? 0) } : null;
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+export function readOwner(path: string): LockOwner | null {
+  const t = readText(path);
+  return t === null ? null : parseOwner(t);
+}
+
+/** The start time of this process, as the lock records it. */
+function selfStart(): string {
+  return procInfoFromProc(process.pid)?.start ?? '';
+}
+
+function isStale(path: string, text: string, now: number, alive: (pid: number, start: string) => boolean): boolean {
+  const owner = parseOwner(text);
+  if (owner) return !alive(owner.pid, owner.start);
+  try {
+    return now - statSync(path).mtimeMs > STALE_EMPTY_MS;
+  } catch {
+    return false; // gone: the next attempt takes it
+  }
+}
+
+/** Remove `path` only if it still holds `staleText`, under the breaker. */
+function breakStale(path: string, staleText: string, alive: (pid: number, start: string) => boolean): void {
+  const breaker = `${path}.break`;
+  let fd: number;
+  try {
+    fd = openSync(breaker, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    // Another waiter is breaking it; a breaker whose owner died is cleared (it is held
+    // for microseconds, so only a crash right there leaves one).
+    const t = readText(breaker);
+    const o = t === null ? null : parseOwner(t);
+    if (o && !alive(o.pid, o.start)) {
+      try {
+        unlinkSync(breaker);
+      } catch {
+        // cleared by another waiter
       }
-      if (Date.now() > deadline) throw busError(`timed out waiting for the lock ${lockPath}`, 'if no attend process is running, remove the file');
-      sleepSync(delay + Math.random() * delay);
-      delay = Math.min(delay * 2, 25);
     }
+    return;
+  }
+  try {
+    writeSync(fd, `${process.pid} ${selfStart()} ${Date.now()}`);
+    if (readText(path) === staleText) unlinkSync(path);
+  } catch {
+    // vanished meanwhile: nothing to break
+  } finally {
+    closeSync(fd);
+    try {
+      unlinkSync(breaker);
+    } catch {
+      // nothing to do
+    }
+  }
+}
+
+export interface AcquireOptions {
+  /** The owner recorded in the file; this process by default. */
+  pid?: number;
+  start?: string;
+  /** A lock this owner already holds counts as acquired (a lifetime claim taken again). */
+  reentrant?: boolean;
+  /** The liveness check, injected by tests; the one in identity/system.ts by default. */
+  alive?: (pid: number, start: string) => boolean;
+  now?: () => number;
+}
+
+export type Acquired = { ok: true } | { ok: false; owner: LockOwner | null };
+
+/** One non-blocking attempt: take the lock, or report its live owner. A stale lock is broken. */
+export function tryAcquire(path: string, opts: AcquireOptions = {}): Acquired {
+  const pid = opts.pid ?? process.pid;
+  const start = opts.start ?? (pid === process.pid ? selfStart() : (procInfoFromProc(pid)?.start ?? ''));
+  const alive = opts.alive ?? ((p: number, s: string) => processAlive(p, s));
+  const now = opts.now ?? Date.now;
+  ensureDir(dirname(path));
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw writeError(path, err);
+    }
+    if (fd !== undefined) {
+      try {
+        // Every byte or a failure (issue #10 item 1): a half-written owner is a lock nobody holds.
+        writeAll(fd, Buffer.from(`${pid} ${start} ${now()}`));
+      } catch (err) {
+        closeSync(fd);
+        try {
+          unlinkSync(path);
+        } catch {
+          // nothing to undo
+        }
+        throw writeError(path, err);
+      }
+      closeSync(fd);
+      return { ok: true };
+    }
+    const text = readText(path);
+    if (text === null) continue; // released meanwhile: try again
+    const owner = parseOwner(text);
+    if (opts.reentrant && owner && owner.pid === pid && (owner.start === start || owner.start === '' || start === '')) return { ok: true };
+    if (!isStale(path, text, now(), alive)) return { ok: false, owner };
+    breakStale(path, text, alive);
+  }
+  return { ok: false, owner: readOwner(path) };
+}
+
+/** Release a lock this owner holds; a lock someone else holds is left alone. */
+export function release(path: string, pid = process.pid): void {
+  if (readOwner(path)?.pid !== pid) return;
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+export function withLock<T>(lockPath: string, fn: () => T, opts: { waitMs?: number; alive?: (pid: number, start: string) => boolean } = {}): T {
+  const deadline = Date.now() + (opts.waitMs ?? WAIT_MS);
+  let delay = 1;
+  for (;;) {
+    const r = tryAcquire(lockPath, opts.alive ? { alive: opts.alive } : {});
+    if (r.ok) break;
+    if (Date.now() > deadline) {
+      const who = r.owner ? `pid ${r.owner.pid}` : 'a process that has not written its pid';
+      throw busError(`timed out waiting for the lock ${lockPath} (held by ${who})`, 'if no attend process is running, remove the file');
+    }
+    sleepSync(delay + Math.random() * delay);
+    delay = Math.min(delay * 2, 25);
   }
   try {
     return fn();
   } finally {
-    closeSync(fd);
-    try {
-      unlinkSync(lockPath);
-    } catch {
-      // broken by someone who judged us stale; nothing to do
-    }
+    release(lockPath);
   }
 }

@@ -14,7 +14,7 @@ import { notFoundError } from './errors.js';
 import { scopeDir, scopeDirName } from './layout.js';
 import { COLD_RECENT_MS, readLedger } from './ledger.js';
 import { readOwed } from './owed.js';
-import { SIGNAL_EXT, listIds } from './signals.js';
+import { SIGNAL_EXT, assertScopeDir, listIds } from './signals.js';
 
 export interface PurgeResult {
   channel: string;
@@ -58,6 +58,8 @@ export function purgeChannel(root: string, channel: string, opts: { now: number;
     if (h) holders.push(h);
   }
   const dir = scopeDir(root, { kind: 'channel', name: channel });
+  // Never delete through a symbolic link (issue #10 item 4): the files it leads to are not ours.
+  assertScopeDir(dir);
   let removed = 0;
   let kept = 0;
   const heldBy = new Set<string>();

@@ -1,4 +1,4 @@
-// A session's receive set (spec §5): its own tray, `_broadcast/`, and the channels it joined.
+// A session's receive set (docs/architecture.md, "Delivery"): its own tray, `_broadcast/`, and the channels it joined.
 
 import type { Identity } from '../identity/resolve.js';
 import { type Scope, addressees } from '../wire/envelope.js';

@@ -1,10 +1,10 @@
-// The ordinal registry (spec §4, issue #3 §5): sessions sharing an origin get ordinals
+// The ordinal registry (docs/architecture.md, "Identity", issue #3 §5): sessions sharing an origin get ordinals
 // (`-alpha`, `-beta`, … lowest free slot first). The registry is a file, so ordinals survive
 // restarts of attend, and it is keyed by the Claude process (pid + start time) as well as the
 // session id, so a `/clear` (same process, new session id) keeps its ordinal and channels.
 
 import { readFileSync } from 'node:fs';
-import { procInfoFromProc } from '../identity/system.js';
+import { processAlive } from '../identity/system.js';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { renameMember, updateChannels } from './channels.js';
@@ -66,24 +66,9 @@ export function readRegistry(root: string): Registry {
 }
 
 /** Is the process (pid, start time) still running? A zombie is not. */
-export function processRunning(pid: number, procStart: string | undefined): boolean {
-  const info = procInfoFromProc(pid);
-  if (!info) {
-    if (process.platform === 'linux') return false;
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  }
-  if (info.state === 'Z' || info.state === 'X') return false;
-  return procStart === undefined || procStart === '' || info.start === procStart;
-}
-
 /** An entry holds its slot while its process runs, or (no process known) while it was seen lately. */
 export function entryAlive(e: RegistryEntry, now: number): boolean {
-  if (e.pid !== undefined) return processRunning(e.pid, e.procStart);
+  if (e.pid !== undefined) return processAlive(e.pid, e.procStart);
   return now - e.seen <= HEARTBEAT_FRESH_MS;
 }
 
@@ -98,7 +83,9 @@ function needsWrite(reg: Registry, obs: Observation[], now: number, handOver: bo
     const e = reg.sessions[o.sessionId];
     if (!e || e.origin !== o.origin) return true;
     if (o.pid !== undefined && (e.pid !== o.pid || e.procStart !== o.procStart)) return true;
-    if (now - e.seen > SEEN_REFRESH_MS) return true;
+    // `seen` keeps an entry without a process alive; one with a pid lives by its process, so
+    // refreshing its `seen` would be a write on every read (issue #12 §4).
+    if (o.pid === undefined && now - e.seen > SEEN_REFRESH_MS) return true;
     if (handOver && e.previousSessionId !== undefined && !e.handedOver) return true;
   }
   return false;

@@ -1,7 +1,8 @@
 // The bus root: created 0700, refused when another user owns it or group/world can write it
-// (spec §2). Files are written 0600.
+// (docs/architecture.md, "The bus on disk"). Files are written 0600.
 
 import { lstatSync, mkdirSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { busError } from './errors.js';
 
 export const DIR_MODE = 0o700;
@@ -9,6 +10,7 @@ export const FILE_MODE = 0o600;
 
 /** Make sure `root` exists and is safe to use; throws AttendError (exit 3) when it is not. */
 export function ensureRoot(root: string, uid: number | undefined = process.getuid?.()): void {
+  checkRootPath(root);
   try {
     mkdirSync(root, { recursive: true, mode: DIR_MODE });
   } catch (err) {
@@ -17,7 +19,15 @@ export function ensureRoot(root: string, uid: number | undefined = process.getui
   checkRoot(root, uid);
 }
 
+/** A relative root names a different bus in every directory: refused before anything is read. */
+export function checkRootPath(root: string): void {
+  if (!isAbsolute(root)) {
+    throw busError(`ATTEND_HOME must be an absolute path, not '${root}'`, 'a relative one names a different bus in every directory; e.g. ATTEND_HOME="$HOME/.cache/attend"');
+  }
+}
+
 export function checkRoot(root: string, uid: number | undefined = process.getuid?.()): void {
+  checkRootPath(root);
   let st;
   try {
     st = lstatSync(root);

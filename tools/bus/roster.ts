@@ -1,13 +1,15 @@
-// Who is live (spec §4, §5): Claude Code sessions whose record belongs to a running process
+// Who is live (docs/architecture.md, "Identity" and "Delivery"): Claude Code sessions whose record belongs to a running process
 // with a matching start time, plus anyone whose attend heartbeat is fresh.
 
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ProcInfo, SessionRecord } from '../identity/resolve.js';
 import { normalizeOrigin } from '../identity/resolve.js';
-import { readSessionRecordFile } from '../identity/system.js';
+import { processAlive, readSessionRecordFile } from '../identity/system.js';
 import { nicknameFor, ordinalName } from '../wire/names.js';
 import { type Delivery, deliveryOf, isFresh, readPresence, type PresenceRecord } from './presence.js';
 import { type Observation, type Observed, observeSessions } from './registry.js';
+import { rememberNames } from './names.js';
 
 export interface Peer {
   id: string;
@@ -48,9 +50,7 @@ export function liveSessionRecords(sessionsDir: string, procInfo: (pid: number) 
     const pid = Number(m[1]);
     const rec = readSessionRecordFile(sessionsDir, pid);
     if (!rec || rec.pid !== pid) continue;
-    const info = procInfo(pid);
-    if (!info) continue;
-    if (rec.procStart !== undefined && info.start !== '' && rec.procStart !== info.start) continue;
+    if (!processAlive(pid, rec.procStart, procInfo)) continue;
     out.push(rec);
   }
   return out;
@@ -76,7 +76,7 @@ const LONG_LIVED_ROLES = new Set(['sensor', 'chat', 'session']);
 
 function presenceAlive(p: PresenceRecord, procInfo: (pid: number) => ProcInfo | null): boolean {
   if (p.pid === undefined || !LONG_LIVED_ROLES.has(p.role ?? '')) return true;
-  return procInfo(p.pid) !== null;
+  return processAlive(p.pid, undefined, procInfo);
 }
 
 export function listLive(src: RosterSources): Peer[] {
@@ -107,6 +107,9 @@ export function listLive(src: RosterSources): Peer[] {
   const peers = [...byId.values()];
   for (const p of peers) p.delivery = deliveryOf(records, p.id, src.now);
   assignNames(peers, registerAgents(src.root, peers, src.now));
+  // Their names outlive them in history (issue #10 item 16); written only when one changed,
+  // and only on a bus that exists (a fresh `attend whoami` must not create it).
+  if (existsSync(src.root)) rememberNames(src.root, peers, src.now);
   return peers.sort((a, b) => a.name.localeCompare(b.name));
 }
 
@@ -131,7 +134,7 @@ function registerAgents(root: string, peers: Peer[], now: number): Map<string, O
  * Display names: humans by username; a session by its Claude Code name, else a nickname
  * from its origin. A session gets its ordinal when it shares its origin with another live
  * session, or when its slot is not the first (so `Nick-beta` stays `Nick-beta` after alpha
- * ends, spec §4: ordinals "persist while they live").
+ * ends, docs/architecture.md, "Identity": ordinals "persist while they live").
  */
 function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
   const byOrigin = new Map<string, Peer[]>();
@@ -168,4 +171,37 @@ function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
       p.name = list.length > 1 || slot > 0 ? `${base}-${ordinalName(slot)}` : base;
     }
   }
+}
+
+/**
+ * Display names for a long-running reader (the sensor, the channel push) without a roster
+ * rebuild per message (issue #12 §3): names depend on the session records and the registry,
+ * so the map is rebuilt only when the sessions directory or the registry changed (or a
+ * minute passed, for a record rewritten in place). With N sessions each receiving a
+ * broadcast, that is O(1) per sensor per message instead of O(N).
+ */
+export function createNameSource(src: Omit<RosterSources, 'now'>, now: () => number): () => Map<string, string> {
+  let cache: { stamp: string; at: number; map: Map<string, string> } | undefined;
+  const stampOf = (): string => {
+    const parts: string[] = [];
+    for (const p of [src.sessionsDir, join(src.root, 'state', 'registry.json')]) {
+      try {
+        const st = statSync(p);
+        parts.push(`${st.mtimeMs}:${st.size}:${st.ino}`);
+      } catch {
+        parts.push('-');
+      }
+    }
+    return parts.join('|');
+  };
+  return () => {
+    const t = now();
+    const stamp = stampOf();
+    if (!cache || cache.stamp !== stamp || t - cache.at > 60_000) {
+      const peers = listLive({ ...src, now: t });
+      // The registry may have been written by this very listing: stamp after it.
+      cache = { stamp: stampOf(), at: t, map: new Map(peers.map((p) => [p.id, p.name])) };
+    }
+    return cache.map;
+  };
 }

@@ -1,4 +1,4 @@
-// `--to` resolution (spec §4: display names resolve back to ids at every input boundary).
+// `--to` resolution (docs/architecture.md, "Identity": display names resolve back to ids at every input boundary).
 // A target is an origin path, a session id, a display name or a human username, and must
 // name someone live.
 
@@ -29,8 +29,8 @@ function ambiguous(t: string, found: Peer[], localHost: string | null): never {
   const anyRemote = found.some((p) => p.host !== undefined);
   const label = (p: Peer) => (anyRemote ? `${p.host ?? localHost ?? 'local'}:${p.name}` : p.name);
   throw usageError(
-    `'${printable(t)}' is ambiguous: ${found.map((p) => neutralize(`${label(p)} (${p.id})`)).join(', ')}`,
-    anyRemote ? 'qualify it with the host (host:name) or use a session id' : 'use a session id',
+    `'${printable(t)}' is ambiguous: ${found.map((p) => neutralize(`${label(p)} (${p.kind}, ${p.id})`)).join(', ')}`,
+    anyRemote ? 'qualify it with the host (host:name), or name a session by its id' : 'name a session by its id or path, a person as human:<username>',
   );
 }
 
@@ -62,18 +62,25 @@ export function resolveTarget(target: string, peers: Peer[], opts: { cwd: string
     if (found.length === 0) throw notFoundError(`nobody live at ${printable(abs, 200)}`, describeLive(peers));
     return found;
   }
-  // Session ids are global; a username is not, so this machine's human comes first.
-  const byId = peers.filter((p) => p.id === t);
-  if (byId.some((p) => p.host === undefined)) return byId.filter((p) => p.host === undefined);
-  if (byId.length === 1) return byId;
-  if (byId.length > 1) ambiguous(t, byId, opts.localHost ?? null);
+  if (t.startsWith('human:')) {
+    const user = t.slice('human:'.length);
+    let h = peers.filter((p) => p.kind === 'human' && p.id === user);
+    // A human is a username on one machine: this machine's comes first (issue 13).
+    if (h.some((p) => p.host === undefined)) h = h.filter((p) => p.host === undefined);
+    if (h.length === 1 || (h.length > 1 && h.every((p) => p.host === undefined))) return h;
+    if (h.length > 1) ambiguous(t, h, opts.localHost ?? null);
+    throw notFoundError(`no live human '${printable(user)}'`, describeLive(peers));
+  }
+  // An id and a display name can coincide (a human `nick` and a session named `nick`):
+  // whoever the word names, by id or by name, is a candidate, and more than one is
+  // ambiguous — never a silent pick (issue #10 §10). Session ids are global; a username is
+  // not, so a local human wins over same-named humans elsewhere, who are reached as
+  // host:name (issue 13: never confused with a local one).
   const lower = t.toLowerCase();
-  // A human is a username on one machine: a local human wins over same-named humans
-  // elsewhere, who are reached as host:name (issue 13: never confused with a local one).
-  let byName = peers.filter((p) => p.name.toLowerCase() === lower);
-  if (byName.some((p) => p.kind === 'human' && p.host === undefined)) byName = byName.filter((p) => !(p.kind === 'human' && p.host !== undefined));
-  if (byName.length === 1) return byName;
-  if (byName.length > 1) ambiguous(t, byName, opts.localHost ?? null);
+  let exact = peers.filter((p) => p.id === t || p.name.toLowerCase() === lower);
+  if (exact.some((p) => p.kind === 'human' && p.host === undefined)) exact = exact.filter((p) => !(p.kind === 'human' && p.host !== undefined));
+  if (exact.length === 1) return exact;
+  if (exact.length > 1) ambiguous(t, exact, opts.localHost ?? null);
   // A session id prefix of 8 or more characters, as `attend peers` shows them.
   if (t.length >= 8) {
     const byPrefix = peers.filter((p) => p.kind === 'agent' && p.id.startsWith(t));

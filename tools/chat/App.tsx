@@ -1,22 +1,31 @@
-// The chat screen. State lives in pure reducers (state/*.ts); this file wires keys to
-// actions, subscriptions to hooks, and state to rows. The feed is a windowed list rather
-// than <Static>: tabs and scroll-back redraw history, which Static output cannot do.
+// The chat screen. State lives in pure reducers (state/*.ts), where a draft goes in
+// state/destination.ts, the keys in one table (keys.ts), the parts of the screen in
+// components/. This file wires keys to actions, subscriptions to hooks, and state to rows.
 
-import { Box, type Key, Text, useApp, useInput, useStdin, useStdout } from 'ink';
-import { memo, useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { Box, type Key, useApp, useInput } from 'ink';
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import type { Peer } from '../bus/roster.js';
 import type { ChatActions, ChannelInfo } from './actions.js';
 import type { BusSource } from './bus-source.js';
-import { accent, type ColorDepth, colorFor } from './colors.js';
-import { peerStatus } from './peer-status.js';
+import { type ColorDepth, colorFor } from './colors.js';
+import { ComposeBox } from './components/compose-box.js';
+import { DestinationLine } from './components/destination-line.js';
+import { Feed } from './components/feed.js';
+import { RosterLine } from './components/roster-line.js';
+import { StatusLine } from './components/status-line.js';
+import { TabBar } from './components/tab-bar.js';
+import { errorLine } from './hints.js';
+import { useRawInput } from './hooks/use-raw-input.js';
+import { useTerminalSize } from './hooks/use-terminal-size.js';
+import { actionFor, decodeKey, type KeyAction, statusHelp } from './keys.js';
 import { COMMANDS, runSlash } from './slash.js';
 import { composeReducer, composeRows, emptyCompose, hasDraft } from './state/compose.js';
-import { type FeedState, feedReducer, initialFeed, MEMORY_CAP, newestFromOthers, selectedMessage, tabsOf, visibleItems, isDirect } from './state/feed.js';
-import { type Line, type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
-import { textWidth } from './state/width.js';
-import { type Completion, completeAt, type DefaultDest, describeDest, parseAddress, type PeerRef, resolveRoute, unreachableReason } from './state/routing.js';
+import { defaultDestination, destinationLine, planDraft, replyTarget } from './state/destination.js';
+import { feedReducer, initialFeed, MEMORY_CAP, tabsOf, visibleItems } from './state/feed.js';
+import { type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
+import { type Completion, completeAt, describeDest, type PeerRef } from './state/routing.js';
 import { neutralize } from '../wire/render.js';
-import { shortId } from '../wire/party.js';
+import { goneName, shortId } from '../wire/party.js';
 
 export interface AppProps {
   me: string;
@@ -35,72 +44,9 @@ export interface AppProps {
 const OLDER_PAGE = 1000;
 const MAX_COMPOSE_ROWS = 5;
 
-function useTerminalSize(): { columns: number; rows: number } {
-  const { stdout } = useStdout();
-  const read = () => ({ columns: stdout.columns || 100, rows: stdout.rows || 24 });
-  const [size, setSize] = useState(read);
-  useEffect(() => {
-    const on = () => setSize(read());
-    stdout.on('resize', on);
-    return () => {
-      stdout.off('resize', on);
-    };
-  }, [stdout]);
-  return size;
-}
-
-function Row({ line }: { line: Line }) {
-  if (line.length === 0) return <Text> </Text>;
-  return (
-    <Text wrap="truncate-end">
-      {line.map((s, i) => (
-        <Text key={i} {...(s.color ? { color: s.color } : {})} bold={s.bold ?? false} dimColor={s.dim ?? false} inverse={s.inverse ?? false}>
-          {s.text}
-        </Text>
-      ))}
-    </Text>
-  );
-}
-
-const Feed = memo(function Feed({ lines, height }: { lines: Line[]; height: number }) {
-  const pad = Math.max(0, height - lines.length);
-  return (
-    <Box flexDirection="column" height={height} overflow="hidden">
-      {pad > 0 ? <Box height={pad} /> : null}
-      {lines.map((l, i) => (
-        <Row key={i} line={l} />
-      ))}
-    </Box>
-  );
-});
-
-const TabBar = memo(function TabBar({ feed, depth, width }: { feed: FeedState; depth: ColorDepth; width: number }) {
-  const tabs = tabsOf(feed);
-  return (
-    <Box width={width} height={1} overflow="hidden">
-      <Text wrap="truncate-end">
-        {tabs.map((t) => {
-          const n = feed.unread[t] ?? 0;
-          const active = t === feed.active;
-          return (
-            <Text key={t}>
-              <Text inverse={active} bold={active} {...(active ? {} : accent(depth, 'cyan') ? { color: 'cyan' } : {})}>
-                {/* Brackets mark the active tab where inverse video is not shown (NO_COLOR, dumb terminals). */}
-                {`${active ? '[' : ' '}${t}${n > 0 ? ` (${n})` : ''}${active ? ']' : ' '}`}
-              </Text>
-              <Text> </Text>
-            </Text>
-          );
-        })}
-      </Text>
-    </Box>
-  );
-});
-
 export function App(props: AppProps) {
   const { me, source, actions, depth, now } = props;
   const app = useApp();
-  const { internal_eventEmitter } = useStdin();
   const { columns, rows } = useTerminalSize();
   const width = Math.max(20, columns);
 
@@ -118,7 +64,6 @@ export function App(props: AppProps) {
   const [confirmQuit, setConfirmQuit] = useState(false);
   const [mouse, setMouseState] = useState(props.mouse);
   const completion = useRef<Completion | null>(null);
-  const lastRaw = useRef('');
 
   // The store's channel names, for the source's rescans to add to the directories they
   // find. Set here, synchronously, not in an effect: a channel created by a slash command
@@ -153,7 +98,6 @@ export function App(props: AppProps) {
     return () => clearInterval(t);
   }, [refreshRoster, props.rosterMs]);
 
-
   // Layout: tab bar, feed, destination, compose, roster, status. One row is left free at the
   // bottom: a frame as tall as the terminal makes Ink clear the screen on every render.
   const composeView = useMemo(() => composeRows(compose.text, compose.cursor, width - 2), [compose.text, compose.cursor, width]);
@@ -166,6 +110,8 @@ export function App(props: AppProps) {
   }, [width, maxBody, feedHeight]);
 
   const nameMap = useMemo(() => new Map(peers.map((p) => [p.id, p.name])), [peers]);
+  // Read with the roster: a session that ended shows by its last name, marked gone (issue #10).
+  const known = useMemo(() => source.knownNames?.() ?? new Map<string, string>(), [peers, source]);
   const items = useMemo(() => visibleItems(feed), [feed.messages, feed.active, feed.notices, feed.clearedAt, feed.me]);
   const lc: LineContext = useMemo(
     () => ({
@@ -174,14 +120,14 @@ export function App(props: AppProps) {
       tab: feed.active,
       maxBodyLines: maxBody,
       selected: feed.selected,
-      name: (id) => nameMap.get(id) ?? shortId(id),
+      name: (id) => nameMap.get(id) ?? (known.has(id) ? goneName(known.get(id)!) : shortId(id)),
       colorOf: (id) => colorFor(id, depth),
       parentSender: (id) => {
         const p = feed.byId.get(id);
         return p ? (p.fromId === me ? 'you' : (nameMap.get(p.fromId) ?? p.fromId)) : undefined;
       },
     }),
-    [width, me, feed.active, nameMap, depth, feed.byId, maxBody, feed.selected],
+    [width, me, feed.active, nameMap, known, depth, feed.byId, maxBody, feed.selected],
   );
   const win = useMemo(() => visibleWindow(items, feedHeight, feed.scroll, lc), [items, feedHeight, feed.scroll, lc]);
 
@@ -195,47 +141,25 @@ export function App(props: AppProps) {
 
   const peerRefs: PeerRef[] = useMemo(() => peers.map((p) => ({ id: p.id, name: p.name, kind: p.kind })), [peers]);
   const sources = useMemo(() => ({ peers: peerRefs, channels: feed.channels, me, commands: Object.keys(COMMANDS) }), [peerRefs, feed.channels, me]);
-
-  const defaultDest = useMemo((): DefaultDest => {
-    if (feed.active === 'merged' || feed.active === '#open') return { kind: 'open' };
-    if (feed.active.startsWith('#')) return { kind: 'channel', channel: feed.active.slice(1) };
-    for (let i = feed.messages.length - 1; i >= 0; i--) {
-      const m = feed.messages[i];
-      if (!m || !isDirect(m, me)) continue;
-      const other = m.fromId === me ? m.to.split(',')[0] : m.fromId;
-      const p = peerRefs.find((x) => x.id === other);
-      if (p) return { kind: 'direct', to: [p] };
-      break;
-    }
-    return { kind: 'none', reason: 'in the direct tab, start with @Name to pick a recipient' };
-  }, [feed.active, feed.messages, peerRefs, me]);
-
-  const isCommand = compose.text.trimStart().startsWith('/');
-  const route = useMemo(() => (isCommand ? null : resolveRoute(compose.text, sources, defaultDest)), [compose.text, sources, defaultDest, isCommand]);
+  const defaultDest = useMemo(() => defaultDestination(feed, peerRefs), [feed.active, feed.messages, peerRefs, me]);
   const reach = useMemo(
     () => ({ live: peerRefs, members: (c: string) => chanInfo.find((x) => x.name === c)?.members ?? [] }),
     [peerRefs, chanInfo],
   );
-  const warning = route && route.ok ? unreachableReason(route.dest, reach, me) : null;
-  // With a message selected, a plain draft is a reply to it; a draft that starts with an
-  // address (@Name, #channel) still goes where it says. The destination line tells which.
-  const selected = selectedMessage(feed);
-  const replyTo = selected && !isCommand && parseAddress(compose.text).tokens.length === 0 ? selected : undefined;
-  // `/reply text` answers the selection, else the newest message from someone else here.
-  const isReplyCommand = isCommand && /^\/reply(\s|$)/i.test(compose.text.trimStart());
-  const replyCommandTarget = useMemo(() => (isReplyCommand ? (selected ?? newestFromOthers(feed)) : undefined), [isReplyCommand, selected, feed]);
+  // What Enter does with the draft; the destination line says the same.
+  const plan = useMemo(() => planDraft({ text: compose.text, feed, sources, defaultDest, reach }), [compose.text, feed, sources, defaultDest, reach]);
 
   const quit = useCallback(() => app.exit(), [app]);
 
   const submit = () => {
     const text = compose.text;
     if (text.trim().length === 0) return;
-    if (isCommand) {
+    if (plan.kind === 'command' || plan.kind === 'replyCommand') {
       const out = runSlash(text, {
         actions,
         tabChannel: feed.active.startsWith('#') && feed.active !== '#open' ? feed.active.slice(1) : null,
         replyTarget: () => {
-          const m = replyCommandTarget;
+          const m = replyTarget(plan);
           return m ? { id: m.id, sender: lc.name(m.fromId) } : undefined;
         },
       });
@@ -261,187 +185,121 @@ export function App(props: AppProps) {
       if (out.quit) quit();
       return;
     }
-    if (replyTo) {
+    if (plan.kind === 'reply') {
+      const parent = plan.to;
       try {
-        const r = actions.reply(replyTo.id, text);
+        const r = actions.reply(parent.id, text);
         cdispatch({ type: 'submitted' });
         dispatch({ type: 'unselect' });
-        setStatus({ text: `replied to ${neutralize(lc.name(replyTo.fromId))} (${r.id})${r.notes.length ? ` — ${r.notes.join('; ')}` : ''}`, level: 'info' });
+        setStatus({ text: `replied to ${neutralize(lc.name(parent.fromId))} (${r.id})${r.notes.length ? ` — ${r.notes.join('; ')}` : ''}`, level: 'info' });
       } catch (err) {
-        const e = err as Error & { hint?: string };
-        setStatus({ text: `not sent: ${e.message}${e.hint ? ` (${e.hint})` : ''}`, level: 'error' });
+        setStatus({ text: `not sent: ${errorLine(err)}`, level: 'error' });
       }
       return;
     }
-    if (!route) return;
+    const route = plan.route;
     if (!route.ok) return setStatus({ text: `not sent: ${route.reason}`, level: 'error' });
     if (route.body.trim().length === 0) return setStatus({ text: 'not sent: the message is empty', level: 'error' });
-    if (warning) return setStatus({ text: `not sent: ${warning}`, level: 'error' });
+    if (plan.refusal) return setStatus({ text: `not sent: ${plan.refusal}`, level: 'error' });
     try {
       const r = actions.send(route.dest, route.body);
       cdispatch({ type: 'submitted' });
-      setStatus({ text: `sent to ${describeDest(route.dest)} (${r.id})`, level: 'info' });
+      // Who will not see it now, as the send verb found it at send time (the same words as the
+      // CLI and MCP); the destination line showed the roster's preview before Enter. The id
+      // last: on a narrow terminal the truncated end is the least needed part.
+      setStatus({ text: `sent to ${describeDest(route.dest)}${r.notes.length ? ` — ${r.notes.join('; ')}` : ''} (${r.id})`, level: 'info' });
     } catch (err) {
-      const e = err as Error & { hint?: string };
-      setStatus({ text: `not sent: ${e.message}${e.hint ? ` (${e.hint})` : ''}`, level: 'error' });
+      setStatus({ text: `not sent: ${errorLine(err)}`, level: 'error' });
       refreshRoster();
     }
   };
 
-  useEffect(() => {
-    const onRaw = (data: string) => {
-      lastRaw.current = data;
-      const m = /\[<(\d+);\d+;\d+[Mm]/.exec(data);
-      if (m) {
-        const b = Number(m[1]);
-        if (b === 64) dispatch({ type: 'scroll', delta: 3 });
-        if (b === 65) dispatch({ type: 'scroll', delta: -3 });
-      }
-    };
-    internal_eventEmitter?.prependListener('input', onRaw);
-    return () => {
-      internal_eventEmitter?.removeListener('input', onRaw);
-    };
-  }, [internal_eventEmitter]);
+  // The wheel scrolls three rows a notch (--mouse); every key's raw bytes are kept for decodeKey.
+  const lastRaw = useRawInput((delta) => dispatch({ type: 'scroll', delta }));
 
-  // Ink re-attaches the input handler in an effect, after the frame is drawn; a key that
-  // lands in between would meet the previous render's state. The ref always holds the
-  // handler of the newest render.
-  const onKey = (input: string, key: Key) => {
-    const raw = lastRaw.current;
-    if (/\[<\d+;\d+;\d+[Mm]/.test(raw)) return; // a mouse report, handled above
-    const quitKey = key.escape || (key.ctrl && input === 'c');
-    // Esc first lets go of a selection; only Esc with nothing selected quits.
-    if (key.escape && !confirmQuit && feed.selected !== null) return dispatch({ type: 'unselect' });
-    if (confirmQuit) {
-      setConfirmQuit(false);
-      setStatus(null);
-      if (quitKey) return quit();
-    } else if (quitKey) {
-      if (hasDraft(compose)) {
-        setConfirmQuit(true);
-        setStatus({ text: 'an unsent draft would be lost: press Esc or Ctrl-C again to quit, any other key to keep editing', level: 'error' });
-        return;
-      }
-      return quit();
-    }
-    if (!key.tab) completion.current = null;
-    if (key.return) {
-      if (key.meta || key.shift) return cdispatch({ type: 'newline' });
-      return submit();
-    }
-    if (raw === '\n') return cdispatch({ type: 'newline' });
-    if (key.tab) {
-      if (key.shift) return dispatch({ type: 'cycle', delta: -1 });
+  const page = Math.max(1, feedHeight - 2);
+  // One handler per action of the key table (keys.ts): a Record, so none can be missing.
+  const handlers: Record<KeyAction, (chord: string) => void> = {
+    send: () => submit(),
+    newline: () => cdispatch({ type: 'newline' }),
+    historyPrev: () => cdispatch({ type: 'historyPrev' }),
+    historyNext: () => cdispatch({ type: 'historyNext' }),
+    complete: () => {
+      // On an empty draft Tab moves to the next tab; otherwise it completes the word.
       if (compose.text.length === 0) return dispatch({ type: 'cycle', delta: 1 });
       const r = completeAt(compose.text, compose.cursor, sources, completion.current);
       if (!r) return;
       completion.current = r.completion;
       if (r.completion.candidates.length > 1) setStatus({ text: `Tab cycles: ${r.completion.candidates.join('  ')}`, level: 'info' });
-      return cdispatch({ type: 'set', text: r.text, cursor: r.cursor });
-    }
-    if (key.pageUp) return dispatch({ type: 'scroll', delta: Math.max(1, feedHeight - 2), max: win.maxScroll });
-    if (key.pageDown) return dispatch({ type: 'scroll', delta: -Math.max(1, feedHeight - 2) });
-    // Alt-↑/↓ (tmux and xterm send ESC[1;3A, some terminals ESC ESC[A: Ink reports both as
-    // meta) and Ctrl-↑/↓ (ESC[1;5A) move the selection; plain ↑/↓ stay history recall.
-    if (key.upArrow) return key.ctrl || key.meta ? dispatch({ type: 'select', delta: -1 }) : cdispatch({ type: 'historyPrev' });
-    if (key.downArrow) return key.ctrl || key.meta ? dispatch({ type: 'select', delta: 1 }) : cdispatch({ type: 'historyNext' });
-    if (key.leftArrow) return key.ctrl || key.meta ? dispatch({ type: 'cycle', delta: -1 }) : cdispatch({ type: 'left' });
-    if (key.rightArrow) return key.ctrl || key.meta ? dispatch({ type: 'cycle', delta: 1 }) : cdispatch({ type: 'right' });
-    if (key.home || (key.ctrl && input === 'a')) return cdispatch({ type: 'home' });
-    if (key.end || (key.ctrl && input === 'e')) {
-      if (compose.text.length === 0 && feed.scroll > 0) return dispatch({ type: 'scroll', delta: -feed.scroll });
-      return cdispatch({ type: 'end' });
-    }
-    if (key.backspace) return cdispatch({ type: 'backspace' });
-    // Keys repeated faster than the terminal flushes arrive as one chunk of DELs.
-    if (/^[\x7f\b]{2,}$/.test(raw)) {
-      for (let i = 0; i < raw.length; i++) cdispatch({ type: 'backspace' });
-      return;
-    }
-    // Ink reports both DEL (what Backspace sends) and the Delete key as `delete`; the raw
-    // sequence tells them apart.
-    if (key.delete) return cdispatch({ type: raw.includes('[3~') ? 'delete' : 'backspace' });
-    if (key.meta && /^[1-9]$/.test(input)) {
-      const t = tabsOf(feed)[Number(input) - 1];
+      cdispatch({ type: 'set', text: r.text, cursor: r.cursor });
+    },
+    tabPrev: () => dispatch({ type: 'cycle', delta: -1 }),
+    tabNext: () => dispatch({ type: 'cycle', delta: 1 }),
+    tabJump: (chord) => {
+      const t = tabsOf(feed)[Number(chord.slice(-1)) - 1];
       if (t) dispatch({ type: 'switch', tab: t });
+    },
+    scrollBack: () => dispatch({ type: 'scroll', delta: page, max: win.maxScroll }),
+    scrollForward: () => dispatch({ type: 'scroll', delta: -page }),
+    selectOlder: () => dispatch({ type: 'select', delta: -1 }),
+    selectNewer: () => dispatch({ type: 'select', delta: 1 }),
+    left: () => cdispatch({ type: 'left' }),
+    right: () => cdispatch({ type: 'right' }),
+    home: () => cdispatch({ type: 'home' }),
+    end: () => {
+      // End on an empty draft while scrolled back follows the newest again.
+      if (compose.text.length === 0 && feed.scroll > 0) return dispatch({ type: 'scroll', delta: -feed.scroll });
+      cdispatch({ type: 'end' });
+    },
+    backspace: () => cdispatch({ type: 'backspace' }),
+    delete: () => cdispatch({ type: 'delete' }),
+    deleteWord: () => cdispatch({ type: 'deleteWord' }),
+    killLine: () => cdispatch({ type: 'killLine' }),
+    // Reached only with nothing to confirm (onKey handles quitting).
+    quit: () => quit(),
+  };
+
+  // Ink re-attaches the input handler in an effect, after the frame is drawn; a key that
+  // lands in between would meet the previous render's state. The ref always holds the
+  // handler of the newest render.
+  const onKey = (input: string, key: Key) => {
+    const d = decodeKey(input, key, lastRaw.current);
+    if (d === null) return; // a mouse report (handled above) or nothing
+    const chord = 'chord' in d ? d.chord : null;
+    const action = chord !== null ? actionFor(chord) : null;
+    if (action === 'quit') {
+      // Esc first lets go of a selection; only Esc with nothing selected quits.
+      if (chord === 'Esc' && !confirmQuit && feed.selected !== null) return dispatch({ type: 'unselect' });
+      if (confirmQuit || !hasDraft(compose)) return quit();
+      setConfirmQuit(true);
+      setStatus({ text: 'an unsent draft would be lost: press Esc or Ctrl-C again to quit, any other key to keep editing', level: 'error' });
       return;
     }
-    if (key.ctrl || key.meta) return;
-    if (input.length > 0) cdispatch({ type: 'insert', text: input });
+    if (confirmQuit) {
+      // Any other key keeps editing, and is handled as usual.
+      setConfirmQuit(false);
+      setStatus(null);
+    }
+    if (action !== 'complete') completion.current = null;
+    if ('text' in d) return cdispatch({ type: 'insert', text: d.text });
+    if (action === null || chord === null) return;
+    for (let i = 0; i < d.count; i++) handlers[action](chord);
   };
   const onKeyRef = useRef(onKey);
   onKeyRef.current = onKey;
   useInput(useCallback((input: string, key: Key) => onKeyRef.current(input, key), []));
 
-  const others = peers.filter((p) => p.id !== me);
-  const replyShown = replyTo ?? replyCommandTarget;
-  const destText = replyShown
-    ? `${isReplyCommand ? '/reply: ' : ''}reply to ${neutralize(lc.name(replyShown.fromId))} (${replyShown.id})`
-    : isReplyCommand
-      ? '/reply: nothing to reply to in this tab'
-      : isCommand
-    ? `command ${compose.text.trim().split(/\s+/)[0] ?? ''}`
-    : route === null
-      ? ''
-      : route.ok
-        ? `to ${describeDest(route.dest)}${warning ? ` — ${warning}` : ''}`
-        : `✗ ${route.reason}`;
-  const destBad = !replyTo && ((route !== null && !route.ok) || warning !== null);
-  const rightStatus = feed.scroll > 0 ? `  ↑ ${feed.scroll} rows back · PgDn/End to follow` : '';
-  const help =
-    feed.selected !== null
-      ? 'Enter replies to ▶ · Alt-↑/↓ move · Esc unselects · a draft starting @Name or #channel goes there instead'
-      : 'Enter send · Alt-Enter newline · Tab complete · PgUp/PgDn scroll · Alt-↑ select · /help · Esc quit';
-  const statusText = status ? status.text : busStatus ? busStatus : help;
-  const statusColor = status?.level === 'error' || (!status && busStatus) ? accent(depth, 'red') : undefined;
-  const shown = composeView.rows.slice(Math.max(0, Math.min(composeView.cursorRow - MAX_COMPOSE_ROWS + 1, composeView.rows.length - MAX_COMPOSE_ROWS)), undefined).slice(0, MAX_COMPOSE_ROWS);
+  const dest = destinationLine(plan, lc.name);
+  const help = statusHelp(feed.selected !== null);
 
   return (
     <Box flexDirection="column" width={width} height={rows - 1}>
       <TabBar feed={feed} depth={depth} width={width} />
       <Feed lines={win.lines} height={feedHeight} />
-      <Box height={1} width={width} overflow="hidden">
-        <Text wrap="truncate-end" {...(destBad && accent(depth, 'yellow') ? { color: 'yellow' } : accent(depth, 'green') ? { color: 'green' } : {})}>
-          {`── ${destText} `}
-          {'─'.repeat(Math.max(0, width - textWidth(destText) - 4))}
-        </Text>
-      </Box>
-      <Box flexDirection="column" height={composeHeight}>
-        {shown.map((r, i) => (
-          <Text key={i} wrap="truncate-end">
-            <Text dimColor>{i === 0 ? '> ' : '  '}</Text>
-            {r.before}
-            {r.at ? <Text inverse>{r.at}</Text> : null}
-            {r.after}
-          </Text>
-        ))}
-      </Box>
-      <Box height={1} width={width} overflow="hidden">
-        <Text wrap="truncate-end">
-          <Text dimColor>live: </Text>
-          {others.length === 0 ? <Text dimColor>nobody else</Text> : null}
-          {others.map((p, i) => {
-            const st = peerStatus(p);
-            return (
-              <Text key={p.id}>
-                {i > 0 ? <Text dimColor> · </Text> : null}
-                <Text {...(colorFor(p.id, depth) ? { color: colorFor(p.id, depth) as string } : {})}>{neutralize(p.name)}</Text>
-                <Text dimColor>{` ${st.status}`}</Text>
-                {/* Deaf: nothing delivers to it, so what is sent there piles up unread. */}
-                {st.deaf ? <Text {...(accent(depth, 'yellow') ? { color: 'yellow' } : {})}>{' deaf'}</Text> : null}
-              </Text>
-            );
-          })}
-          <Text dimColor>{` · ${me} (you)${mouse ? ' · mouse on' : ''}`}</Text>
-        </Text>
-      </Box>
-      <Box height={1} width={width} overflow="hidden">
-        <Text wrap="truncate-end" {...(statusColor ? { color: statusColor } : {})}>
-          {statusText}
-          {rightStatus}
-        </Text>
-      </Box>
+      <DestinationLine text={dest.text} bad={dest.bad} depth={depth} width={width} />
+      <ComposeBox view={composeView} maxRows={MAX_COMPOSE_ROWS} />
+      <RosterLine peers={peers} me={me} mouse={mouse} depth={depth} width={width} />
+      <StatusLine status={status} busStatus={busStatus} help={help} scroll={feed.scroll} depth={depth} width={width} />
     </Box>
   );
 }

@@ -1,6 +1,6 @@
 // What chat does to the bus, behind one interface, so the UI never knows where an
 // operation lives. Sends go through runSend/runReply (the one envelope writer); channel
-// verbs go through the channel command functions (tools/cli/commands/channels.ts), so the
+// verbs go through the channel verbs (tools/verbs/channels/), so the
 // rules (who may kick whom, dissolve refused while others are live, #open cannot be left,
 // the owed backlog on an invited join, notices to the members) have one implementation.
 // Errors are the commands' AttendErrors; slash.ts turns them into the status line.
@@ -24,10 +24,11 @@ import {
   runKick,
   runLeave,
   runPurge,
-} from '../cli/commands/channels.js';
-import type { Ctx } from '../cli/context.js';
-import { runReply, runSend, type SendResult } from '../cli/commands/send.js';
-import type { Destination } from './state/routing.js';
+} from '../verbs/channels/index.js';
+import type { VerbCtx } from '../verbs/context.js';
+import { runReply } from '../verbs/reply.js';
+import { runSend, type SendResult } from '../verbs/send.js';
+import type { Destination, PeerRef } from './state/routing.js';
 
 /** A channel as the tabs and the reachability check see it. */
 export interface ChannelInfo {
@@ -61,7 +62,7 @@ export interface ChatActions {
 
 export interface ActionDeps {
   /** A fresh context for each operation (a fresh roster), always the human identity. */
-  makeCtx(): Ctx;
+  makeCtx(): VerbCtx;
   root: string;
   now(): number;
 }
@@ -72,8 +73,11 @@ export function createChatActions(deps: ActionDeps): ChatActions {
     send(dest, body) {
       const ctx = deps.makeCtx();
       if (dest.kind === 'open') return runSend(ctx, { message: body });
-      if (dest.kind === 'channel') return runSend(ctx, { message: body, channel: dest.channel, to: dest.to.length ? dest.to.map((p) => p.id) : undefined });
-      return runSend(ctx, { message: body, to: dest.to.map((p) => p.id) });
+      // The chat resolved each party already: hand the verb a target that names exactly that
+      // one (a human's id is its username, which a session may share as its name).
+      const targets = (to: PeerRef[]) => to.map((p) => (p.kind === 'human' ? `human:${p.id}` : p.id));
+      if (dest.kind === 'channel') return runSend(ctx, { message: body, channel: dest.channel, to: dest.to.length ? targets(dest.to) : undefined });
+      return runSend(ctx, { message: body, to: targets(dest.to) });
     },
     reply(parentId, body) {
       return runReply(deps.makeCtx(), { message: body, re: parentId });

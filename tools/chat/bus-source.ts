@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:
 import { join } from 'node:path';
 import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/layout.js';
 import { listIds, listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/signals.js';
+import { readKnownNames } from '../bus/names.js';
 import type { Scope } from '../wire/envelope.js';
 
 export interface SourceEvents {
@@ -24,6 +25,8 @@ export interface BusSource {
   stop(): void;
   /** Channel names with a directory on the bus. */
   channelDirs(): string[];
+  /** Last known names of parties no longer live (tools/bus/names.ts), shown as gone. */
+  knownNames?(): ReadonlyMap<string, string>;
 }
 
 interface Entry {
@@ -63,6 +66,10 @@ export function createBusSource(opts: SourceOptions): BusSource {
       skipped.push(line);
       events?.status(`${skipped.length} unreadable file${skipped.length > 1 ? 's' : ''} skipped (latest: ${path.split('/').slice(-2).join('/')}: ${reason})`);
     },
+    // A directory that cannot be listed (or a refused symlink) is named, never an empty tab (issue #10).
+    unreadable(path, reason) {
+      events?.status(`cannot read ${path.split('/').slice(-2).join('/')}: ${reason}; its messages are not shown`);
+    },
   };
   let events: SourceEvents | null = null;
   const watchers = new Map<string, FSWatcher>();
@@ -76,7 +83,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
     const all: Entry[] = [];
     for (const scope of listScopes(root)) {
       const dir = scopeDirName(scope);
-      for (const id of listIds(join(sigDir, dir))) all.push({ id, scope });
+      for (const id of listIds(join(sigDir, dir), reporter)) all.push({ id, scope });
     }
     // Ids sort by creation time (tools/wire/ids.ts), so newest first is a string sort.
     return all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
@@ -216,10 +223,11 @@ export function createBusSource(opts: SourceOptions): BusSource {
   }
 
   function scanDir(dir: string): void {
-    for (const id of listIds(join(sigDir, dir))) if (!known.has(`${dir}/${id}`)) onFile(dir, `${id}${SIGNAL_EXT}`);
+    for (const id of listIds(join(sigDir, dir), reporter)) if (!known.has(`${dir}/${id}`)) onFile(dir, `${id}${SIGNAL_EXT}`);
   }
 
   return {
+    knownNames: () => readKnownNames(root),
     loadInitial(limit) {
       try {
         mkdirSync(sigDir, { recursive: true, mode: 0o700 });

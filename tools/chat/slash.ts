@@ -3,8 +3,11 @@
 
 import { AttendError, EXIT } from '../bus/errors.js';
 import type { Peer } from '../bus/roster.js';
-import { parseChannelArg } from '../cli/commands/channels.js';
-import { neutralize } from '../wire/render.js';
+import { parseChannelArg } from '../verbs/channels/common.js';
+import { CHANNEL_RULE } from '../verbs/channels/rule.js';
+import { errorLine } from './hints.js';
+import { keyHelpLines } from './keys.js';
+import { neutralize, plural } from '../wire/render.js';
 import type { ChatActions } from './actions.js';
 import { peerStatusText } from './peer-status.js';
 import { matchName } from './state/routing.js';
@@ -27,12 +30,6 @@ export const COMMANDS: Record<string, string> = {
   mouse: '/mouse — toggle mouse-wheel scrolling (off keeps terminal selection)',
   quit: '/quit — leave attend chat',
 };
-
-/** The keys, for /help (the same list as `attend chat --help`). */
-export const KEYS: string[] = [
-  'keys: ↑/↓ history · Tab complete (again: cycle) · Alt-1..9 or Ctrl-←→ tabs · PgUp/PgDn scroll',
-  'keys: Alt-↑/↓ (or Ctrl-↑/↓) select a message; Enter then replies to it · Esc unselects, then quits',
-];
 
 export interface SlashEnv {
   actions: ChatActions;
@@ -70,14 +67,35 @@ function channelArg(raw: string | undefined, fallback: string | null): string {
   return name;
 }
 
-function personArg(raw: string | undefined, peers: Peer[], extraIds: string[] = []): { id: string; name: string } {
+/** How a verb that resolves names should be told a person: an exact target (see actions.send). */
+function target(p: { id: string; kind?: 'agent' | 'human' }): string {
+  return p.kind === 'human' ? `human:${p.id}` : p.id;
+}
+
+function personArg(raw: string | undefined, peers: Peer[], extraIds: string[] = []): { id: string; name: string; kind?: 'agent' | 'human' } {
   if (raw === undefined || raw.replace(/^@/, '').length === 0) throw new AttendError('name someone: @name', EXIT.usage);
   const q = raw.replace(/^@/, '');
-  const pool = [...peers.map((p) => ({ id: p.id, name: p.name })), ...extraIds.filter((id) => !peers.some((p) => p.id === id)).map((id) => ({ id, name: id }))];
+  const pool: { id: string; name: string; kind?: 'agent' | 'human' }[] = [
+    ...peers.map((p) => ({ id: p.id, name: p.name, kind: p.kind })),
+    ...extraIds.filter((id) => !peers.some((p) => p.id === id)).map((id) => ({ id, name: id })),
+  ];
+  if (q.startsWith('human:')) {
+    const h = pool.find((p) => p.kind === 'human' && p.id === q.slice('human:'.length));
+    if (h) return h;
+    throw new AttendError(`no live human called ${q.slice('human:'.length)}`, EXIT.notFound);
+  }
   const m = matchName(q, pool, (p) => p.name, (p) => p.id);
   if (m.kind === 'one') return m.item;
-  if (m.kind === 'ambiguous') throw new AttendError(`@${q} is ambiguous: ${m.items.map((p) => p.name).join(', ')}`, EXIT.usage);
-  throw new AttendError(`nobody called @${q}${peers.length ? `; live: ${peers.map((p) => p.name).join(', ')}` : ''}`, EXIT.notFound);
+  if (m.kind === 'ambiguous') {
+    // Same names (a human and an agent): the ids tell them apart, and an id names one.
+    const dup = new Set(m.items.map((p) => p.name.toLowerCase())).size < m.items.length;
+    throw new AttendError(`@${q} is ambiguous: ${m.items.map((p) => (dup ? `${p.name} (${p.id})` : p.name)).join(', ')}`, EXIT.usage);
+  }
+  const near = m.suggestions.slice(0, 3).map((p) => `@${p.name}`);
+  throw new AttendError(
+    `nobody called @${q}${near.length ? `; did you mean ${near.join(' or ')}?` : peers.length ? `; live: ${peers.map((p) => p.name).join(', ')}` : ''}`,
+    EXIT.notFound,
+  );
 }
 
 function flags(...words: string[]): string {
@@ -91,21 +109,7 @@ function describePeer(p: Peer, channels: string[]): string {
   return parts.join(' · ');
 }
 
-// The channel commands' hints name CLI verbs; in chat the same step is a slash command.
-const HINT_VERBS: [RegExp, string][] = [
-  [/\battend (join|leave|dissolve|invite|kick) /g, '/$1 '],
-  [/\battend channels describe (\S+) /g, '/describe $1 '],
-  [/\battend channels --joined lists yours/g, '/channels lists them'],
-  [/\battend join <name> creates one/g, '/join #name creates one'],
-];
-
-/** An error as one status line: the message, and the hint in chat's own terms. */
-export function errorLine(err: unknown): string {
-  const e = err as Error & { hint?: string };
-  let hint = err instanceof AttendError ? e.hint : undefined;
-  if (hint !== undefined) for (const [re, to] of HINT_VERBS) hint = hint.replace(re, to);
-  return `${e.message}${hint ? ` (${hint})` : ''}`;
-}
+export { errorLine } from './hints.js';
 
 export function runSlash(line: string, env: SlashEnv): SlashOutcome {
   const cmd = parseSlash(line);
@@ -115,7 +119,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
   try {
     switch (cmd.name) {
       case 'help':
-        return { lines: [...Object.values(COMMANDS), ...KEYS].map(info), consumed: true };
+        return { lines: [...Object.values(COMMANDS), ...keyHelpLines()].map(info), consumed: true };
       case 'peers': {
         const peers = a.peers();
         if (peers.length === 0) return { lines: [info('nobody is live')], consumed: true };
@@ -137,13 +141,14 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
           ),
         );
         if (rows.length <= 1) lines.push(info('no other channels yet: /create #name'));
+        lines.push(info(CHANNEL_RULE));
         return { lines, consumed: true };
       }
       case 'join': {
         const r = a.join(channelArg(cmd.args[0], null));
         if (r.channel === 'open') return { lines: [info('#open is the commons: always joined')], consumed: true, switchTo: '#open' };
         const lines = [info(r.alreadyMember ? `already in #${r.channel}` : `joined #${r.channel}${r.created ? ' (new channel)' : ''}`)];
-        if (r.invited) lines.push(info(`invited by ${r.invited.by}: ${r.invited.owed} earlier messages owed to you${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`));
+        if (r.invited) lines.push(info(`invited by ${r.invited.by}: ${plural(r.invited.owed, 'earlier message')} owed to you${r.invited.older > 0 ? `, ${r.invited.older} older not shown` : ''}`));
         return { lines, consumed: true, channelsChanged: true, switchTo: `#${r.channel}` };
       }
       case 'leave': {
@@ -163,7 +168,7 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         return { lines: [info(`#${r.channel}: ${neutralize(r.description)}`)], consumed: true };
       }
       case 'invite': {
-        const r = a.invite(personArg(cmd.args[0], a.peers()).id, channelArg(cmd.args[1], env.tabChannel));
+        const r = a.invite(target(personArg(cmd.args[0], a.peers())), channelArg(cmd.args[1], env.tabChannel));
         return { lines: [info(`invited ${neutralize(r.invitee.name)} to #${r.channel}${r.notice ? ' (told)' : ''}`)], consumed: true, channelsChanged: true };
       }
       case 'kick': {

@@ -4,7 +4,7 @@
 // never load for `attend send`.
 
 import { removePresence, writePresence } from '../bus/presence.js';
-import { type Ctx, createContext } from '../cli/context.js';
+import { type VerbCtx, createVerbCtx } from '../verbs/context.js';
 import { createChatActions } from './actions.js';
 import { createBusSource } from './bus-source.js';
 import { detectColorDepth } from './colors.js';
@@ -23,11 +23,10 @@ export interface ChatOptions {
   mouse: boolean;
 }
 
-export async function startChat(ctx: Ctx, opts: ChatOptions): Promise<number> {
-  // Diagnostics written to stderr would tear the screen: they reach the status line instead.
-  const quiet = { write: () => true };
-  const makeCtx = () =>
-    createContext({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, stdout: quiet, stderr: quiet, stdin: ctx.stdin, now: ctx.now, identity: 'human' });
+export async function startChat(ctx: VerbCtx, opts: ChatOptions): Promise<number> {
+  // Diagnostics written to stderr would tear the screen: verbs get a silent warn sink, and
+  // their errors reach the status line.
+  const makeCtx = () => createVerbCtx({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, now: ctx.now, identity: 'human' });
   const base = makeCtx();
   const me = base.identity();
   const root = base.root();

@@ -4,7 +4,8 @@
 // `send` and `reply` take a fast path (fast-send.ts) that postbuild bundles into one CJS
 // file, fast-send.cjs, skipping commander and the other commands; everything else, and
 // anything the fast path is unsure of, goes to the full CLI in cli.ts. Without the bundle
-// (no rolldown at build time) the ESM modules serve the same code.
+// (no rolldown at build time) the ESM modules serve the same code. `attend mcp [--channel]`
+// takes fast-mcp.ts, which answers the client's `initialize` before loading the server.
 
 type FastModule = typeof import('./fast-send.js');
 
@@ -17,11 +18,28 @@ async function loadFast(): Promise<FastModule> {
   }
 }
 
+type FastMcpModule = typeof import('./fast-mcp.js');
+
+async function loadFastMcp(): Promise<FastMcpModule> {
+  try {
+    return require('./fast-mcp.cjs') as FastMcpModule;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    return import('./fast-mcp.js');
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'send' || argv[0] === 'reply') {
     const fast = await loadFast();
     const args = fast.parseFastArgs(argv);
     if (args) return (await fast.runFastSend(args)).exitCode;
+  }
+  if (argv[0] === 'mcp') {
+    const fast = await loadFastMcp();
+    const args = fast.parseFastMcp(argv);
+    // Written by postbuild beside the server (dist/tools/mcp/); absent, tools/list waits for the server.
+    if (args) return fast.runFastMcp({ ...args, toolsList: require('node:path').join(__dirname, '..', 'mcp', 'tools-list.json') as string });
   }
   const { runCli } = await import('./cli.js');
   return (await runCli(argv)).exitCode;
@@ -32,7 +50,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`attend: ${(err as Error)?.message ?? String(err)}\n`);
-    process.exitCode = 3;
+    // Only a bug gets here (every command reports its own errors): say so, exit 70.
+    process.stderr.write(`attend: internal error: ${String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ')}; this is a bug in attend; please report it with the command you ran (attend --version)\n`);
+    process.exitCode = 70;
   },
 );

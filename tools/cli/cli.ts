@@ -1,11 +1,12 @@
 // The composition root: parse with commander, run a command, format its result, map errors
 // to exit codes. Only this module catches.
 
-import { Command, CommanderError, Option } from 'commander';
-import { AttendError, EXIT } from '../bus/errors.js';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { AttendError, EXIT, exitCodesLine } from '../bus/errors.js';
+import { readKnownNames } from '../bus/names.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
-import { formatBlock, formatTable, messageJson, namesFrom } from './format.js';
-import { neutralize } from '../wire/render.js';
+import { formatBlock, formatTable, namesFrom } from './format.js';
+import { neutralize, plural } from '../wire/render.js';
 import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
 import { registerDelivery } from './register-delivery.js';
 import { VERSION } from './version.js';
@@ -26,6 +27,14 @@ function collect(value: string, prev: string[] = []): string[] {
   return [...prev, value];
 }
 
+/** A flag that takes one value: given twice is a mistake, not "the last one wins". */
+function once(flag: string) {
+  return (value: string, prev: string | undefined): string => {
+    if (prev !== undefined) throw new InvalidArgumentError(`${flag} is given twice ('${prev.slice(0, 40)}', '${value.slice(0, 40)}'); give it once`);
+    return value;
+  };
+}
+
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 }
@@ -37,7 +46,7 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend whoami', 'attend whoami --json']))
     .action(async (opts: { json?: boolean }) => {
-      const { runWhoami } = await import('./commands/whoami.js');
+      const { runWhoami } = await import('../verbs/whoami.js');
       const r = runWhoami(ctx);
       if (opts.json) return io.json(r);
       // The name, origin and status come from a session record: shown as data.
@@ -57,8 +66,8 @@ const registerCore: Registrar = (program, ctx, io) => {
 
   const routing = (cmd: Command) =>
     cmd
-      .addOption(new Option('--to <target>', 'a path, session id, display name or username (repeatable)').argParser(collect))
-      .option('--channel <name>', 'send to a channel (#name or name)')
+      .addOption(new Option('--to <target>', 'a path, session id, display name, username or human:<user> (repeatable)').argParser(collect))
+      .addOption(new Option('--channel <name>', 'send to a channel (#name or name)').argParser(once('--channel')))
       .option('--on-behalf-of <id>', 'the principal whose request this carries (a claim)')
       .option('--json', 'print JSON');
 
@@ -81,7 +90,7 @@ const registerCore: Registrar = (program, ctx, io) => {
       ]),
     )
     .action(async (words: string[], opts: { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; json?: boolean }) => {
-      const { runSend } = await import('./commands/send.js');
+      const { runSend } = await import('../verbs/send.js');
       const message = await messageFrom(ctx, words);
       const r = runSend(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf });
       printSent(io, r, opts.json);
@@ -96,7 +105,7 @@ const registerCore: Registrar = (program, ctx, io) => {
   )
     .addHelpText('after', examples(['attend reply "on it"', 'attend reply --re 0mhx1y2z3000-1a2b3c4d "done"']))
     .action(async (words: string[], opts: { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; json?: boolean }) => {
-      const { runReply } = await import('./commands/send.js');
+      const { runReply } = await import('../verbs/reply.js');
       const message = await messageFrom(ctx, words);
       const r = runReply(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf });
       printSent(io, r, opts.json);
@@ -111,24 +120,51 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--page <n>', 'page number, 1 is newest', '1')
     .option('--before <id>', 'only messages older than this id')
     .option('--json', 'print JSON')
+    .option('--sent', 'the messages you sent, newest first, with who has been shown each (from their delivery ledgers)')
     .option('--drain', 'the Stop hook: deliver what the sensor has not, then record it (reads the hook JSON on stdin)')
-    .option('--format <format>', 'with --drain: hook (JSON for Claude Code) or plain', 'hook')
+    .option('--format <format>', 'with --drain: hook (JSON for Claude Code, the default) or plain')
     .option('--trace', 'with --drain: name on stderr the ids delivered, collapsed or left to attend inbox')
-    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
-    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; drain?: boolean; format: string; trace?: boolean }) => {
+    .addHelpText('after', examples(['attend inbox', 'attend inbox --limit 50 --page 2', 'attend inbox 0mhx1y2z3000-1a2b3c4d', 'attend inbox --thread 0mhx1y2z3000-1a2b3c4d', 'attend inbox --json | jq .messages[0].body', 'attend inbox --sent                                # who has been shown what you sent', 'attend inbox --drain --format plain < /dev/null    # what the Stop hook would deliver']))
+    .action(async (id: string | undefined, opts: { thread?: string; limit: string; page: string; before?: string; json?: boolean; sent?: boolean; drain?: boolean; format?: string; trace?: boolean }) => {
       if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
-      const inbox = await import('./commands/inbox.js');
-      const names = namesFrom(ctx.live(), ctx.identity().id);
+      if (opts.format !== undefined) throw new AttendError('--format goes with --drain (attend inbox --drain --format plain)', EXIT.usage);
+      if (opts.trace) throw new AttendError('--trace goes with --drain', EXIT.usage);
+      if (opts.sent) {
+        const { runSent } = await import('../verbs/delivery.js');
+        const { messageJson } = await import('../verbs/inbox.js');
+        const r = runSent(ctx, { limit: parseIntArg(opts.limit, '--limit') });
+        if (opts.json) return io.json({ messages: r.messages.map((row) => ({ ...messageJson(row.message), recipients: row.recipients })) });
+        if (r.messages.length === 0) return io.out('You have sent nothing on this bus.');
+        const now = ctx.now();
+        const names = namesFrom(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
+        return io.out(
+          r.messages
+            .map((row) => {
+              const shown = row.recipients.filter((x) => x.shown).map((x) => neutralize(x.name));
+              const not = row.recipients.filter((x) => !x.shown).map((x) => neutralize(x.name));
+              return `${formatBlock(row.message, names, now)}\n  shown to: ${shown.length ? shown.join(', ') : 'nobody yet'}${not.length ? `; not yet: ${not.join(', ')}` : ''}`;
+            })
+            .join('\n\n'),
+        );
+      }
+      const inbox = await import('../verbs/inbox.js');
+      const names = namesFrom(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
       const now = ctx.now();
       if (id !== undefined || opts.thread !== undefined) {
-        const msgs = id !== undefined ? [inbox.runShow(ctx, id)] : inbox.runThread(ctx, opts.thread as string);
-        if (opts.json) return io.json(id !== undefined ? messageJson(msgs[0]!) : { messages: msgs.map(messageJson) });
+        const msgs = id !== undefined ? [inbox.runRead(ctx, id)] : inbox.runThread(ctx, opts.thread as string);
+        if (opts.json) return io.json(id !== undefined ? inbox.messageJson(msgs[0]!) : { messages: msgs.map(inbox.messageJson) });
         return io.out(msgs.map((m) => formatBlock(m, names, now)).join('\n\n'));
       }
       const page = inbox.runInbox(ctx, { limit: parseIntArg(opts.limit, '--limit'), page: parseIntArg(opts.page, '--page'), before: opts.before });
-      if (opts.json) return io.json({ ...page, messages: page.messages.map(messageJson) });
-      if (page.messages.length === 0) return io.out(page.total === 0 ? 'No messages.' : `No messages on page ${page.page} (${page.pages} pages).`);
-      const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${page.total} messages); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
+      // A directory that could not be read is not "no messages" (issue #10 item 6): the
+      // reporter named it on stderr; the listing says it is incomplete and exits 3.
+      const unreadable = page.unreadable ?? [];
+      if (unreadable.length > 0) io.setExitCode(EXIT.bus);
+      if (opts.json) return io.json({ ...page, messages: page.messages.map(inbox.messageJson) });
+      const missing = unreadable.length === 0 ? '' : `${plural(unreadable.length, 'directory', 'directories')} could not be read (see above)`;
+      if (page.messages.length === 0) return io.out(page.total === 0 ? (missing ? `No messages could be read: ${missing}.` : 'No messages.') : `No messages on page ${page.page} (${plural(page.pages, 'page')}).`);
+      if (missing) io.err(`attend: this listing is incomplete: ${missing}`);
+      const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${plural(page.total, 'message')}); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
       if (ctx.stdout.isTTY) return io.out(formatTable(page.messages, names, now, ctx.stdout.columns ?? 120) + footer);
       io.out(page.messages.map((m) => formatBlock(m, names, now)).join('\n\n') + footer);
     });
@@ -162,6 +198,8 @@ export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<Cli
   program
     .description('a filesystem message bus for Claude Code sessions, other agents and their humans')
     .version(VERSION, '-V, --version')
+    // `channels --json` and `channels create --json` are each their own command's flag.
+    .enablePositionalOptions()
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({
@@ -170,8 +208,10 @@ export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<Cli
       // commander's "error: ...\n(Did you mean ...?)" becomes one `attend:` line.
       outputError: (s, write) => write(`attend: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')}\n`),
     })
-    .addHelpText('after', `\nExit codes: 0 ok, 1 not found / nobody live, 2 usage, 3 bus unusable, 4 refused, 5 environment.\nDocs: docs/reference.md\n`);
+    .addHelpText('after', `\nExit codes: ${exitCodesLine()}.\nDocs: docs/reference.md\n`);
   for (const register of registrars) register(program, ctx, io);
+  // Bare `attend`: the help is the result asked for, so it goes to stdout with exit 0.
+  program.action(() => io.out(program.helpInformation()));
   for (const cmd of program.commands) {
     cmd.exitOverride().showSuggestionAfterError(true);
     // Subcommands do not inherit the parent's output settings once registered.

@@ -1,13 +1,7 @@
-// ctx carries everything from outside: paths, identity, clock, env, streams. No module state.
+// The CLI's context: the verbs' context (tools/verbs/context.ts) plus the standard streams,
+// which only front ends touch.
 
-import type { Identity, ProcInfo } from '../identity/resolve.js';
-import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
-import { procInfo, systemReaders } from '../identity/system.js';
-import { type Peer, listLive } from '../bus/roster.js';
-import { ensureRoot } from '../bus/root.js';
-import { type Reporter, createReporter } from '../bus/signals.js';
-import { createIdFactory } from '../wire/ids.js';
-import { type Paths, resolvePaths } from './env.js';
+import { type VerbCtx, createVerbCtx } from '../verbs/context.js';
 
 export interface Output {
   write(text: string): unknown;
@@ -15,24 +9,10 @@ export interface Output {
   columns?: number;
 }
 
-export interface Ctx {
-  env: Readonly<Record<string, string | undefined>>;
-  paths: Paths;
-  cwd: string;
-  pid: number;
-  now(): number;
-  newId(): string;
+export interface Ctx extends VerbCtx {
   stdout: Output;
   stderr: Output;
   stdin: NodeJS.ReadableStream;
-  reporter: Reporter;
-  procInfo(pid: number): ProcInfo | null;
-  /** Resolved once per invocation. */
-  identity(): Identity;
-  /** The live roster, read once per invocation. */
-  live(): Peer[];
-  /** The bus root, created and checked on first use. */
-  root(): string;
 }
 
 export interface CtxOptions {
@@ -43,7 +23,7 @@ export interface CtxOptions {
   stderr?: Output;
   stdin?: NodeJS.ReadableStream;
   now?: () => number;
-  /** 'human' skips resolution: `attend chat` always writes as the human (spec §4). */
+  /** 'human' skips resolution: `attend chat` always writes as the human (docs/architecture.md, "Identity"). */
   identity?: 'resolve' | 'human';
 }
 
@@ -65,51 +45,20 @@ function quietOnClosedPipe<T extends NodeJS.WritableStream>(stream: T): T {
 }
 
 export function createContext(opts: CtxOptions = {}): Ctx {
-  const env = opts.env ?? process.env;
-  const paths = resolvePaths(env);
-  const cwd = opts.cwd ?? process.cwd();
-  const pid = opts.pid ?? process.pid;
-  const now = opts.now ?? Date.now;
   // The standard streams are created on first touch, which costs ~3 ms each (it loads
   // node's stream machinery); `attend send` never touches stdin, so they stay lazy.
   const stderr = (): Output => opts.stderr ?? quietOnClosedPipe(process.stderr);
-  let identity: Identity | undefined;
-  let live: Peer[] | undefined;
-  let rootChecked = false;
-  const ctx: Ctx = {
-    env,
-    paths,
-    cwd,
-    pid,
-    now,
-    newId: createIdFactory({ now, pid, random: Math.random }),
-    get stdout() {
-      return opts.stdout ?? quietOnClosedPipe(process.stdout);
-    },
-    get stderr() {
-      return stderr();
-    },
-    get stdin() {
-      return opts.stdin ?? process.stdin;
-    },
-    reporter: createReporter((line) => stderr().write(`${line}\n`)),
-    procInfo,
-    identity() {
-      const readers = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
-      identity ??= opts.identity === 'human' ? humanIdentity(readers, 'attend chat always writes as the human') : resolveIdentity(readers);
-      return identity;
-    },
-    live() {
-      live ??= listLive({ root: paths.root, sessionsDir: paths.sessionsDir, now: now(), procInfo });
-      return live;
-    },
-    root() {
-      if (!rootChecked) {
-        ensureRoot(paths.root);
-        rootChecked = true;
-      }
-      return paths.root;
-    },
-  };
-  return ctx;
+  const base = createVerbCtx({
+    env: opts.env ?? process.env,
+    cwd: opts.cwd ?? process.cwd(),
+    pid: opts.pid ?? process.pid,
+    now: opts.now ?? Date.now,
+    warn: (line) => void stderr().write(`${line}\n`),
+    ...(opts.identity ? { identity: opts.identity } : {}),
+  });
+  return Object.defineProperties(base as Ctx, {
+    stdout: { get: () => opts.stdout ?? quietOnClosedPipe(process.stdout), enumerable: true },
+    stderr: { get: stderr, enumerable: true },
+    stdin: { get: () => opts.stdin ?? process.stdin, enumerable: true },
+  });
 }

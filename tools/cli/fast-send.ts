@@ -6,7 +6,8 @@
 // postbuild bundles this module into one file: resolving ~20 ESM files is the other half
 // of the cost.
 
-import { runReply, runSend } from './commands/send.js';
+import { runSend } from '../verbs/send.js';
+import { runReply } from '../verbs/reply.js';
 import { writeSync } from 'node:fs';
 import { createContext, type CtxOptions, type Output } from './context.js';
 import { createIo, messageFrom, printSent, reportError } from './io.js';

@@ -8,28 +8,11 @@ import { addressees } from '../wire/envelope.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
 import { formatAge, neutralize } from '../wire/render.js';
 
-export function messageJson(m: Message) {
-  return {
-    id: m.id,
-    scope: scopeLabel(m.scope),
-    time: new Date(m.time).toISOString(),
-    from: m.from,
-    fromKind: m.fromKind,
-    fromId: m.fromId,
-    onBehalfOf: m.onBehalfOf ?? null,
-    to: m.to,
-    re: m.re ?? null,
-    project: m.project,
-    cwd: m.cwd,
-    body: m.body,
-    legacy: m.legacy,
-  };
-}
-
 export type Names = NameLookup;
 
-export function namesFrom(peers: Peer[], me: string): Names {
-  return nameLookup(peers, me);
+/** `known`: last known names of parties no longer live (tools/bus/names.ts), shown as gone. */
+export function namesFrom(peers: Peer[], me: string, known?: ReadonlyMap<string, string>): Names {
+  return nameLookup(peers, me, known);
 }
 
 export function toLabel(m: Message, names: Names): string {
@@ -87,11 +70,9 @@ export function formatBlock(m: Message, names: Names, now: number): string {
     `to: ${neutralize(toLabel(m, names))}`,
   ];
   if (m.re) lines.push(`re: ${m.re}`);
+  if ((m as { access?: string }).access === 'owner') lines.push('note: read as the owner of this bus; it was not sent to you');
   // Body lines are indented so nothing inside a body can pass for a header line.
   for (const line of neutralize(m.body, { multiline: true }).split('\n')) lines.push(`  ${line}`);
   return lines.join('\n');
 }
 
-export function ageOf(time: number, now: number): string {
-  return formatAge(now - time);
-}

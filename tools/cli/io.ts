@@ -2,7 +2,7 @@
 // free of commander so `attend send` can report exactly as the full CLI does without
 // loading it.
 
-import { AttendError, EXIT } from '../bus/errors.js';
+import { AttendError, EXIT, REPORT_URL_HINT, hintForCli } from '../bus/errors.js';
 import type { Ctx } from './context.js';
 
 export interface Io {
@@ -28,12 +28,27 @@ export function createIo(ctx: Ctx, setExitCode: (code: number) => void): Io {
  */
 export function reportError(err: unknown, io: Io): number {
   if (err instanceof AttendError) {
-    io.err(`attend: ${oneLine(err.message)}${err.hint ? `; ${oneLine(err.hint)}` : ''}`);
+    io.err(`attend: ${oneLine(err.message)}${err.hint ? `; ${oneLine(hintForCli(err.hint))}` : ''}`);
     return err.exitCode;
   }
-  const e = err as NodeJS.ErrnoException | undefined;
-  io.err(`attend: ${oneLine(e?.message ?? String(err))}`);
-  return EXIT.bus;
+  // A system call that failed (EACCES, ENOSPC, EIO...) is the bus being unusable, not a bug.
+  const sys = err as NodeJS.ErrnoException | undefined;
+  if (typeof sys?.code === 'string' && /^E[A-Z0-9]+$/.test(sys.code) && typeof sys.syscall === 'string') {
+    io.err(`attend: ${oneLine(sys.message)}`);
+    return EXIT.bus;
+  }
+  return reportInternal(err, io);
+}
+
+/**
+ * Anything that is not an AttendError is a bug in attend, not a broken bus: its own exit
+ * code and a pointer to report it (issue #9 §5). Still one line.
+ */
+export function reportInternal(err: unknown, io: Pick<Io, 'err'>): number {
+  const e = err as Error | undefined;
+  const where = e?.stack?.split('\n')[1]?.trim() ?? '';
+  io.err(`attend: internal error: ${oneLine(e?.message ?? String(err))}${where ? ` (${oneLine(where)})` : ''}; ${REPORT_URL_HINT}`);
+  return EXIT.internal;
 }
 
 function oneLine(text: string): string {

@@ -4,7 +4,8 @@
 import type { Command } from 'commander';
 import type { Io, Registrar } from './cli.js';
 import type { Ctx } from './context.js';
-import { formatAge, neutralize } from '../wire/render.js';
+import { formatAge, neutralize, plural } from '../wire/render.js';
+import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
@@ -35,7 +36,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend join ops', 'attend join "#design" --pin']))
     .action(async (channel: string, opts: { pin?: boolean; json?: boolean }) => {
-      const { runJoin } = await import('./commands/channels.js');
+      const { runJoin } = await import('../verbs/channels/index.js');
       const r = runJoin(ctx, { channel, pin: opts.pin });
       if (opts.json) return io.json(r);
       if (r.channel === 'open') return io.out('#open is the commons: always joined');
@@ -52,7 +53,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend leave ops']))
     .action(async (channel: string, opts: { json?: boolean }) => {
-      const { runLeave } = await import('./commands/channels.js');
+      const { runLeave } = await import('../verbs/channels/index.js');
       const r = runLeave(ctx, { channel });
       if (opts.json) return io.json(r);
       io.out(`left #${r.channel}${r.removed ? ' (it was empty and unpinned, so it is gone)' : ''}`);
@@ -60,6 +61,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
 
   const channels = program
     .command('channels')
+    .enablePositionalOptions()
     .description('list channels: members, live members, joined, pinned, description')
     .option('--joined', 'only channels you joined')
     .option('--json', 'print JSON (members with ids and display names)')
@@ -71,10 +73,10 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
         'attend channels create ops "deploys and incidents"',
         'attend channels describe ops "deploys, incidents, on-call"',
         'attend channels pin ops',
-      ]),
+      ]) + `\n${CHANNEL_RULE}\n`,
     )
     .action(async (opts: { joined?: boolean; json?: boolean }) => {
-      const { runChannels } = await import('./commands/channels.js');
+      const { runChannels } = await import('../verbs/channels/index.js');
       const r = runChannels(ctx, { joined: opts.joined });
       if (opts.json) return io.json(r);
       const lines = [`${pad('Channel', 20)} ${pad('Members', 8)} ${pad('Live', 5)} ${pad('Joined', 7)} ${pad('Pinned', 7)} Description`];
@@ -94,7 +96,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend channels create ops "deploys and incidents"']))
     .action(async (channel: string, words: string[], opts: { json?: boolean }) => {
-      const { runCreate } = await import('./commands/channels.js');
+      const { runCreate } = await import('../verbs/channels/index.js');
       const r = runCreate(ctx, { channel, description: words.length > 0 ? words.join(' ') : undefined });
       if (opts.json) return io.json(r);
       io.out(`created #${r.channel} (pinned)`);
@@ -108,7 +110,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend channels describe ops', 'attend channels describe ops "deploys, incidents"']))
     .action(async (channel: string, words: string[], opts: { json?: boolean }) => {
-      const { runDescribe } = await import('./commands/channels.js');
+      const { runDescribe } = await import('../verbs/channels/index.js');
       const r = runDescribe(ctx, { channel, text: words.length > 0 ? words.join(' ') : undefined });
       if (opts.json) return io.json(r);
       io.out(r.changed ? `#${r.channel}: ${neutralize(r.description)}` : neutralize(r.description) || `#${r.channel} has no description`);
@@ -122,7 +124,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       .option('--json', 'print JSON')
       .addHelpText('after', examples([`attend channels ${pinned ? 'pin' : 'unpin'} ops`]))
       .action(async (channel: string, opts: { json?: boolean }) => {
-        const { runPin } = await import('./commands/channels.js');
+        const { runPin } = await import('../verbs/channels/index.js');
         const r = runPin(ctx, { channel, pinned });
         if (opts.json) return io.json(r);
         io.out(`#${r.channel} ${r.pinned ? 'pinned' : 'unpinned'}`);
@@ -135,9 +137,9 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .argument('<who>', 'a display name, session id, username or origin path')
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend invite Nick-beta ops', 'attend invite aaron "#design"']))
+    .addHelpText('after', `${examples(['attend invite Nick-beta ops', 'attend invite aaron "#design"'])}\n${CHANNEL_RULE}\n`)
     .action(async (who: string, channel: string, opts: { json?: boolean }) => {
-      const { runInvite } = await import('./commands/channels.js');
+      const { runInvite } = await import('../verbs/channels/index.js');
       const r = runInvite(ctx, { who, channel });
       if (opts.json) return io.json(r);
       io.out(`invited ${neutralize(r.invitee.name)} to #${r.channel}`);
@@ -149,9 +151,9 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .argument('<who>', 'a member: display name, session id or username')
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend kick Nick-beta ops']))
+    .addHelpText('after', `${examples(['attend kick Nick-beta ops'])}\n${CHANNEL_RULE}\n`)
     .action(async (who: string, channel: string, opts: { json?: boolean }) => {
-      const { runKick } = await import('./commands/channels.js');
+      const { runKick } = await import('../verbs/channels/index.js');
       const r = runKick(ctx, { who, channel });
       if (opts.json) return io.json(r);
       io.out(`kicked ${neutralize(r.kicked.name)} from #${r.channel}`);
@@ -163,12 +165,12 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .argument('<channel>', 'channel name, with or without #')
     .option('--force', 'dissolve even though other members are live (they are told)')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend dissolve scratch', 'attend dissolve ops --force']))
+    .addHelpText('after', `${examples(['attend dissolve scratch', 'attend dissolve ops --force'])}\n${CHANNEL_RULE}\n`)
     .action(async (channel: string, opts: { force?: boolean; json?: boolean }) => {
-      const { runDissolve } = await import('./commands/channels.js');
+      const { runDissolve } = await import('../verbs/channels/index.js');
       const r = runDissolve(ctx, { channel, force: opts.force });
       if (opts.json) return io.json(r);
-      io.out(`dissolved #${r.channel} (${r.removedMessages} messages removed, ${r.notified.length} members told)`);
+      io.out(`dissolved #${r.channel} (${plural(r.removedMessages, 'message')} removed, ${plural(r.notified.length, 'member')} told)`);
     });
 
   program
@@ -176,9 +178,9 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .description("delete a channel's history except what a live member has not been shown yet")
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend purge ops', 'attend purge #ops --json']))
+    .addHelpText('after', `${examples(['attend purge ops', 'attend purge #ops --json'])}\n${CHANNEL_RULE}\n`)
     .action(async (channel: string, opts: { json?: boolean }) => {
-      const { runPurge } = await import('./commands/channels.js');
+      const { runPurge } = await import('../verbs/channels/index.js');
       const r = runPurge(ctx, { channel });
       if (opts.json) return io.json(r);
       const held = r.heldBy.length > 0 ? `; kept for ${r.heldBy.length} live member${r.heldBy.length === 1 ? '' : 's'} not yet shown them` : '';
@@ -191,7 +193,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend peers', 'attend peers --json | jq ".peers[] | select(.deaf)"']))
     .action(async (opts: { json?: boolean }) => {
-      const { runPeers } = await import('./commands/peers.js');
+      const { runPeers } = await import('../verbs/peers.js');
       const r = runPeers(ctx);
       if (opts.json) return io.json(r);
       if (r.peers.length === 0) return io.out('Nobody is live on this bus.');
@@ -217,19 +219,20 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend status', 'attend status --json']))
     .action(async (opts: { json?: boolean }) => {
-      const { runStatus } = await import('./commands/status.js');
+      const { runStatus } = await import('../verbs/status.js');
       const r = runStatus(ctx);
       if (opts.json) return io.json(r);
       const lines = [
         `bus:      ${r.busRoot}`,
         `me:       ${neutralize(r.me.name)} (${r.me.kind}, ${r.me.id})`,
-        `inbox:    ${r.inbox.total} messages, ${r.inbox.unread} unread`,
+        `inbox:    ${plural(r.inbox.total, 'message')}, ${r.inbox.unread} unread`,
         `channels: ${['#open', ...r.channels].join(', ')}`,
         `sensor:   ${r.presence.sensor !== null && ctx.now() - r.presence.sensor <= 90_000 ? `running (beat ${ago(ctx, r.presence.sensor)})` : 'not running'}`,
         `drain:    ${ago(ctx, r.presence.drain)}`,
       ];
+      const l = r.delivery.ledger;
+      lines.push(`ledger:   ${l.state === 'ok' ? `${l.consumedAbove} recent ids above ${l.watermarks} watermark${l.watermarks === 1 ? '' : 's'}, updated ${ago(ctx, l.updated ?? null)}` : l.state === 'missing' ? 'none yet (the first delivery starts it)' : 'corrupt (the next delivery rebuilds it)'}`);
       if (r.relay) lines.push(`relay:    ${r.relay.running ? (r.relay.connected ? 'connected' : 'not connected') : 'not running'} (${neutralize(r.relay.host ?? '?')} on ${neutralize(r.relay.hub ?? '?')})${r.relay.parked > 0 ? `, ${r.relay.parked} parked` : ''}; attend relay status`);
-      if (r.delivery) for (const [k, v] of Object.entries(r.delivery)) lines.push(`${pad(`${k}:`, 9)} ${typeof v === 'string' ? neutralize(v) : JSON.stringify(v)}`);
       lines.push('scopes:');
       for (const s of r.scopes) lines.push(`  ${pad(neutralize(s.scope), 40)} ${pad(String(s.messages), 7)}${s.mine ? ' (yours)' : ''}`);
       io.out(lines.join('\n'));
@@ -239,25 +242,33 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .command('cleanup')
     .description('remove messages of projects that are gone, empty trays, stale members and orphan channel directories')
     .option('--dry-run', 'list what would be removed, with sizes, and remove nothing')
-    .option('--all', 'also remove per-session state (heartbeats, owed backlog, last shown) of sessions that are gone')
+    .option('--all', 'also remove per-session state (heartbeats, owed backlog, last shown, ledgers, sensor claims) of sessions that are gone')
+    .option('--older-than <duration>', 'also remove messages older than this (90d, 12h, 2w) from every scope, except what a live reader has not been shown')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
       `${examples(['attend cleanup --dry-run', 'attend cleanup', 'attend cleanup --all --json'])}
 A tray's project is judged by the slug part of its key against <claude dir>/projects/.
-Never removed: signals/_broadcast/, a channel directory whose channel exists, any file
-younger than the grace period (1 hour).
+Never removed: signals/_broadcast/, a channel directory whose channel exists, the tray of
+a live session (even empty: its sensor watches it), any file younger than the grace period
+(1 hour).
 `,
     )
-    .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean }) => {
-      const { runCleanup } = await import('./commands/cleanup.js');
-      const r = runCleanup(ctx, { dryRun: opts.dryRun, all: opts.all });
+    .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean; olderThan?: string }) => {
+      const { runCleanup } = await import('../verbs/cleanup.js');
+      const r = runCleanup(ctx, { dryRun: opts.dryRun, all: opts.all, olderThan: opts.olderThan });
       for (const n of r.notes) io.err(`attend: ${n}`);
       if (opts.json) return io.json(r);
-      if (r.items.length === 0) return io.out(r.dryRun ? 'Nothing to clean up.' : 'Nothing removed.');
       const verb = r.dryRun ? 'would remove' : 'removed';
       const lines = r.items.map((i) => `${verb} ${pad(i.kind, 11)} ${pad(size(i.bytes), 10)} ${neutralize(i.what)}  (${neutralize(i.reason)})`);
-      lines.push(`${r.dryRun ? 'total (dry run)' : 'total'}: ${r.items.length} items, ${size(r.bytes)}`);
+      const ret = r.retention;
+      if (ret) {
+        for (const sc of ret.scopes) lines.push(`${verb} ${pad('messages', 11)} ${pad(size(sc.bytes), 10)} ${sc.messages} in ${neutralize(sc.scope)} older than ${ret.olderThan}`);
+        if (ret.kept > 0) lines.push(`kept ${ret.kept} older message${ret.kept === 1 ? '' : 's'} that ${ret.heldBy.length} live reader${ret.heldBy.length === 1 ? ' has' : 's have'} not been shown yet`);
+      }
+      const count = r.items.length + (ret?.messages ?? 0);
+      if (count === 0 && !(ret && ret.kept > 0)) return io.out(r.dryRun ? 'Nothing to clean up.' : 'Nothing removed.');
+      lines.push(`${r.dryRun ? 'total (dry run)' : 'total'}: ${count} item${count === 1 ? '' : 's'}, ${size(r.bytes)}`);
       io.out(lines.join('\n'));
     });
 };

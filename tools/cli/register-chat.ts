@@ -1,5 +1,8 @@
 // CLI wiring for `attend chat`.
 
+// The keys come from the chat's key table (pure data, no imports), the same table /help and
+// the key handler read.
+import { keyHelpLines } from '../chat/keys.js';
 import type { Registrar } from './cli.js';
 
 export const registerChat: Registrar = (program, ctx, io) => {
@@ -11,17 +14,17 @@ export const registerChat: Registrar = (program, ctx, io) => {
       'after',
       `
 Keys:
-  Enter send · Alt-Enter newline · ↑/↓ history · Tab complete @names #channels /commands (again: cycle)
-  Tab on an empty line / Shift-Tab / Ctrl-←→ switch tabs · Alt-1..9 jump to a tab
-  PgUp/PgDn scroll (End follows again) · Esc or Ctrl-C quit (asks if a draft would be lost)
-  Alt-↑/↓ (or Ctrl-↑/↓) select a message (marked ▶): Enter then replies to it, and so does /reply
-  (the destination line reads "reply to <sender> (<id>)"; a draft starting with @Name or #channel
-  goes there instead); moving down past the newest or Esc lets go (Esc quits only with nothing selected)
+${keyHelpLines().map((l) => `  ${l}`).join('\n')}
 
 Addressing:
-  "@Nick can you look?"   to one live session (names match case-insensitively, typos within 2 edits)
+  "@Nick can you look?"   to one live session: an exact name (any case), a unique prefix, or an id
+                          (8+ characters); a typo is never sent (the line suggests, Tab completes), and a
+                          name two parties share (a human and an agent) is ambiguous: @human:<username>
+                          names the person
   "#ops deploying"        to a channel;  "#ops @Tam ..." to Tam inside #ops
   no address              goes where the tab points (#open, the channel, the last direct correspondent)
+  #open and channels are sent even when nobody else is live (history lasts): the destination
+  line and the result say who will only see it when they come back
 
 Examples:
   $ attend chat

@@ -5,34 +5,28 @@ import type { Command } from 'commander';
 import type { Ctx } from './context.js';
 import type { Io, Registrar } from './cli.js';
 import { usageError } from '../bus/errors.js';
+import { readHookStdin } from './hook-stdin.js';
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
-
-async function readHookStdin(ctx: Ctx): Promise<string> {
-  // By hand at a terminal there is no payload to wait for.
-  if ((ctx.stdin as { isTTY?: boolean }).isTTY) return '';
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** `attend inbox --drain [--format hook|plain]`: always exit 0, whatever happens. */
 export async function runInboxDrain(ctx: Ctx, io: Io, opts: { format?: string; trace?: boolean; json?: boolean }): Promise<void> {
   const format = opts.format ?? 'hook';
   if (format !== 'hook' && format !== 'plain') {
-    // Not a usage error (exit 2): Claude Code shows a Stop hook's exit 2 to the model as a
-    // blocking error. A misconfigured hook must never block the session.
-    io.err(`attend: --format takes hook or plain, not '${format.slice(0, 20)}'; nothing delivered`);
-    io.setExitCode(0);
-    return;
+    // A usage error like any other. The hooks attend installs run `attend hook stop`, which
+    // never exits 2 (Claude Code reads a Stop hook's exit 2 as "block"); this form is typed.
+    throw usageError(`--format takes hook or plain, not '${format.slice(0, 20)}'; nothing delivered`);
   }
+  // The plain format is the generic harness's verb: it has no payload and never reads stdin.
   let payload = '';
-  try {
-    payload = await readHookStdin(ctx);
-  } catch (err) {
-    io.err(`attend: cannot read the Stop hook payload: ${(err as Error).message}`);
+  if (format === 'hook') {
+    try {
+      payload = await readHookStdin(ctx.stdin);
+    } catch (err) {
+      io.err(`attend: cannot read the Stop hook payload: ${(err as Error).message}`);
+    }
   }
   const { runDrain } = await import('./commands/drain.js');
   runDrain(ctx, { format, payload, trace: opts.trace ?? false });

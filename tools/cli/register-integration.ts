@@ -4,37 +4,10 @@
 import type { Command } from 'commander';
 import type { Registrar, Io } from './cli.js';
 import { type Ctx, createContext } from './context.js';
+import { readHookStdin } from './hook-stdin.js';
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
-
-/** Read a hook's stdin, bounded in time: a hook must never hang the session it serves. */
-async function readHookStdin(ctx: Ctx, timeoutMs = 3000): Promise<string> {
-  const stdin = ctx.stdin as NodeJS.ReadStream;
-  if (stdin.isTTY) return '';
-  return new Promise<string>((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = () => {
-      clearTimeout(timer);
-      stdin.off('data', onData);
-      stdin.off('end', finish);
-      stdin.off('error', finish);
-      stdin.pause?.();
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    };
-    const onData = (c: Buffer | string) => {
-      const b = Buffer.from(c);
-      size += b.length;
-      // Claude Code's payloads are a few KB; past 1 MB this is not a payload.
-      if (size <= 1 << 20) chunks.push(b);
-    };
-    const timer = setTimeout(finish, timeoutMs);
-    stdin.on('data', onData);
-    stdin.once('end', finish);
-    stdin.once('error', finish);
-  });
 }
 
 function freshCtx(ctx: Ctx): () => Ctx {
@@ -56,7 +29,7 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
     .action(async (event: string) => {
       const warn = (line: string) => io.err(line.startsWith('attend') ? line : `attend hook: ${line}`);
       const hook = await import('./commands/hook.js');
-      const payload = await readHookStdin(ctx);
+      const payload = await readHookStdin(ctx.stdin);
       try {
         let stdout = '';
         if (event === 'session-start') {
@@ -85,7 +58,7 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
 function registerMcp(program: Command, ctx: Ctx): void {
   program
     .command('mcp')
-    .description('serve attend as an MCP server over stdio (send, reply, inbox, read, peers, whoami, channels, join, leave)')
+    .description('serve attend as an MCP server over stdio (send, reply, inbox, read, peers, whoami, status, channels, join, leave, create, describe, invite, kick, dissolve)')
     .option('--channel', "run as a Claude Code channel: push this session's new messages as notifications/claude/channel")
     .addHelpText(
       'after',
@@ -124,6 +97,7 @@ function registerInstall(program: Command, ctx: Ctx, io: Io): void {
     .action(async (opts: { scope: string; dryRun?: boolean; json?: boolean }) => {
       const { runInstall } = await import('./commands/install.js');
       const r = runInstall(ctx, { scope: opts.scope, dryRun: opts.dryRun });
+      for (const w of r.warnings ?? []) io.err(`attend: warning: ${w}`);
       if (opts.json) return io.json(r);
       printChanges(io, r);
     });

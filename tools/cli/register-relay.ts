@@ -60,16 +60,14 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
       setTimeout(() => process.exit(0), 500).unref();
     });
 
-  // The hub options belong to `relay` itself; commander parses them wherever they stand, so
-  // the subcommands read them from there (`attend relay config --server ...` works as typed).
-  const hubFlags = (): Flags => relay.opts<Flags>();
-  relay
-    .command('config')
-    .description('write the relay settings (the hub options of attend relay) to the bus root, checked, not connected')
+  // The program parses options positionally, so each subcommand takes the hub options itself
+  // (`attend relay config --server ...`); ones given before the subcommand count too.
+  const hubFlags = (opts: Flags): Flags => ({ ...relay.opts<Flags>(), ...opts });
+  hubOptions(relay.command('config').description('write the relay settings to the bus root (checked, not connected)'))
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
+    .action(async (opts: Flags & { json?: boolean }) => {
       const { relayConfig } = await import('../relay/main.js');
-      const r = relayConfig(ctx.root(), hubFlags());
+      const r = relayConfig(ctx.root(), hubFlags(opts));
       if (opts.json) return io.json(r);
       io.out(`wrote ${r.file}`);
     });
@@ -85,14 +83,12 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
       io.out(formatStatus(v, ctx.now()));
     });
 
-  relay
-    .command('resync')
-    .description('publish this machine\'s messages since a time again (repairs a hub that lost data); takes the hub options of attend relay')
+  hubOptions(relay.command('resync').description('publish this machine\'s messages since a time again (repairs a hub that lost data)'))
     .requiredOption('--since <time>', 'an ISO time, epoch ms, or a duration back from now (90m, 2h, 3d)')
     .option('--json', 'print JSON')
-    .action(async (opts: { since: string; json?: boolean }) => {
+    .action(async (opts: Flags & { since: string; json?: boolean }) => {
       const { relayResync, parseSince } = await import('../relay/main.js');
-      const r = await relayResync({ root: ctx.root(), flags: hubFlags(), since: parseSince(opts.since, ctx.now()), now: ctx.now });
+      const r = await relayResync({ root: ctx.root(), flags: hubFlags(opts), since: parseSince(opts.since, ctx.now()), now: ctx.now });
       if (opts.json) return io.json(r);
       io.out(`published ${r.published}, already on the hub ${r.duplicates}, failed ${r.failed}`);
       if (r.failed > 0) io.setExitCode(3);

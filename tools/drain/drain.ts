@@ -1,17 +1,19 @@
-// The Stop-hook drain (spec §5): at the turn boundary, deliver what the sensor has not,
+// The Stop-hook drain (docs/architecture.md, "Delivery"): at the turn boundary, deliver what the sensor has not,
 // party-aware, through the same ledger. The writer is injected so the output is written
 // inside the ledger's lock before anything is recorded (deliver first, then record).
 
 import type { Identity } from '../identity/resolve.js';
 import { takePending } from '../bus/ledger.js';
 import { receiveScopes } from '../bus/receive.js';
-import { type Message, type Reporter, findMessage } from '../bus/signals.js';
+import { resolveParents } from '../bus/parents.js';
+import type { Reporter } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
-import { type DeliveryMessage, type NameLookup, planDrain, renderDrain } from '../wire/party.js';
+import { type NameLookup, planDrain, renderDrain } from '../wire/party.js';
+import { shouldTeach, wakeNotes } from '../wire/wake.js';
 
-/** Blocks in a row before the drain lets the session stop (ADR-172's re-entry ceiling). */
+/** Blocks in a row before the drain lets the session stop (a re-entry ceiling, so a session can always stop). */
 export const DRAIN_ROUND_CEILING = 5;
-/** Claude Code caps hook output at 10,000 characters (claude-code.md). */
+/** Claude Code caps hook output at 10,000 characters (docs/integration.md). */
 export const HOOK_OUTPUT_MAX = 10_000;
 
 export type DrainFormat = 'hook' | 'plain';
@@ -60,14 +62,34 @@ export interface DrainOutcome {
  * Hook output: `hookSpecificOutput.additionalContext` rather than `decision: block`. Both
  * continue the turn, but the model reads a block's reason as `Stop hook blocking error
  * from command: ...` — an error to fix — while additional context arrives as a
- * `<system-reminder>` it reads as information (claude-code.md, "Stop"). Peer messages are
+ * `<system-reminder>` it reads as information (docs/integration.md). Peer messages are
  * information; some of them need no answer at all.
+ *
+ * Claude Code accepts `additionalContext` from a Stop hook only from 2.1.163 on; an older
+ * one rejects the output and the messages would be consumed unseen. The plugin declares
+ * `engines["claude-code"] >=2.1.163`, but versions before 2.1.323 ignore that field, so when
+ * the session record names an older version the drain falls back to `decision: block`, which
+ * every version understands (issue #11 §8).
  */
-export function formatHookOutput(text: string): string {
+export function formatHookOutput(text: string, claudeVersion?: string): string {
+  if (claudeVersion !== undefined && olderThan(claudeVersion, STOP_CONTEXT_SINCE)) return JSON.stringify({ decision: 'block', reason: text });
   return JSON.stringify({ hookSpecificOutput: { hookEventName: 'Stop', additionalContext: text } });
 }
 
-const MAX_PARENT_HOPS = 32;
+/** The first Claude Code version that takes `additionalContext` from a Stop hook. */
+export const STOP_CONTEXT_SINCE = '2.1.163';
+
+/** `a < b` for dotted numeric versions; anything unreadable counts as new (the default shape). */
+export function olderThan(a: string, b: string): boolean {
+  const pa = /^(\d+)\.(\d+)\.(\d+)/.exec(a);
+  const pb = /^(\d+)\.(\d+)\.(\d+)/.exec(b);
+  if (!pa || !pb) return false;
+  for (let i = 1; i <= 3; i++) {
+    const d = Number(pa[i]) - Number(pb[i]);
+    if (d !== 0) return d < 0;
+  }
+  return false;
+}
 
 export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, format: DrainFormat): DrainOutcome {
   return takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
@@ -79,23 +101,22 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
       deps.warn(`attend: ${ledger.drainRounds} Stop-hook rounds in a row; letting the session stop`);
       return { consume: [], result: { ...none, reason: 'ceiling' } };
     }
-    const notes: string[] = [];
-    if (p.hidden > 0) notes.push(`[attend] ${p.hidden} earlier message${p.hidden === 1 ? '' : 's'} not shown; attend inbox`);
-    for (const inv of p.invited) notes.push(`[attend] invited to #${inv.channel}: ${inv.count} earlier message${inv.count === 1 ? '' : 's'} to read, ${inv.older} older not shown`);
+    const notes = wakeNotes(p);
     if (p.fresh.length === 0 && notes.length === 0) return { consume: [], result: none };
 
-    const known = resolveParents(deps, who, p.fresh);
+    const known = resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter);
+    const teach = shouldTeach({ fresh: p.fresh, taught: ledger.taught });
     const now = deps.now();
     const names = deps.names(who.id);
     const items = planDrain(p.fresh, who.id, known);
     let budget = HOOK_OUTPUT_MAX - 1_000;
-    let rendered = renderDrain(items, names, now, { budget, notes, teach: !ledger.taught && p.fresh.length > 0 });
-    let output = format === 'hook' ? formatHookOutput(rendered.text) : rendered.text;
+    let rendered = renderDrain(items, names, now, { budget, notes, teach });
+    let output = format === 'hook' ? formatHookOutput(rendered.text, who.record?.version) : rendered.text;
     // JSON escaping grows the text; shrink the budget until the hook output fits.
     while (output.length >= HOOK_OUTPUT_MAX && budget > 1_000) {
       budget -= 1_000;
-      rendered = renderDrain(items, names, now, { budget, notes, teach: !ledger.taught && p.fresh.length > 0 });
-      output = format === 'hook' ? formatHookOutput(rendered.text) : rendered.text;
+      rendered = renderDrain(items, names, now, { budget, notes, teach });
+      output = format === 'hook' ? formatHookOutput(rendered.text, who.record?.version) : rendered.text;
     }
     deps.write(output);
     if (p.fresh.length > 0) ledger.taught = true;
@@ -111,32 +132,4 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
       result: { output, reason: 'delivered', shown: rendered.shown, collapsed: rendered.collapsed, overflow: rendered.overflow },
     };
   });
-}
-
-/** The `re` ancestors of the fresh messages, read from the receive set (bounded per chain). */
-function resolveParents(deps: DrainDeps, who: Identity, fresh: Message[]): Map<string, DeliveryMessage> {
-  const known = new Map<string, DeliveryMessage>();
-  for (const m of fresh) known.set(m.id, m);
-  const scopes = receiveScopes(deps.root, who);
-  const missing = new Set<string>();
-  for (const m of fresh) {
-    let cur: DeliveryMessage | undefined = m;
-    for (let hop = 0; cur?.re !== undefined && hop < MAX_PARENT_HOPS; hop++) {
-      const re: string = cur.re;
-      if (known.has(re)) {
-        cur = known.get(re);
-        continue;
-      }
-      if (missing.has(re)) break;
-      const parent = findMessage(deps.root, scopes, re, deps.reporter);
-      if (!parent) {
-        missing.add(re);
-        break;
-      }
-      known.set(parent.id, parent);
-      cur = parent;
-    }
-  }
-  for (const m of fresh) known.delete(m.id);
-  return known;
 }

@@ -1,4 +1,4 @@
-// Who am I (spec §4). A pure resolver over injected readers, so every branch is testable
+// Who am I (docs/architecture.md, "Identity"). A pure resolver over injected readers, so every branch is testable
 // without a real Claude Code: the env fast path checked against the session record and the
 // process start time, then a climb of the process ancestry, then the human fallback.
 
@@ -15,6 +15,8 @@ export interface SessionRecord {
   kind?: string;
   updatedAt?: number;
   startedAt?: number;
+  /** The Claude Code version that wrote the record (e.g. `2.1.332`). */
+  version?: string;
 }
 
 export interface ProcInfo {
@@ -25,6 +27,16 @@ export interface ProcInfo {
   state?: string;
 }
 
+/**
+ * The one rule for "is this the process we recorded": it runs (not a zombie) and, where both
+ * sides know a start time, the start times agree, so a recycled pid never matches.
+ */
+export function sameProcess(info: ProcInfo | null, start: string | number | undefined): boolean {
+  if (!info || info.state === 'Z' || info.state === 'X') return false;
+  if (start === undefined || start === '' || info.start === '') return true;
+  return String(start) === info.start;
+}
+
 export interface IdentityReaders {
   env: Readonly<Record<string, string | undefined>>;
   selfPid: number;
@@ -33,7 +45,36 @@ export interface IdentityReaders {
   procInfo(pid: number): ProcInfo | null;
   terminal(): string | null;
   username(): string;
+  /** The command line of a process (argv), where it can be read. */
+  readCommand?(pid: number): string[] | null;
 }
+
+/**
+ * Agent CLIs other than Claude Code, known by their command line (issue #10 §17): each
+ * instance is an agent with its own id and ledger, never the human at the terminal. A
+ * harness not listed here declares itself with ATTEND_AGENT=<name> (and, for one ledger
+ * per instance, ATTEND_AGENT_ID=<stable id>) in the environment it runs its tools with.
+ */
+export const KNOWN_AGENTS: { name: string; match: RegExp }[] = [
+  { name: 'codex', match: /(^|\/)codex(\.js)?$|@openai\/codex\// },
+  { name: 'gemini', match: /(^|\/)gemini(\.js)?$|@google\/gemini-cli\// },
+  { name: 'aider', match: /(^|\/)aider$|(^|\/)aider\/__main__\.py$/ },
+  { name: 'opencode', match: /(^|\/)opencode(\.js)?$|opencode-ai\// },
+];
+
+/** Which known agent CLI a command line is, looking past an interpreter (node, python, bun). */
+export function knownAgentOf(argv: string[]): string | null {
+  const words = argv.slice(0, 3).filter((w) => !w.startsWith('-') || w === '-m');
+  const candidates = [words[0] ?? ''];
+  if (/(^|\/)(node|nodejs|bun|deno|python3?(\.\d+)?)$/.test(candidates[0]!)) {
+    const i = words[1] === '-m' ? 2 : 1;
+    candidates.push(words[i] ?? '');
+  }
+  for (const c of candidates) for (const a of KNOWN_AGENTS) if (c && a.match.test(c)) return a.name;
+  return null;
+}
+
+const AGENT_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
 
 export interface Identity {
   resolved: boolean;
@@ -49,7 +90,7 @@ export interface Identity {
   sessionId?: string;
   pid?: number;
   record?: SessionRecord;
-  via?: 'env' | 'ancestry';
+  via?: 'env' | 'ancestry' | 'agent-cli' | 'declared';
   /** The env named another session id than the record: the process was /clear-ed since. */
   followedClear?: boolean;
   terminal?: string;
@@ -67,10 +108,7 @@ export function normalizeOrigin(cwd: string): string {
 
 /** A record matches a live process when the pid agrees and the start time does too. */
 function recordMatches(rec: SessionRecord | null, pid: number, info: ProcInfo | null): rec is SessionRecord {
-  if (!rec || rec.pid !== pid || !info) return false;
-  // Without a start time on either side (no /proc), the pid alone has to do.
-  if (rec.procStart === undefined || info.start === '') return true;
-  return String(rec.procStart) === info.start;
+  return rec !== null && rec.pid === pid && sameProcess(info, rec.procStart);
 }
 
 function agentIdentity(r: IdentityReaders, rec: SessionRecord, via: 'env' | 'ancestry', reason: string): Identity {
@@ -99,7 +137,7 @@ function humanUser(r: IdentityReaders): string {
 export function humanIdentity(r: IdentityReaders, reason: string): Identity {
   const user = humanUser(r);
   const terminal = r.terminal();
-  // `external:<user>[@<terminal>]` (spec §3): without a terminal there is nothing to add.
+  // `external:<user>[@<terminal>]` (docs/architecture.md, "The wire line"): without a terminal there is nothing to add.
   const from = terminal ? `external:${user}@${terminal}` : `external:${user}`;
   const id: Identity = {
     resolved: false,
@@ -114,8 +152,23 @@ export function humanIdentity(r: IdentityReaders, reason: string): Identity {
   return id;
 }
 
+/** An agent that is not Claude Code: its own id (so its own ledger), kind agent. */
+function otherAgentIdentity(r: IdentityReaders, name: string, id: string, via: 'agent-cli' | 'declared', reason: string): Identity {
+  return { resolved: false, reason, kind: 'agent', id, from: `agent:${id}`, origin: normalizeOrigin(r.cwd), user: humanUser(r), via };
+}
+
 export function resolveIdentity(r: IdentityReaders): Identity {
   const notes: string[] = [];
+  // A harness that declared itself wins: it knows what it is better than its ancestry does.
+  const declared = r.env.ATTEND_AGENT?.trim().toLowerCase();
+  if (declared) {
+    if (AGENT_NAME.test(declared)) {
+      const instance = r.env.ATTEND_AGENT_ID?.trim() ? sanitizeMemberId(r.env.ATTEND_AGENT_ID.trim()) : '';
+      const id = instance ? `${declared}-${instance}` : `${declared}@${humanUser(r)}`;
+      return otherAgentIdentity(r, declared, id, 'declared', `ATTEND_AGENT=${declared} declares an agent harness`);
+    }
+    notes.push('ATTEND_AGENT is not a name ([a-z0-9-], 1-32 characters); ignored');
+  }
   const claudePid = Number(r.env.CLAUDE_PID);
   if (r.env.CLAUDE_PID && Number.isInteger(claudePid) && claudePid > 0) {
     const rec = r.readSessionRecord(claudePid);
@@ -136,6 +189,13 @@ export function resolveIdentity(r: IdentityReaders): Identity {
     const rec = r.readSessionRecord(pid);
     if (recordMatches(rec, pid, info)) {
       return agentIdentity(r, rec, 'ancestry', `ancestor pid ${pid} (${hop} up) has a live session record`);
+    }
+    const argv = r.readCommand?.(pid);
+    const agent = argv ? knownAgentOf(argv) : null;
+    if (agent) {
+      // One id per running instance: the pid and its start time, so a recycled pid is another agent.
+      const id = `${agent}-${pid.toString(36)}${info.start ? `.${Number(info.start).toString(36)}` : ''}`;
+      return otherAgentIdentity(r, agent, id, 'agent-cli', `ancestor pid ${pid} (${hop} up) is the ${agent} agent CLI`);
     }
     if (pid === 1) break;
   }

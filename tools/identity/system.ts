@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import type { IdentityReaders, ProcInfo, SessionRecord } from './resolve.js';
+import { type IdentityReaders, type ProcInfo, type SessionRecord, sameProcess } from './resolve.js';
 
 /** Parse /proc/<pid>/stat: state is field 3, ppid field 4, the start time field 22 (after the `(comm)`). */
 export function parseProcStat(text: string): ProcInfo | null {
@@ -51,6 +51,26 @@ export function procInfo(pid: number): ProcInfo | null {
   return hasProc ? procInfoFromProc(pid) : procInfoFromPs(pid);
 }
 
+/**
+ * Is the process (pid, start time) alive? The one liveness check (issue #9 §3) behind the
+ * locks, the sensor claim, the registry, the roster and the sensor's watch on its Claude
+ * process. `read` is injected where a test needs another answer. Where there is no /proc
+ * and `ps` says nothing, signal 0 decides, and EPERM means alive (another user's process).
+ */
+export function processAlive(pid: number, start?: string | number, read: (pid: number) => ProcInfo | null = procInfo): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  const info = read(pid);
+  if (info === null && read === procInfo && !(hasProc ??= existsSync('/proc/self/stat'))) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  }
+  return sameProcess(info, start);
+}
+
 /** Parse a session record loosely: unknown fields are kept out, wrong types make it null. */
 export function parseSessionRecord(text: string): SessionRecord | null {
   let raw: unknown;
@@ -72,6 +92,7 @@ export function parseSessionRecord(text: string): SessionRecord | null {
   if (typeof o.kind === 'string') rec.kind = o.kind;
   if (typeof o.updatedAt === 'number') rec.updatedAt = o.updatedAt;
   if (typeof o.startedAt === 'number') rec.startedAt = o.startedAt;
+  if (typeof o.version === 'string' && /^\d+\.\d+\.\d+/.test(o.version)) rec.version = o.version;
   return rec;
 }
 
@@ -110,6 +131,14 @@ export function systemReaders(opts: {
     readSessionRecord: (pid) => readSessionRecordFile(opts.sessionsDir, pid),
     procInfo,
     terminal: detectTerminal,
+    readCommand: (pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((w) => w.length > 0);
+        return argv.length > 0 ? argv : null;
+      } catch {
+        return null;
+      }
+    },
     username: () => {
       try {
         return userInfo().username;

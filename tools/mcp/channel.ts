@@ -11,8 +11,14 @@ import type { Identity } from '../identity/resolve.js';
 import { takePending } from '../bus/ledger.js';
 import type { Message } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
-import type { Ctx } from '../cli/context.js';
-import { DIGEST_THRESHOLD, type NameLookup, TEACH_LINE, nameLookup, countDigest, formatDigest, formatObservation } from '../wire/party.js';
+import type { VerbCtx } from '../verbs/context.js';
+import { handOver } from '../bus/handover.js';
+import { createNameSource } from '../bus/roster.js';
+import { resolveParents } from '../bus/parents.js';
+import { receiveScopes } from '../bus/receive.js';
+import { DIGEST_THRESHOLD, type NameLookup, nameLookup } from '../wire/party.js';
+import { planStreamWake, streamItems } from '../wire/wake.js';
+import { readKnownNames } from '../bus/names.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
 
@@ -22,15 +28,15 @@ export interface ChannelNotice {
 }
 
 export interface ChannelDeps {
-  makeCtx(): Ctx;
+  makeCtx(): VerbCtx;
   /** Send one notification; must start the write before returning (see above). */
   emit(notice: ChannelNotice): void;
   warn(line: string): void;
   intervalMs?: number;
 }
 
-function namesFor(ctx: Ctx, me: string): NameLookup {
-  return nameLookup(ctx.live(), me);
+function namesFor(ctx: VerbCtx, me: string): NameLookup {
+  return nameLookup(ctx.live(), me, readKnownNames(ctx.root()));
 }
 
 function metaOf(m: Message): Record<string, string> {
@@ -40,32 +46,32 @@ function metaOf(m: Message): Record<string, string> {
   return meta;
 }
 
-/** One wake: push what is pending for `who`. Returns the ids consumed. */
-export function pushPending(ctx: Ctx, who: Identity, deps: Pick<ChannelDeps, 'emit' | 'warn'>): string[] {
+/** One wake: push what is pending for `who` (the plan every conduit shares). Returns the ids consumed. */
+export function pushPending(ctx: VerbCtx, who: Identity, deps: Pick<ChannelDeps, 'emit' | 'warn'> & { names?: () => ReadonlyMap<string, string> }): string[] {
   const root = ctx.root();
   return takePending(root, who, { now: ctx.now(), reporter: ctx.reporter, warn: deps.warn }, (p) => {
+    const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(root, receiveScopes(root, who), p.fresh, ctx.reporter) : undefined;
+    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}) });
+    const notices: ChannelNotice[] = [];
     const consume: string[] = [];
-    const notes: string[] = [];
-    if (p.hidden > 0) notes.push(`[attend] ${p.hidden} earlier message${p.hidden === 1 ? '' : 's'} not shown; attend inbox`);
-    for (const inv of p.invited) notes.push(`[attend] invited to #${inv.channel}: ${inv.count} earlier message${inv.count === 1 ? '' : 's'} to read, ${inv.older} older not shown`);
-    const teach = !p.ledger.taught && p.fresh.length > 0 ? [TEACH_LINE] : [];
-    if (p.fresh.length > DIGEST_THRESHOLD) {
-      deps.emit({ content: [...notes, formatDigest(countDigest(p.fresh, who.id)), ...teach].join('\n'), meta: { source: 'attend', digest: String(p.fresh.length) } });
-      consume.push(...p.fresh.map((m) => m.id));
-    } else {
-      if (notes.length > 0) deps.emit({ content: notes.join('\n'), meta: { source: 'attend' } });
-      const names = namesFor(ctx, who.id);
-      p.fresh.forEach((m, i) => {
-        const lines = formatObservation(m, names);
-        deps.emit({ content: [...lines, ...(i === p.fresh.length - 1 ? teach : [])].join('\n'), meta: metaOf(m) });
-        consume.push(m.id);
-      });
+    for (const item of streamItems(plan, deps.names ? nameLookup(deps.names(), who.id) : namesFor(ctx, who.id))) {
+      if (item.kind === 'teach') {
+        // Beside the message it teaches about, not a notification (a wake) of its own.
+        const last = notices[notices.length - 1];
+        if (last) last.content = [last.content, ...item.lines].join('\n');
+        p.ledger.taught = true;
+        continue;
+      }
+      const meta = item.kind === 'message' ? metaOf(item.message as Message) : item.kind === 'digest' ? { source: 'attend', digest: String(item.ids.length) } : { source: 'attend' };
+      notices.push({ content: item.lines.join('\n'), meta });
+      if (item.kind === 'message') consume.push(item.message.id);
+      else if (item.kind === 'digest') consume.push(...item.ids);
     }
-    if (consume.length > 0) {
-      if (!p.ledger.taught) p.ledger.taught = true;
-      const newest = p.fresh[p.fresh.length - 1];
-      if (newest) noteSurfaced(root, who.id, { id: newest.id, time: newest.time });
-    }
+    // Deliver first, then record: each notification is handed to the transport here,
+    // inside the ledger's lock.
+    for (const n of notices) deps.emit(n);
+    const newest = plan.full[plan.full.length - 1];
+    if (newest) noteSurfaced(root, who.id, { id: newest.id, time: newest.time });
     return { consume, result: consume };
   });
 }
@@ -77,13 +83,20 @@ export function pushPending(ctx: Ctx, who: Identity, deps: Pick<ChannelDeps, 'em
 export function startChannelPush(deps: ChannelDeps): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  // Names from a change-notified source, not a roster rebuild per wake (issue #12 §3).
+  let names: (() => Map<string, string>) | undefined;
   const tick = () => {
     if (stopped) return;
     try {
       const ctx = deps.makeCtx();
       const who = ctx.identity();
-      // Only a resolved session has a ledger to share with the sensor and the drain.
-      if (who.resolved) pushPending(ctx, who, deps);
+      // Only a resolved session has a ledger to share with the sensor and the drain; after
+      // a /clear it is handed over like theirs, so nothing recent is pushed again.
+      if (who.resolved) {
+        handOver(ctx.root(), who, ctx.env);
+        names ??= createNameSource({ root: ctx.root(), sessionsDir: ctx.paths.sessionsDir, procInfo: ctx.procInfo }, ctx.now);
+        pushPending(ctx, who, { ...deps, names });
+      }
     } catch (err) {
       deps.warn(`attend mcp: channel push failed: ${(err as Error).message}`);
     }

@@ -2,19 +2,27 @@
 // from_kind and from_id are never parameters; the server resolves them from its own ancestry.
 
 import { z } from 'zod';
-import { runSend } from '../cli/commands/send.js';
+import { runSend } from '../verbs/send.js';
+import { bodyArg, channelArg, principalArg, sendOut } from './schemas.js';
 import { defineTool } from './tool.js';
 
 export const sendTool = defineTool({
   name: 'send',
+  title: 'Send a message',
   description:
-    'Send a message on the attend bus. With no `to` or `channel` it goes to #open (everyone). `to` takes display names (as `peers` shows them), session ids, usernames or project paths. Returns the message id.',
-  readOnly: false,
+    'Send a message on the attend bus. With no `to` or `channel` it goes to #open (everyone). `to` is a list of recipients: display names (as `peers` shows them), session ids, usernames or project paths. Returns the message id.',
+  hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   input: z.strictObject({
-    message: z.string().min(1).describe('the message text'),
-    to: z.array(z.string().min(1)).min(1).optional().describe('recipients: display names, session ids, usernames or project paths'),
-    channel: z.string().min(1).optional().describe('a channel name (#name or name)'),
-    on_behalf_of: z.string().min(1).optional().describe('the principal whose request this carries (shown as a claim)'),
+    message: bodyArg.describe('the message text (at most 64 KiB)'),
+    to: z
+      .array(z.string().min(1).max(256))
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('a list of recipients, e.g. ["Hana", "tam"]: display names, session ids, usernames or project paths'),
+    channel: channelArg.optional(),
+    on_behalf_of: principalArg.optional().describe('the principal whose request this carries (shown as a claim)'),
   }),
+  output: sendOut,
   run: (ctx, args) => runSend(ctx, { message: args.message, to: args.to, channel: args.channel, onBehalfOf: args.on_behalf_of }),
 });

@@ -1,5 +1,5 @@
-// `attend run`: the long-running sensor Claude Code's Monitor starts (spec §5,
-// claude-code.md "Monitor"). Every stdout line is an event for the model, so stdout carries
+// `attend run`: the long-running sensor Claude Code's Monitor starts (docs/architecture.md, "Delivery",
+// docs/integration.md). Every stdout line is an event for the model, so stdout carries
 // observation lines only; diagnostics go to stderr.
 //
 // Lifetime: one sensor per session (a claim file); it heartbeats, follows `/clear` to the new
@@ -12,15 +12,17 @@ import { dirname, join } from 'node:path';
 import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { readSessionRecordFile } from '../identity/system.js';
 import { channelsFile } from '../bus/channels.js';
-import { claimSensor, moveLedger, moveSensorClaim, readLedger, releaseSensor } from '../bus/ledger.js';
+import { moveLedger, readLedger } from '../bus/ledger.js';
+import { claimSensor, moveSensorClaim, releaseSensor } from '../bus/sensor-claim.js';
 import { scopeDir, scopeLabel } from '../bus/layout.js';
 import { removePresence, writePresence } from '../bus/presence.js';
 import { receiveScopes } from '../bus/receive.js';
-import { observeSession } from '../bus/registry.js';
-import { ensureDir } from '../bus/root.js';
+import { handOver } from '../bus/handover.js';
 import type { Reporter } from '../bus/signals.js';
-import { listLive } from '../bus/roster.js';
+import { createNameSource } from '../bus/roster.js';
+import { knownNamesSource } from '../bus/names.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
+import { type DirWatch, watchDirs } from './dir-watch.js';
 import { scanOnce } from './scan.js';
 
 export const HEARTBEAT_MS = 30_000;
@@ -53,31 +55,20 @@ export interface SensorExit {
   delivered: number;
 }
 
-type Watcher = { close(): Promise<void> };
-
 function displayNames(opts: SensorOptions): (me: string) => NameLookup {
-  let cache: { at: number; map: Map<string, string> } | undefined;
-  return (me) => {
-    const now = opts.now();
-    if (!cache || now - cache.at > 5_000) {
-      const peers = listLive({ root: opts.root, sessionsDir: opts.sessionsDir, now, procInfo: opts.procInfo });
-      cache = { at: now, map: new Map(peers.map((p) => [p.id, p.name])) };
-    }
-    return nameLookup(cache.map, me);
-  };
+  const source = createNameSource({ root: opts.root, sessionsDir: opts.sessionsDir, procInfo: opts.procInfo }, opts.now);
+  // Parties no longer live keep their last known name, marked gone (issue #10 item 16).
+  const known = knownNamesSource(opts.root);
+  return (me) => nameLookup(source(), me, known());
 }
 
 export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   let who = opts.identity;
   const root = opts.root;
 
-  // Follow a /clear that happened before this sensor started: the env still names the old id.
-  const envSid = opts.env.CLAUDE_CODE_SESSION_ID;
-  if (who.resolved && envSid && envSid !== who.id) moveLedger(root, envSid, who.id);
-  if (who.resolved && who.pid !== undefined) {
-    const seen = observeSession(root, { pid: who.pid, procStart: who.record?.procStart ?? '', sessionId: who.id, origin: who.origin });
-    if (seen.previousSessionId) moveLedger(root, seen.previousSessionId, who.id);
-  }
+  // Follow a /clear that happened before this sensor started (the same hand-over as the
+  // drain and the MCP channel push).
+  handOver(root, who, opts.env);
 
   let claim = claimSensor(root, who.id, opts.pid);
   // A Monitor re-armed right after its predecessor expired: give the old sensor a moment to go.
@@ -114,16 +105,21 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
   };
 
+  // Nothing on start (issue #11 §7): every stdout line wakes the model, and on a quiet bus a
+  // start banner would cost a turn before the user typed anything. The banner rides along with
+  // the first line worth a wake instead, in the same Monitor batch.
   const me = names(who.id).name(who.id);
-  try {
-    opts.write(
-      warm
-        ? `[attend] sensor resumed for ${me}: watching ${scopesLabel()}; nothing already delivered is repeated`
-        : `[attend] sensor started for ${me}: watching ${scopesLabel()}`,
-    );
-  } catch {
-    stop('stdout-closed');
-  }
+  let banner: string | null = warm
+    ? `[attend] sensor resumed for ${me}: watching ${scopesLabel()}; nothing already delivered is repeated`
+    : `[attend] sensor started for ${me}: watching ${scopesLabel()}`;
+  const write = (line: string) => {
+    if (banner !== null) {
+      const first = banner;
+      banner = null;
+      opts.write(first);
+    }
+    opts.write(line);
+  };
   heartbeat();
   if (stopping) {
     releaseSensor(root, who.id, opts.pid);
@@ -136,9 +132,10 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     scanQueued = false;
     if (stopping) return;
     try {
-      const r = scanOnce({ root, now: opts.now, reporter: opts.reporter, names, write: opts.write, warn: opts.warn, trace: opts.trace ? opts.warn : undefined }, who);
+      const r = scanOnce({ root, now: opts.now, reporter: opts.reporter, names, write, warn: opts.warn, trace: opts.trace ? opts.warn : undefined }, who);
       delivered += r.delivered.length;
       if (r.closed) stop('stdout-closed');
+      else if (r.later) requestScan();
     } catch (err) {
       // A lock timeout or a full disk must not kill the sensor: the next wake retries.
       opts.warn(`attend: scan failed: ${(err as Error).message}`);
@@ -150,52 +147,34 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     setImmediate(scan);
   };
 
-  // ---- watching
+  // ---- watching: the receive directories and the state directory (channels.json), one
+  // watch each, whatever the history (tools/sensor/dir-watch.ts).
   let usePolling = opts.poll;
-  let watcher: Watcher | undefined;
-  let watchedKey = '';
+  let watcher: DirWatch | undefined;
   let sawProbe = false;
   const probeName = `.attend-probe-${opts.pid}`;
-  const dirsOf = () => receiveScopes(root, who).map((s) => scopeDir(root, s));
-  // Restarts are serialized: two overlapping ones would leave a watcher nobody closes.
-  let restarting: Promise<void> = Promise.resolve();
-  const startWatcher = (): Promise<void> => {
-    restarting = restarting.then(restartWatcher, restartWatcher);
-    return restarting;
+  const stDir = dirname(channelsFile(root));
+  const dirsOf = () => [...receiveScopes(root, who).map((s) => scopeDir(root, s)), stDir];
+  const onEntry = (dir: string, name: string | null) => {
+    if (dir === stDir) {
+      if (name === null || name === 'channels.json') void onMembership();
+      return;
+    }
+    if (name === probeName) sawProbe = true;
+    else if (name === null || name.endsWith('.signal')) requestScan();
   };
-  const restartWatcher = async () => {
-    // Once stopping, a late membership event must not open a watcher nobody will close: an
+  const startWatcher = async (): Promise<void> => {
+    // Once stopping, a late membership event must not open a watch nobody will close: an
     // open watch handle would keep the process alive after it was told to go.
     if (stopping) return;
-    const dirs = dirsOf();
-    for (const d of dirs) ensureDir(d);
-    const key = `${usePolling}|${dirs.join('\n')}`;
-    if (key === watchedKey && watcher) return;
-    watchedKey = key;
-    await watcher?.close();
-    const { watch } = await import('chokidar');
-    // The state directory, not channels.json itself: chokidar stops delivering events for
-    // the whole watcher when one watched path does not exist yet.
-    const stDir = dirname(channelsFile(root));
-    ensureDir(stDir);
-    const w = watch([...dirs, stDir], {
-      ignoreInitial: true,
-      depth: 0,
-      usePolling,
-      interval: opts.pollIntervalMs,
-      binaryInterval: opts.pollIntervalMs,
-      persistent: true,
-    });
-    // A rename into place shows up as 'add' or as 'change' depending on timing: take both.
-    w.on('all', (event: string, path: string) => {
-      if (event !== 'add' && event !== 'change') return;
-      if (path.endsWith(probeName)) sawProbe = true;
-      else if (path.endsWith('.signal')) requestScan();
-      else if (path === channelsFile(root)) void onMembership();
-    });
-    w.on('error', (err: unknown) => opts.warn(`attend: watcher: ${(err as Error).message ?? String(err)}`));
-    await new Promise<void>((resolve) => w.once('ready', () => resolve()));
-    watcher = w as unknown as Watcher;
+    if (!watcher) watcher = watchDirs({ poll: usePolling, intervalMs: opts.pollIntervalMs, onEntry, warn: opts.warn });
+    watcher.set(dirsOf());
+  };
+  const restartPolling = () => {
+    watcher?.close();
+    watcher = undefined;
+    usePolling = true;
+    return startWatcher();
   };
   let membershipStamp = channelsStamp(root);
   let watchingLabel = scopesLabel();
@@ -234,8 +213,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
     if (!sawProbe) {
       opts.warn('attend: native file events are not delivered here; falling back to polling');
-      usePolling = true;
-      await startWatcher();
+      await restartPolling();
     }
   }
   // Messages written while the watcher was starting.
@@ -255,10 +233,10 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
       if (rec && rec.sessionId !== who.id) {
         const old = who.id;
         who = { ...who, id: rec.sessionId, sessionId: rec.sessionId, from: `claude:${rec.sessionId}`, record: rec };
+        handOver(root, who, opts.env);
         moveLedger(root, old, who.id);
         moveSensorClaim(root, old, who.id, opts.pid);
         removePresence(root, old, 'sensor');
-        observeSession(root, { pid: claudePid, procStart: rec.procStart ?? '', sessionId: who.id, origin: who.origin });
         opts.warn(`attend: followed /clear from ${old} to ${who.id}`);
         heartbeat();
         void onMembership();
@@ -266,6 +244,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     }
     const stamp = channelsStamp(root);
     if (stamp !== membershipStamp) void onMembership();
+    watcher?.check();
     if (opts.now() - lastBeat >= HEARTBEAT_MS) {
       lastBeat = opts.now();
       heartbeat();
@@ -276,10 +255,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
 
   await stopped;
   clearInterval(tick);
-  await restarting.catch(() => {});
-  // Closing is bounded: a watcher whose directories are vanishing under it may never settle,
-  // and the sensor must still release its claim and go.
-  await Promise.race([watcher?.close(), delay(1_000)]);
+  watcher?.close();
   releaseSensor(root, who.id, opts.pid);
   removePresence(root, who.id, 'sensor');
   return { reason: stopping ?? 'signal', delivered };

@@ -1,12 +1,16 @@
-// One sensor wake: take what is pending from the ledger and turn it into observation lines
-// (spec §5). The writer is injected, so this is testable against a real temporary bus with
+// One sensor wake: take what is pending from the ledger, plan the wake (tools/wire/wake.ts,
+// shared with the MCP channel push and the drain) and write it as observation lines
+// (docs/architecture.md, "Delivery"). The writer is injected, so this is testable against a real temporary bus with
 // the lines captured; `tools/sensor/run.ts` is the long-running loop around it.
 
 import type { Identity } from '../identity/resolve.js';
 import { takePending } from '../bus/ledger.js';
+import { resolveParents } from '../bus/parents.js';
+import { receiveScopes } from '../bus/receive.js';
 import type { Message, Reporter } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
-import { DIGEST_THRESHOLD, type NameLookup, TEACH_LINE, countDigest, formatDigest, formatObservation } from '../wire/party.js';
+import { DIGEST_THRESHOLD, type NameLookup } from '../wire/party.js';
+import { planStreamWake, streamItems } from '../wire/wake.js';
 
 export interface ScanDeps {
   root: string;
@@ -23,13 +27,15 @@ export interface ScanDeps {
 export interface ScanResult {
   delivered: string[];
   digest: boolean;
+  /** Personal messages were left for the next wake (more than one wake shows): scan again. */
+  later: boolean;
   /** stdout was closed while writing: the sensor must stop. */
   closed: boolean;
 }
 
 export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
-  const res: ScanResult = { delivered: [], digest: false, closed: false };
-  takePending(root(deps), who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
+  const res: ScanResult = { delivered: [], digest: false, later: false, closed: false };
+  takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
     const consume: string[] = [];
     const emit = (line: string): boolean => {
       if (res.closed) return false;
@@ -41,39 +47,30 @@ export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
         return false;
       }
     };
-    if (p.hidden > 0) emit(`[attend] ${p.hidden} earlier message${p.hidden === 1 ? '' : 's'} not shown; attend inbox`);
-    for (const inv of p.invited) {
-      emit(`[attend] invited to #${inv.channel}: ${inv.count} earlier message${inv.count === 1 ? '' : 's'} to read, ${inv.older} older not shown`);
-    }
-    if (p.fresh.length === 0) return { consume, result: undefined };
-    if (p.fresh.length > DIGEST_THRESHOLD) {
-      // The digest stands for every message in the wake; their headers are in `attend inbox`.
-      if (emit(formatDigest(countDigest(p.fresh, who.id)))) {
-        consume.push(...p.fresh.map((m) => m.id));
+    // Parents matter only when a digest may fold someone else's thread.
+    const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter) : undefined;
+    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}) });
+    const items = streamItems(plan, deps.names(who.id));
+    let newest: Message | undefined;
+    for (const item of items) {
+      let ok = true;
+      for (const line of item.lines) ok = ok && emit(line);
+      // A message cut off mid-way by a closed stdout was never seen: leave it pending.
+      if (!ok) break;
+      if (item.kind === 'message') {
+        consume.push(item.message.id);
+        newest = item.message as Message;
+      } else if (item.kind === 'digest') {
+        // The digest stands for these messages; their headers are in `attend inbox`.
+        consume.push(...item.ids);
         res.digest = true;
-        deps.trace?.(`attend: trace digest ids=${p.fresh.map((m) => m.id).join(',')}`);
-      }
-    } else {
-      const names = deps.names(who.id);
-      let newest: Message | undefined;
-      for (const m of p.fresh) {
-        const lines = formatObservation(m, names);
-        let ok = true;
-        for (const line of lines) ok = ok && emit(line);
-        // A message cut off mid-way by a closed stdout was never seen: leave it pending.
-        if (!ok) break;
-        consume.push(m.id);
-        newest = m;
-      }
-      if (newest) noteSurfaced(root(deps), who.id, { id: newest.id, time: newest.time });
+        deps.trace?.(`attend: trace digest ids=${item.ids.join(',')}`);
+      } else if (item.kind === 'teach') p.ledger.taught = true;
     }
-    if (consume.length > 0 && !p.ledger.taught && emit(TEACH_LINE)) p.ledger.taught = true;
+    if (newest) noteSurfaced(deps.root, who.id, { id: newest.id, time: newest.time });
     res.delivered = consume;
+    res.later = plan.later.length > 0 && !res.closed;
     return { consume, result: undefined };
   });
   return res;
-}
-
-function root(deps: ScanDeps): string {
-  return deps.root;
 }

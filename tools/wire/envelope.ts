@@ -1,4 +1,4 @@
-// The ADR-401 wire line: one module owns parsing and formatting (spec §3).
+// The wire line: one module owns parsing and formatting (docs/architecture.md, "The wire line").
 //
 //   from|project|cwd|from_kind:agent|from_id:<sid>|to:*|message
 //   from|project|cwd|from_kind:human|from_id:aaron|to:<sid>|re:<id>|message
@@ -26,7 +26,7 @@ export type Scope =
   | { kind: 'channel'; name: string }
   | { kind: 'tray'; key: string };
 
-/** An envelope with every field derived (spec §3, "Legacy lines"). */
+/** An envelope with every field derived (docs/architecture.md, "The wire line", "Legacy lines"). */
 export interface ResolvedEnvelope {
   from: string;
   project: string;
@@ -121,9 +121,34 @@ function bodyStartsWithTag(body: string): Tag | null {
   return tagValueValid(key, seg.slice(colon + 1)) ? key : null;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Why a message body cannot be delivered as written, or null. Every front end refuses these
+ * at send (issue #10 item 2) because every reader would skip the file forever: a NUL byte
+ * makes it binary, and a lone UTF-16 surrogate cannot be written as UTF-8 (it would arrive
+ * as U+FFFD, not what was sent). Size is checked by the caller against the bus's limit.
+ */
+export function bodyProblem(body: string): string | null {
+  const nul = body.indexOf('\0');
+  if (nul >= 0) return `the message contains a NUL byte (at character ${nul + 1}), which no reader accepts; send text, or a path to a binary file`;
+  const bad = LONE_SURROGATE.exec(body);
+  if (bad) return `the message is not valid Unicode text (a lone surrogate at character ${bad.index + 1})`;
+  return null;
+}
+
+/**
+ * The longest `on_behalf_of` a writer accepts (issue #10): it is the caller's free claim, shown
+ * in every header, so it must not be able to crowd out the message it rides on.
+ */
+export const MAX_ON_BEHALF_OF = 128;
+
 /** Problems that keep an envelope from being written; empty when it is valid. */
 export function envelopeProblems(env: Envelope): string[] {
   const problems: string[] = [];
+  if (env.onBehalfOf !== undefined && env.onBehalfOf.length > MAX_ON_BEHALF_OF) {
+    problems.push(`on_behalf_of is at most ${MAX_ON_BEHALF_OF} characters (this one has ${env.onBehalfOf.length})`);
+  }
   for (const [name, value] of [
     ['from', env.from],
     ['project', env.project],
@@ -160,13 +185,13 @@ export function formatSignal(env: Envelope): string {
   return parts.join('|');
 }
 
-/** Sanitize a string into the id-ish member class used for humans (ADR-170). */
+/** Sanitize a string into the id-ish member class used for humans . */
 export function sanitizeMemberId(raw: string): string {
   const cleaned = raw.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[._-]+/, '');
   return cleaned.length > 0 ? cleaned.slice(0, 64) : 'user';
 }
 
-/** Fill every field, deriving what a legacy line leaves out (spec §3). */
+/** Fill every field, deriving what a legacy line leaves out (docs/architecture.md, "The wire line"). */
 export function resolveEnvelope(env: Envelope, scope: Scope): ResolvedEnvelope {
   let fromKind: FromKind | 'unknown';
   let fromId: string;

@@ -1,5 +1,5 @@
 // Message ids: the file stem. Unique across processes writing in the same nanosecond and
-// sorted by creation time (spec §2). Pure: the clock and randomness are injected.
+// sorted by creation time (docs/architecture.md, "The bus on disk"). Pure: the clock and randomness are injected.
 //
 // Layout (all lowercase base36, fixed width, so string order is time order):
 //   9 chars milliseconds since the epoch · 3 chars per-process sequence · `-` ·

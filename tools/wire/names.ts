@@ -10,7 +10,7 @@ export function hashPath(path: string): number {
 /**
  * Claude Code's project slug of a path: every UTF-16 unit outside [A-Za-z0-9] becomes
  * `-`; a slug over 200 characters is cut to 200 and followed by `-` and base36(|h|).
- * This equals the folder name under ~/.claude/projects/ (spec §2).
+ * This equals the folder name under ~/.claude/projects/ (docs/architecture.md, "The bus on disk").
  */
 export function projectSlug(path: string): string {
   const slug = path.replace(/[^A-Za-z0-9]/g, '-');
@@ -36,17 +36,24 @@ export const MAX_CHANNEL_NAME = 64;
 /**
  * Check a channel name, with or without its leading `#`. Returns the bare name, or a
  * reason it is refused. `open` is the commons and is not a channel directory.
+ *
+ * Names are case-insensitive and stored lowercase (issue #10): `Ops` and `ops` would be one
+ * directory on a case-insensitive filesystem and two elsewhere, so they are one channel
+ * everywhere. A name begins with a letter or digit (`.x` is a hidden file, `-x` reads as a
+ * flag, `_x` is attend's own namespace) and never holds `..`.
  */
 export function parseChannelName(raw: string): { ok: true; name: string } | { ok: false; reason: string } {
-  const name = raw.startsWith('#') ? raw.slice(1) : raw;
-  if (name.length === 0) return { ok: false, reason: 'channel name is empty' };
-  if (name.length > MAX_CHANNEL_NAME) {
+  const given = raw.startsWith('#') ? raw.slice(1) : raw;
+  if (given.length === 0) return { ok: false, reason: 'channel name is empty' };
+  if (given.length > MAX_CHANNEL_NAME) {
     return { ok: false, reason: `channel name is longer than ${MAX_CHANNEL_NAME} characters` };
   }
-  if (!CHANNEL_CLASS.test(name)) {
-    return { ok: false, reason: `channel name '${printable(name)}' may only use A-Z a-z 0-9 _ . -` };
+  if (!CHANNEL_CLASS.test(given)) {
+    return { ok: false, reason: `channel name '${printable(given)}' may only use A-Z a-z 0-9 _ . -` };
   }
-  if (name === '.' || name === '..') return { ok: false, reason: `channel name '${name}' is not allowed` };
+  const name = given.toLowerCase();
+  if (!/^[a-z0-9]/.test(name)) return { ok: false, reason: `channel name '${given}' must begin with a letter or a digit` };
+  if (name.includes('..')) return { ok: false, reason: `channel name '${given}' may not contain '..'` };
   if (RESERVED_CHANNELS.has(name)) return { ok: false, reason: `'${name}' is reserved (#open is the commons)` };
   return { ok: true, name };
 }
@@ -57,7 +64,7 @@ export function printable(text: string, max = 60): string {
   return shown.slice(1, -1);
 }
 
-// Stable nicknames for sessions with no Claude Code name (spec §4): a given-name-like word
+// Stable nicknames for sessions with no Claude Code name (docs/architecture.md, "Identity"): a given-name-like word
 // chosen by the origin path's hash, so the same project always reads the same.
 const NICKS = [
   'Ada', 'Bo', 'Cai', 'Dov', 'Eli', 'Fay', 'Gil', 'Hana', 'Ivo', 'Jun', 'Kai', 'Lev', 'Mia', 'Nick',

@@ -1,9 +1,9 @@
 // Delivery logic both conduits share: who is party to a message, thread grouping, digest
-// counting and the observation-line format (spec §5; ADR-401 "Rendering on both conduits"
-// and "What #535 consumes"). Pure: messages, names and the clock come in as arguments.
+// counting and the observation-line format (docs/architecture.md, "Delivery"). Pure:
+// messages, names and the clock come in as arguments.
 
 import { addressees, type ResolvedEnvelope, type Scope } from './envelope.js';
-import { chunkText, formatAge, messageHeader, neutralize } from './render.js';
+import { chunkText, defuseMarkup, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
 
 /** The fields of a message delivery needs; `Message` in tools/bus/signals.ts satisfies it. */
 export interface DeliveryMessage extends ResolvedEnvelope {
@@ -23,17 +23,33 @@ export function shortId(id: string): string {
   return id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id;
 }
 
-/** Names from the live roster (id → display name), falling back to `shortId`. */
-export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: string; name: string }>, me: string): NameLookup {
-  const map = names instanceof Map ? (names as ReadonlyMap<string, string>) : new Map([...(names as Iterable<{ id: string; name: string }>)].map((p) => [p.id, p.name]));
-  return { me, name: (id) => map.get(id) ?? shortId(id) };
+/** How the last known name of a party that is no longer live is shown (issue #10 item 16). */
+export function goneName(name: string): string {
+  return `${name} (gone)`;
 }
 
-/** More than this many messages in one wake become one digest line (spec §5). */
+/**
+ * Names from the live roster (id → display name); an id no longer live by its last known
+ * name marked as gone (`known`, tools/bus/names.ts), else `shortId`.
+ */
+export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: string; name: string }>, me: string, known?: ReadonlyMap<string, string>): NameLookup {
+  const map = names instanceof Map ? (names as ReadonlyMap<string, string>) : new Map([...(names as Iterable<{ id: string; name: string }>)].map((p) => [p.id, p.name]));
+  return {
+    me,
+    name: (id) => {
+      const live = map.get(id);
+      if (live !== undefined) return live;
+      const last = known?.get(id);
+      return last !== undefined ? goneName(last) : shortId(id);
+    },
+  };
+}
+
+/** More than this many messages in one wake become one digest line (docs/architecture.md, "Delivery"). */
 export const DIGEST_THRESHOLD = 8;
 export const CHUNK_SIZE = 260;
 export const MAX_CHUNKS = 3;
-/** The drain's render cap, applied after party ordering (ADR-401, #535). */
+/** The drain's render cap, applied after party ordering. */
 export const DRAIN_RENDER_MAX = 10;
 
 export function scopeName(scope: Scope): string {
@@ -63,7 +79,8 @@ function senderLabel(m: DeliveryMessage, names: NameLookup): string {
  * reads as an `[attend ...]` header.
  */
 export function formatObservation(m: DeliveryMessage, names: NameLookup): string[] {
-  const body = neutralize(m.body);
+  // One line already (newlines folded); tag-like markup defused as in the drain (issue #10).
+  const body = defuseMarkup(neutralize(m.body));
   const { chunks, truncated } = chunkText(body, CHUNK_SIZE, MAX_CHUNKS);
   const lead = `message from ${senderLabel(m, names)} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}): `;
   const lines = [messageHeader(m, m.id), lead + (chunks[0] ?? '')];
@@ -81,7 +98,7 @@ export interface DigestCounts {
   agent: number;
 }
 
-/** Partition by addressee (ADR-401: this fixes a shared tray counting a sibling's mail as ours). */
+/** Partition by addressee, so a shared tray never counts a sibling's mail as ours. */
 export function countDigest(msgs: DeliveryMessage[], me: string): DigestCounts {
   const c: DigestCounts = { count: msgs.length, toYou: 0, open: 0, other: 0, human: 0, agent: 0 };
   for (const m of msgs) {
@@ -118,7 +135,7 @@ const MAX_CHAIN = 64;
  * message is channel traffic (party by membership), or when it replies through the `re`
  * chain to one it is party to. A legacy tray line ("this tray") is addressed to the tray,
  * so to us. An unresolvable `re` makes the message party-unknown, which renders in full
- * (ADR-401: collapsing is reserved for threads whose every link resolved).
+ * (collapsing is reserved for threads whose every link resolved).
  */
 export function partyOf(m: DeliveryMessage, me: string, byId: ReadonlyMap<string, DeliveryMessage>): PartyState {
   let cur: DeliveryMessage | undefined = m;
@@ -207,11 +224,11 @@ export const DRAIN_BODY_MAX = 1500;
 /** One message in full for the drain: the header, then `message from …`, then the body indented. */
 export function formatDrainMessage(m: DeliveryMessage, names: NameLookup, now: number): string[] {
   const lines = [messageHeader(m, m.id), `message from ${senderLabel(m, names)} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}, ${neutralize(scopeName(m.scope))}, ${formatAge(now - m.time)} ago):`];
-  let body = neutralize(m.body, { multiline: true });
+  let body = m.body;
   const cps = Array.from(body);
   if (cps.length > DRAIN_BODY_MAX) body = `${cps.slice(0, DRAIN_BODY_MAX).join('')} … (cut; attend inbox ${m.id})`;
-  // Indented so nothing inside a body can pass for a header line.
-  for (const line of body.split('\n')) lines.push(`  ${line}`);
+  // Quoted line by line so nothing inside a body can pass for a header or markup (issue #10 item 5).
+  lines.push(...quoteBody(body));
   return lines;
 }
 

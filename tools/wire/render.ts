@@ -1,7 +1,7 @@
-// Rendering bodies and headers as data (spec §5: "Every body shown to a model or a terminal
+// Rendering bodies and headers as data (docs/architecture.md, "Delivery": "Every body shown to a model or a terminal
 // is rendered as data"). Pure.
 
-import type { ResolvedEnvelope } from './envelope.js';
+import { MAX_ON_BEHALF_OF, type ResolvedEnvelope } from './envelope.js';
 
 // Bidi overrides and isolates, zero-width joiners used to hide text, the BOM, and the line
 // and paragraph separators that some terminals break on.
@@ -44,8 +44,40 @@ export function neutralize(text: string, opts: { multiline?: boolean } = {}): st
   out = out.replace(/\t/g, '    ');
   out = out.replace(/[\u0000-\u0009\u000B-\u001F\u007F\u0080-\u009F]/g, controlPicture);
   out = out.replace(INVISIBLE, (ch, at: number, whole: string) => (ch === '\u200D' && joinsEmoji(whole, at) ? ch : controlPicture(ch)));
+  // Combining marks stack on their base character without limit ("Zalgo" text), spilling
+  // over the lines above and below in a terminal. Real scripts need a few per base
+  // (Vietnamese two, pointed Hebrew up to four); the rest of a run is dropped (issue #10).
+  out = out.replace(EXCESS_MARKS, '$1');
   if (!opts.multiline) out = out.replace(/\n/g, ' \u23CE ');
   return out;
+}
+
+/** Combining marks kept per base character by neutralize. */
+export const MAX_MARKS = 4;
+const EXCESS_MARKS = new RegExp(`(\\p{M}{${MAX_MARKS}})\\p{M}+`, 'gu');
+
+/** What starts every body line the drain shows: a quote bar no header or markup starts with. */
+export const BODY_QUOTE = '  \u2502 ';
+
+// `<tag`, `</tag`, `<!`, `<?`: anything a reader could take for the harness's own markup
+// (`<system-reminder>`, `</user>`, `<function_results>`...). Its `<` becomes `‹`.
+const TAG_OPEN = /<(?=[/!?]?[A-Za-z])/g;
+
+/**
+ * A multi-line body rendered for a model as quoted data (issue #10 item 5): every line is
+ * neutralized, begins with BODY_QUOTE, and no tag-like `<` survives, so no line of a body
+ * can pass for an `[attend message ...]` header, a `message from ...` line, a turn marker
+ * such as `Human:`, or harness markup. The exact text stays available in `attend inbox <id>`.
+ */
+export function quoteBody(body: string): string[] {
+  return defuseMarkup(neutralize(body, { multiline: true }))
+    .split('\n')
+    .map((line) => `${BODY_QUOTE}${line}`);
+}
+
+/** Turn the `<` of anything tag-like into `‹`, so a body cannot open or close harness markup. */
+export function defuseMarkup(text: string): string {
+  return text.replace(TAG_OPEN, '\u2039');
 }
 
 /** Only characters in the wide class can reach a header; anything else is dropped. */
@@ -54,12 +86,13 @@ function headerValue(value: string): string {
 }
 
 /**
- * The machine-readable header both conduits carry (ADR-401 "Rendering on both conduits"):
+ * The machine-readable header both conduits carry:
  * `[attend message from_kind=agent from=<id> to=* id=<id>]`.
  */
 export function messageHeader(env: ResolvedEnvelope, id: string): string {
   const parts = [`from_kind=${env.fromKind}`, `from=${headerValue(env.fromId)}`];
-  if (env.onBehalfOf !== undefined) parts.push(`on_behalf_of=${headerValue(env.onBehalfOf)}`);
+  // A file written without attend may carry any length: cut as the writer's cap would.
+  if (env.onBehalfOf !== undefined) parts.push(`on_behalf_of=${headerValue(env.onBehalfOf.length > MAX_ON_BEHALF_OF ? `${env.onBehalfOf.slice(0, MAX_ON_BEHALF_OF)}...` : env.onBehalfOf)}`);
   parts.push(`to=${headerValue(env.to)}`);
   if (env.re !== undefined) parts.push(`re=${headerValue(env.re)}`);
   parts.push(`id=${headerValue(id)}`);
@@ -75,6 +108,11 @@ export function chunkText(text: string, size = 260, max = 3): { chunks: string[]
   }
   if (chunks.length === 0) chunks.push('');
   return { chunks, truncated: cps.length > size * max };
+}
+
+/** `1 message`, `2 messages`, `0 messages`: a count with its noun agreeing (never "1 messages"). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 }
 
 /** A compact age such as `4s`, `12m`, `3h`, `2d`. */

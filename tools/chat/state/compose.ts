@@ -21,6 +21,10 @@ export type ComposeAction =
   | { type: 'newline' }
   | { type: 'backspace' }
   | { type: 'delete' }
+  /** Ctrl-W: the word before the cursor, and the blanks between it and the cursor. */
+  | { type: 'deleteWord' }
+  /** Ctrl-U: from the start of the current line to the cursor. */
+  | { type: 'killLine' }
   | { type: 'left' }
   | { type: 'right' }
   | { type: 'home' }
@@ -74,6 +78,20 @@ export function composeReducer(s: ComposeState, a: ComposeAction): ComposeState 
       if (s.cursor >= s.text.length) return s;
       const to = nextBoundary(s.text, s.cursor);
       return { ...s, text: s.text.slice(0, s.cursor) + s.text.slice(to) };
+    }
+    case 'deleteWord': {
+      if (s.cursor === 0) return s;
+      // At the start of a line the word before is on the line above: join them, as Backspace.
+      if (s.text[s.cursor - 1] === '\n') return { ...s, text: s.text.slice(0, s.cursor - 1) + s.text.slice(s.cursor), cursor: s.cursor - 1 };
+      let at = s.cursor;
+      while (at > 0 && (s.text[at - 1] === ' ' || s.text[at - 1] === '\t')) at--;
+      while (at > 0 && !/\s/.test(s.text[at - 1] ?? '')) at--;
+      return { ...s, text: s.text.slice(0, at) + s.text.slice(s.cursor), cursor: at };
+    }
+    case 'killLine': {
+      const start = s.text.lastIndexOf('\n', s.cursor - 1) + 1;
+      if (start === s.cursor) return s;
+      return { ...s, text: s.text.slice(0, start) + s.text.slice(s.cursor), cursor: start };
     }
     case 'left':
       return { ...s, cursor: prevBoundary(s.text, s.cursor) };

@@ -4,7 +4,7 @@
 // can never carry an escape sequence to the terminal.
 
 import { addressees } from '../../wire/envelope.js';
-import { neutralize } from '../../wire/render.js';
+import { neutralize, plural } from '../../wire/render.js';
 import type { ChatMessage, FeedItem } from './feed.js';
 import { rowsOf, textWidth, truncateColumns, wrapColumns } from './width.js';
 
@@ -58,7 +58,7 @@ export function wrapBody(body: string, width: number, maxLines = MAX_BODY_LINES)
     let total = 0;
     for (const line of src) total += rowsOf(line, w);
     const hidden = Math.max(1, total - (cap - 1));
-    return [...out.slice(0, cap - 1), `… ${hidden.toLocaleString('en-US')} more lines (attend inbox <id> shows it all)`];
+    return [...out.slice(0, cap - 1), `… ${plural(hidden, 'more line')} (attend inbox <id> shows it all)`];
   }
   return out;
 }
@@ -117,7 +117,8 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
     { text: ' ' },
     { text: who, color: lc.colorOf(m.fromId), bold: true },
   ];
-  if (m.fromKind === 'human') header.push({ text: ' (human)', dim: true });
+  // One label each: "root (you)", not "root (you) (human)" (issue 10, small things).
+  if (m.fromKind === 'human' && m.fromId !== lc.me) header.push({ text: ' (human)', dim: true });
   const ids = addressees(m.to);
   if (ids.length > 0) header.push({ text: ` → ${ids.map((id) => (id === lc.me ? 'you' : neutralize(lc.name(id)))).join(', ')}` });
   const tag = scopeTag(m);

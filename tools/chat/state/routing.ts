@@ -33,7 +33,8 @@ export interface Token {
 }
 
 // Names on the bus: channel names and display names (nicknames, ordinals, usernames).
-const TOKEN = /^([@#])([\p{L}\p{N}_.-]*)/u;
+// `@human:<username>` names a person where a session shares the name (the CLI's form).
+const TOKEN = /^([@#])((?:human:)?[\p{L}\p{N}_.-]*)/u;
 
 /** Split the leading address tokens from the body. */
 export function parseAddress(text: string): { tokens: Token[]; body: string } {
@@ -71,44 +72,62 @@ export function editDistance(a: string, b: string, cap = 2): number {
   return prev[b.length] ?? cap + 1;
 }
 
-export type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none' };
+export type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none'; suggestions: T[] };
+
+/** A session id prefix this long names one session, as `attend peers` shows them (targets.ts). */
+const KEY_PREFIX = 8;
 
 /**
- * Exact (case-insensitive) first, then an exact key (an id), then the closest names within
- * edit distance 2: one at the smallest distance is accepted, several are ambiguous.
+ * The send rule, the CLI's (tools/bus/targets.ts resolveTarget) plus a unique name prefix:
+ * an exact name (case-insensitive) or key (an id); else a unique name prefix or a key prefix
+ * of 8 or more. Whatever matches more than one party is ambiguous — a human and an agent of
+ * the same name included (issue 10 item 10). A typo never sends (issue 10 item 13): close
+ * names (edit distance ≤ 2, or containing the query) come back only as suggestions.
  */
-/** Exact, then id, then a name prefix, then edit distance ≤ 2. */
 export function matchName<T>(query: string, items: T[], nameOf: (t: T) => string, keyOf?: (t: T) => string): Match<T> {
   const q = query.toLowerCase();
-  const exact = items.filter((t) => nameOf(t).toLowerCase() === q);
-  if (exact.length === 1) return { kind: 'one', item: exact[0] as T };
-  if (exact.length > 1) return { kind: 'ambiguous', items: exact };
-  if (keyOf) {
-    const byKey = items.filter((t) => keyOf(t) === query);
-    if (byKey.length === 1) return { kind: 'one', item: byKey[0] as T };
-  }
+  const pick = (found: T[]): Match<T> | null => (found.length === 1 ? { kind: 'one', item: found[0] as T } : found.length > 1 ? { kind: 'ambiguous', items: found } : null);
+  const exact = pick(items.filter((t) => nameOf(t).toLowerCase() === q || (keyOf !== undefined && keyOf(t) === query)));
+  if (exact) return exact;
   // A prefix names the base of ordinal names: `@Nick` for Nick-alpha when it is alone.
-  const prefixed = items.filter((t) => nameOf(t).toLowerCase().startsWith(q));
-  if (prefixed.length === 1) return { kind: 'one', item: prefixed[0] as T };
-  if (prefixed.length > 1) return { kind: 'ambiguous', items: prefixed };
-  let best = 3;
-  let found: T[] = [];
+  const prefixed = pick(items.filter((t) => nameOf(t).toLowerCase().startsWith(q) || (keyOf !== undefined && query.length >= KEY_PREFIX && keyOf(t).startsWith(query))));
+  if (prefixed) return prefixed;
+  return { kind: 'none', suggestions: closeNames(q, items, nameOf) };
+}
+
+/** Names near a query, closest first: within edit distance 2, or containing it. */
+export function closeNames<T>(query: string, items: T[], nameOf: (t: T) => string): T[] {
+  const q = query.toLowerCase();
+  const scored: { t: T; d: number }[] = [];
   for (const t of items) {
-    const d = editDistance(q, nameOf(t).toLowerCase(), 2);
-    if (d > 2) continue;
-    if (d < best) {
-      best = d;
-      found = [t];
-    } else if (d === best) found.push(t);
+    const n = nameOf(t).toLowerCase();
+    const d = editDistance(q, n, 2);
+    if (d <= 2) scored.push({ t, d });
+    else if (q.length >= 2 && n.includes(q)) scored.push({ t, d: 3 });
   }
-  if (found.length === 1) return { kind: 'one', item: found[0] as T };
-  if (found.length > 1) return { kind: 'ambiguous', items: found };
-  return { kind: 'none' };
+  return scored.sort((x, y) => x.d - y.d || nameOf(x.t).localeCompare(nameOf(y.t))).map((x) => x.t);
 }
 
 function liveList(src: RouteSources): string {
   const others = src.peers.filter((p) => p.id !== src.me);
   return others.length === 0 ? 'nobody else is live' : `live: ${others.map((p) => p.name).join(', ')}`;
+}
+
+/** Candidates of an ambiguous name: their names, with kind and id where names repeat. */
+function describeCandidates(items: PeerRef[], me: string): string {
+  const counts = new Map<string, number>();
+  for (const p of items) counts.set(p.name.toLowerCase(), (counts.get(p.name.toLowerCase()) ?? 0) + 1);
+  return items
+    .map((p) => {
+      if ((counts.get(p.name.toLowerCase()) ?? 0) < 2) return p.name;
+      const who = p.id === me ? 'human, you' : p.kind === 'human' ? 'human' : `agent ${p.id.slice(0, KEY_PREFIX)}`;
+      return `${p.name} (${who})`;
+    })
+    .join(', ');
+}
+
+function didYouMean(words: string[]): string {
+  return words.length === 0 ? '' : `; did you mean ${words.slice(0, 3).join(' or ')}? (Tab completes)`;
 }
 
 export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest): RouteResult {
@@ -119,9 +138,28 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
   for (const t of tokens) {
     if (t.name.length === 0) return { ok: false, reason: `'${t.sigil}' needs a name`, body };
     if (t.sigil === '@') {
-      const m = matchName(t.name, src.peers.filter((p) => p.id !== src.me), (p) => p.name, (p) => p.id);
-      if (m.kind === 'none') return { ok: false, reason: `nobody live is called @${t.name}; ${liveList(src)}`, body };
-      if (m.kind === 'ambiguous') return { ok: false, reason: `@${t.name} is ambiguous: ${m.items.map((p) => p.name).join(', ')}`, body };
+      // The operator is in the pool, so a name they share with an agent is ambiguous rather
+      // than silently the agent's (issue 10 item 10).
+      if (t.name.startsWith('human:')) {
+        const user = t.name.slice('human:'.length);
+        const h = src.peers.find((p) => p.kind === 'human' && p.id === user);
+        if (!h) return { ok: false, reason: `no live human called ${user || '(nobody)'}; ${liveList(src)}`, body };
+        if (h.id === src.me) return { ok: false, reason: `@${t.name} is you`, body };
+        if (!to.some((p) => p.id === h.id)) to.push(h);
+        continue;
+      }
+      const m = matchName(t.name, src.peers, (p) => p.name, (p) => p.id);
+      if (m.kind === 'none') {
+        const near = m.suggestions.filter((p) => p.id !== src.me).map((p) => `@${p.name}`);
+        return { ok: false, reason: `nobody live is called @${t.name}${near.length ? didYouMean(near) : `; ${liveList(src)}`}`, body };
+      }
+      if (m.kind === 'ambiguous') {
+        // Same names: only an id tells them apart.
+        const same = new Set(m.items.map((p) => p.name.toLowerCase())).size < m.items.length;
+        const byId = same ? "; @human:<username> names the person, @ and 8 or more characters of an agent's id the agent" : '';
+        return { ok: false, reason: `@${t.name} is ambiguous: ${describeCandidates(m.items, src.me)}${byId}`, body };
+      }
+      if (m.item.id === src.me) return { ok: false, reason: `@${t.name} is you`, body };
       if (!to.some((p) => p.id === m.item.id)) to.push(m.item);
       continue;
     }
@@ -131,7 +169,10 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
       continue;
     }
     const m = matchName(t.name, src.channels, (c) => c);
-    if (m.kind === 'none') return { ok: false, reason: `no channel #${t.name}${src.channels.length ? `; channels: ${src.channels.map((c) => `#${c}`).join(', ')}` : ''}`, body };
+    if (m.kind === 'none') {
+      const near = didYouMean(m.suggestions.map((c) => `#${c}`));
+      return { ok: false, reason: `no channel #${t.name}${near || (src.channels.length ? `; channels: ${src.channels.map((c) => `#${c}`).join(', ')}` : '')}`, body };
+    }
     if (m.kind === 'ambiguous') return { ok: false, reason: `#${t.name} is ambiguous: ${m.items.map((c) => `#${c}`).join(', ')}`, body };
     if (channel !== null && channel !== m.item) return { ok: false, reason: 'a message goes to one channel at a time', body };
     channel = m.item;
@@ -161,18 +202,50 @@ export interface Reach {
   members(channel: string): string[];
 }
 
-/** Why a destination reaches nobody live, or null when someone will read it. */
+/**
+ * Why a message must not be sent at all, or null. Only a direct message to someone who is
+ * not live is refused (the send would find no recipient, as in the CLI). #open and channels
+ * are always sent, live readers or not: history lasts, and whoever comes back reads it
+ * (issue 10 item 12); reachNote says who sees it now.
+ */
 export function unreachableReason(dest: Destination, reach: Reach, me: string): string | null {
-  const live = reach.live.filter((p) => p.id !== me);
-  if (dest.kind === 'open') return live.length === 0 ? 'nobody else is live to read #open; the draft is kept' : null;
-  if (dest.kind === 'direct') {
-    const ids = new Set(live.map((p) => p.id));
-    const gone = dest.to.filter((p) => !ids.has(p.id));
-    return gone.length > 0 ? `${gone.map((p) => p.name).join(', ')} ${gone.length > 1 ? 'are' : 'is'} not live; the draft is kept` : null;
+  const to = dest.kind === 'open' ? [] : dest.to;
+  const ids = new Set(reach.live.filter((p) => p.id !== me).map((p) => p.id));
+  const gone = to.filter((p) => !ids.has(p.id));
+  if (gone.length > 0) return `${gone.map((p) => p.name).join(', ')} ${gone.length > 1 ? 'are' : 'is'} not live; the draft is kept`;
+  // A channel message is read by members only: one addressed to someone outside would never
+  // be seen, and the send verb refuses it (issue 10 item 7); the line says so before Enter.
+  if (dest.kind === 'channel' && to.length > 0) {
+    const members = new Set(reach.members(dest.channel));
+    const outside = to.filter((p) => !members.has(p.id));
+    if (outside.length > 0) {
+      return `${outside.map((p) => p.name).join(', ')} ${outside.length > 1 ? 'are' : 'is'} not in #${dest.channel} and would never see it (/invite @${outside[0]?.name} #${dest.channel})`;
+    }
   }
-  if (dest.to.length > 0) return unreachableReason({ kind: 'direct', to: dest.to }, reach, me);
-  const members = new Set(reach.members(dest.channel));
-  return live.some((p) => members.has(p.id)) ? null : `nobody live is in #${dest.channel}; the draft is kept (/invite @name #${dest.channel})`;
+  return null;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * Who sees a message to #open or a channel now and who does not yet: the destination line's
+ * preview from the roster, before Enter (after it, the send verb's own delivery note). Null when everyone it is for is live (or it is direct:
+ * those are refused unless live, see unreachableReason).
+ */
+export function reachNote(dest: Destination, reach: Reach, me: string): string | null {
+  const live = reach.live.filter((p) => p.id !== me);
+  if (dest.kind === 'open') return live.length === 0 ? 'nobody else is live for #open now; it waits in history for whoever comes' : null;
+  if (dest.kind === 'direct' || dest.to.length > 0) return null;
+  const members = reach.members(dest.channel).filter((id) => id !== me);
+  const liveIds = new Set(live.map((p) => p.id));
+  const now = live.filter((p) => members.includes(p.id));
+  const later = members.filter((id) => !liveIds.has(id)).length;
+  if (members.length === 0) return `nobody else is in #${dest.channel} yet; it waits in history (/invite @name #${dest.channel})`;
+  if (now.length === 0) return `nobody else in #${dest.channel} is live now; it waits in history for its ${plural(later, 'other member', 'other members')}`;
+  const seen = `seen now by ${now.map((p) => p.name).join(', ')}`;
+  return later > 0 ? `${seen}; ${plural(later, 'member', 'members')} not until they are back` : null;
 }
 
 // --- Tab completion -------------------------------------------------------------------
@@ -202,7 +275,8 @@ function candidatesFor(word: string, isFirst: boolean, src: CompleteSources): st
   else return [];
   const prefixed = pool.filter((c) => c.slice(1).toLowerCase().startsWith(q));
   if (prefixed.length > 0) return [...new Set(prefixed)].sort((a, b) => a.localeCompare(b));
-  return [...new Set(pool.filter((c) => editDistance(q, c.slice(1).toLowerCase(), 2) <= 2))].sort();
+  // Fuzzy, closest first: Tab turns `@alpah` into `@alpha`, which the send rule then takes.
+  return [...new Set(closeNames(q, pool, (c) => c.slice(1)))];
 }
 
 /** One Tab press. Returns null when there is nothing to complete. */

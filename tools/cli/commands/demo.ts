@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
 import type { Io } from '../cli.js';
+import { readSensor } from '../../bus/sensor-claim.js';
 import { writePresence } from '../../bus/presence.js';
 
 // The executable as npm links it, so the demo shows exactly what a user runs.
@@ -176,7 +177,8 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   const until = async (pred: () => boolean) => {
     for (const deadline = Date.now() + 8_000; !pred() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
   };
-  await until(() => /sensor (started|resumed)/.test(monitor));
+  // The sensor prints nothing until there is something to say (issue #11 §7): its claim says it is up.
+  await until(() => readSensor(busRoot, web.env.CLAUDE_CODE_SESSION_ID ?? '')?.pid === sensor.pid);
   await run(api, ['send', '--to', 'web', 'can you take the users index?'], "arrives on web's Monitor within milliseconds");
   await run(human, ['send', 'lunch in 10'], 'and so does #open');
   await until(() => monitor.includes('lunch in 10'));

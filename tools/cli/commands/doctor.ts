@@ -1,14 +1,14 @@
 // `attend doctor`: check each piece of the Claude Code integration and say how to fix what is
 // missing (issue #6 §2). Checks report; they never change anything.
 
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Ctx } from '../context.js';
 import { relayHealth } from '../../bus/remote.js';
-import { AttendError } from '../../bus/errors.js';
+import { AttendError, hintForCli } from '../../bus/errors.js';
 import { isFresh, readPresence } from '../../bus/presence.js';
-import { checkRoot } from '../../bus/root.js';
-import { hasAttendHooks, isAttendMcp, readJsonObject, targetsFor } from './install.js';
+import { checkRoot, checkRootPath } from '../../bus/root.js';
+import { findOnPath, hasAttendHooks, howToInstall, isAttendMcp, readJsonObject, targetsFor } from './install.js';
 
 export type Status = 'ok' | 'warn' | 'fail';
 
@@ -22,20 +22,6 @@ export interface Check {
 export interface DoctorResult {
   ok: boolean;
   checks: Check[];
-}
-
-function findOnPath(env: Ctx['env'], name: string): string | null {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const p = join(dir, name);
-    try {
-      accessSync(p, constants.X_OK);
-      if (statSync(p).isFile()) return p;
-    } catch {
-      // not here
-    }
-  }
-  return null;
 }
 
 function safeRead(path: string): { value: Record<string, unknown> | null; error: string | null } {
@@ -59,7 +45,7 @@ export function runDoctor(ctx: Ctx): DoctorResult {
   checks.push(
     onPath
       ? { name: 'attend on PATH', status: 'ok', detail: onPath, fix: null }
-      : { name: 'attend on PATH', status: 'fail', detail: 'no attend executable on PATH (hooks installed by `attend install` need it)', fix: 'npm install -g attend (or npm link in a checkout), or use the plugin' },
+      : { name: 'attend on PATH', status: 'fail', detail: 'no attend executable on PATH (hooks installed by `attend install` need it)', fix: howToInstall() },
   );
 
   const user = targetsFor(ctx, 'user');
@@ -102,14 +88,22 @@ export function runDoctor(ctx: Ctx): DoctorResult {
   );
 
   const root = ctx.paths.root;
-  if (!existsSync(root)) {
+  let relative: AttendError | null = null;
+  try {
+    checkRootPath(root);
+  } catch (err) {
+    relative = err as AttendError;
+  }
+  if (relative) {
+    checks.push({ name: 'bus root', status: 'fail', detail: relative.message, fix: relative.hint ? hintForCli(relative.hint) : null });
+  } else if (!existsSync(root)) {
     checks.push({ name: 'bus root', status: 'ok', detail: `${root} (not created yet; attend creates it 0700 on first use)`, fix: null });
   } else {
     try {
       checkRoot(root);
       checks.push({ name: 'bus root', status: 'ok', detail: `${root} (private)`, fix: null });
     } catch (err) {
-      checks.push({ name: 'bus root', status: 'fail', detail: (err as Error).message, fix: err instanceof AttendError && err.hint ? err.hint : `chmod 700 ${root}` });
+      checks.push({ name: 'bus root', status: 'fail', detail: (err as Error).message, fix: err instanceof AttendError && err.hint ? hintForCli(err.hint) : `chmod 700 ${root}` });
     }
   }
 

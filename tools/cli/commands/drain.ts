@@ -1,12 +1,12 @@
 // `attend inbox --drain`: the Stop hook. It writes its own output, inside the ledger's lock,
-// because "deliver first, then record" (spec §5) leaves no room to return the text and let
+// because "deliver first, then record" (docs/architecture.md, "Delivery") leaves no room to return the text and let
 // cli.ts print it after the record. A hook error must never block the session: every
 // failure ends as a line on stderr and exit 0.
 
 import type { Ctx } from '../context.js';
 import { writePresence } from '../../bus/presence.js';
-import { moveLedger } from '../../bus/ledger.js';
-import { observeSession } from '../../bus/registry.js';
+import { handOver } from '../../bus/handover.js';
+import { readKnownNames } from '../../bus/names.js';
 import { type DrainFormat, type DrainOutcome, drainOnce, parseStopPayload } from '../../drain/drain.js';
 import { type NameLookup, nameLookup } from '../../wire/party.js';
 
@@ -33,14 +33,10 @@ export function runDrain(ctx: Ctx, input: DrainInput): DrainCommandResult {
       return { output: null, reason: 'not-a-session' };
     }
     const root = ctx.root();
-    const envSid = ctx.env.CLAUDE_CODE_SESSION_ID;
-    if (envSid && envSid !== who.id) moveLedger(root, envSid, who.id);
-    if (who.pid !== undefined) {
-      const seen = observeSession(root, { pid: who.pid, procStart: who.record?.procStart ?? '', sessionId: who.id, origin: who.origin });
-      if (seen.previousSessionId) moveLedger(root, seen.previousSessionId, who.id);
-    }
+    handOver(root, who, ctx.env);
     writePresence(root, { id: who.id, kind: who.kind, origin: who.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'drain' });
-    const names = (me: string): NameLookup => nameLookup(ctx.live(), me);
+    const known = readKnownNames(root);
+    const names = (me: string): NameLookup => nameLookup(ctx.live(), me, known);
     return drainOnce(
       {
         root,

@@ -6,7 +6,6 @@ import type { Ctx } from '../context.js';
 import { readPresence, removePresence, writePresence } from '../../bus/presence.js';
 
 export const HOOK_EVENTS = ['session-start', 'session-end', 'stop'] as const;
-export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 export interface HookPayload {
   session_id?: string;

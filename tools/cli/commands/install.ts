@@ -3,12 +3,12 @@
 // shape is foreign, stops the install with its path and nothing is written; a file that
 // changes is backed up first; entries that are not attend's are left exactly as they were.
 
-import { chmodSync, copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
 import { AttendError, EXIT, usageError } from '../../bus/errors.js';
-import { writeFileAtomic } from '../../bus/atomic.js';
+import { writeError, writeFileAtomic } from '../../bus/atomic.js';
 
 export type Scope = 'user' | 'project';
 
@@ -28,6 +28,48 @@ export interface InstallResult {
   scope: Scope;
   dryRun: boolean;
   changes: Change[];
+  /** What the user should know even though the install succeeded (attend not on PATH). */
+  warnings?: string[];
+}
+
+/** The first executable `name` on PATH, or null. */
+export function findOnPath(env: Readonly<Record<string, string | undefined>>, name: string): string | null {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, name);
+    try {
+      accessSync(p, constants.X_OK);
+      if (statSync(p).isFile()) return p;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/**
+ * The package root this attend runs from (where package.json names "attend"), or null. The
+ * package is not on the npm registry, so "how to install" points here (issue #10).
+ */
+export function packageRoot(): string | null {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown };
+      if (pkg.name === 'attend') return dir;
+    } catch {
+      // not here
+    }
+    dir = dirname(dir);
+  }
+  return null;
+}
+
+/** How to put `attend` on PATH: from this checkout, or from a tarball made with npm pack. */
+export function howToInstall(): string {
+  const root = packageRoot();
+  const from = root ? `npm install -g ${root}` : 'npm install -g /path/to/attend (a checkout of the repository)';
+  return `${from}, or from a tarball: npm pack in the checkout, then npm install -g ./attend-<version>.tgz; or use the plugin (attend is not published on the npm registry)`;
 }
 
 export const HOOK_EVENTS: Record<string, string> = {
@@ -209,7 +251,19 @@ export function writeWithBackup(path: string, text: string, now: number, dryRun:
   if (existed) backup = backupName(path, now);
   if (dryRun) return backup;
   const mode = existed ? statSync(path).mode & 0o777 : 0o644;
-  if (existed && backup) copyFileSync(path, backup);
+  if (existed && backup) {
+    try {
+      copyFileSync(path, backup);
+    } catch (err) {
+      // A full disk: no half backup left behind, and the file itself not touched.
+      try {
+        unlinkSync(backup);
+      } catch {
+        // never created
+      }
+      throw writeError(backup, err);
+    }
+  }
   writeFileAtomic(path, text);
   chmodSync(path, mode);
   return backup;
@@ -271,5 +325,7 @@ export function runInstall(ctx: Ctx, input: InstallInput): InstallResult {
     action: !mcpChanged ? 'unchanged' : mcp === null ? 'create' : 'update',
     backup: mcpChanged ? writeWithBackup(t.mcp, jsonText(mcpNext), now, dryRun) : null,
   });
-  return { scope, dryRun, changes };
+  // The hooks and the MCP entry run `attend` by name: without it on PATH they do nothing.
+  const warnings = findOnPath(ctx.env, 'attend') ? [] : [`attend is not on PATH, so the hooks and the MCP server installed here will do nothing until it is; install it: ${howToInstall()}`];
+  return { scope, dryRun, changes, warnings };
 }

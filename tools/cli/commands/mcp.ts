@@ -1,7 +1,11 @@
-// `attend mcp`: serve the attend verbs over stdio until the client hangs up. The SDK is
-// loaded here, lazily, so the other commands never pay for it.
+// `attend mcp`: serve the attend verbs over stdio until the client hangs up. The stdio layer
+// answers `initialize` before the SDK and the tools load (tools/mcp/stdio.ts, issue #11 §9);
+// attachServer loads them right after. The plain `attend mcp [--channel]` that a client
+// starts goes through fast-mcp.ts, which skips commander and the CLI's context on the way to
+// that first answer; this command is the same server for every other route.
 
 import type { Ctx } from '../context.js';
+import type { LatePort } from '../../mcp/stdio.js';
 import { VERSION } from '../version.js';
 
 export interface McpInput {
@@ -13,37 +17,54 @@ export interface McpInput {
    */
   channel?: boolean;
   intervalMs?: number;
+  warn(line: string): void;
 }
 
-export async function runMcp(ctx: Ctx, input: McpInput): Promise<{ closed: true }> {
-  const [{ createServer }, { StdioServerTransport }] = await Promise.all([
-    import('../../mcp/server.js'),
-    import('@modelcontextprotocol/sdk/server/stdio.js'),
-  ]);
-  // Touch the bus root now, so an unusable one fails at start with the CLI's error.
-  ctx.root();
-  const server = createServer({ makeCtx: input.makeCtx, version: VERSION, channel: input.channel ?? false });
+export interface Attached {
+  close(): Promise<void>;
+}
+
+/** Load the SDK server and the tools and connect them to the port stdio.ts hands over. */
+export async function attachServer(port: LatePort, input: McpInput): Promise<Attached> {
+  const { createServer } = await import('../../mcp/server.js');
+  const s = createServer({ makeCtx: input.makeCtx, version: VERSION, channel: input.channel ?? false });
   let push: { stop(): void } | undefined;
   if (input.channel) {
     const { CHANNEL_METHOD, startChannelPush } = await import('../../mcp/channel.js');
     // Push only once the client has finished the handshake and can take notifications.
-    server.oninitialized = () => {
+    s.oninitialized = () => {
       push = startChannelPush({
         makeCtx: input.makeCtx,
-        emit: (n) => void server.notification({ method: CHANNEL_METHOD, params: { content: n.content, meta: n.meta } }).catch(() => undefined),
-        warn: (line) => void ctx.stderr.write(`${line}\n`),
+        emit: (n) => void s.notification({ method: CHANNEL_METHOD, params: { content: n.content, meta: n.meta } }).catch(() => undefined),
+        warn: input.warn,
         ...(input.intervalMs !== undefined ? { intervalMs: input.intervalMs } : {}),
       });
     };
   }
-  const transport = new StdioServerTransport(ctx.stdin as NodeJS.ReadStream, ctx.stdout as unknown as NodeJS.WriteStream);
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
-    ctx.stdin.once('end', () => resolve());
+  await s.connect(port as unknown as Parameters<typeof s.connect>[0]);
+  return {
+    async close() {
+      push?.stop();
+      await s.close().catch(() => undefined);
+    },
+  };
+}
+
+export async function runMcp(ctx: Ctx, input: Omit<McpInput, 'warn'>): Promise<{ closed: true }> {
+  const [{ serveStdio }, { serverIdentity }] = await Promise.all([import('../../mcp/stdio.js'), import('../../mcp/info.js')]);
+  // Touch the bus root now, so an unusable one fails at start with the CLI's error.
+  ctx.root();
+  const warn = (line: string) => void ctx.stderr.write(`${line}\n`);
+  let attached: Attached | undefined;
+  await serveStdio({
+    input: ctx.stdin,
+    output: ctx.stdout,
+    identity: serverIdentity({ version: VERSION, channel: input.channel ?? false }),
+    warn,
+    attach: async (port) => {
+      attached = await attachServer(port, { ...input, warn });
+    },
   });
-  await server.connect(transport);
-  await closed;
-  push?.stop();
-  await server.close().catch(() => undefined);
+  await attached?.close();
   return { closed: true };
 }

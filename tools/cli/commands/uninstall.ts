@@ -24,7 +24,11 @@ export function runUninstall(ctx: Ctx, input: InstallInput): InstallResult {
   const servers = mcp?.mcpServers;
   const mcpNext = structuredClone(mcp ?? {});
   const mcpChanged = typeof servers === 'object' && servers !== null && isAttendMcp((servers as Record<string, unknown>).attend);
-  if (mcpChanged) delete (mcpNext.mcpServers as Record<string, unknown>).attend;
+  if (mcpChanged) {
+    delete (mcpNext.mcpServers as Record<string, unknown>).attend;
+    // Leave no empty `"mcpServers": {}` behind (issue #10).
+    if (Object.keys(mcpNext.mcpServers as Record<string, unknown>).length === 0) delete mcpNext.mcpServers;
+  }
 
   changes.push({
     path: t.settings,
@@ -41,10 +45,14 @@ export function runUninstall(ctx: Ctx, input: InstallInput): InstallResult {
   const skillOurs = skill !== null && isOurSkill(skill);
   if (skillOurs && !dryRun) {
     rmSync(t.skill, { force: true });
-    try {
-      rmdirSync(dirname(t.skill));
-    } catch {
-      // something else lives there too: leave the directory
+    // skills/attend, then skills/ itself when that leaves it empty (issue #10); rmdir never
+    // removes a directory with anything else in it.
+    for (const dir of [dirname(t.skill), dirname(dirname(t.skill))]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        break; // something else lives there too: leave it
+      }
     }
   }
   changes.push({ path: t.skill, what: 'skill', action: skillOurs ? 'remove' : 'unchanged', backup: null });

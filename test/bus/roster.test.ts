@@ -1,0 +1,240 @@
+// Liveness, ordinals, /clear, peers and status (issue #3 §4–§7) on a real temporary bus with
+// real processes standing in for Claude Code sessions.
+
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readChannels } from '../../tools/bus/channels.js';
+import { readOwed, writeOwed } from '../../tools/bus/owed.js';
+import { writePresence } from '../../tools/bus/presence.js';
+import { observeSession, readRegistry } from '../../tools/bus/registry.js';
+import { processAlive } from '../../tools/identity/system.js';
+import { parseSignal } from '../../tools/wire/envelope.js';
+import { attendKey, nicknameFor } from '../../tools/wire/names.js';
+import { type FakeSession, type TempBus, procStart, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
+
+let bus: TempBus;
+const session = useTempBus((b) => (bus = b));
+
+
+async function end(s: FakeSession): Promise<void> {
+  s.kill();
+  await waitFor(() => !processAlive(s.pid), { what: `pid ${s.pid} to exit` });
+}
+
+interface PeerJson {
+  id: string;
+  name: string;
+  kind: string;
+  origin: string;
+  status: string | null;
+  sessionName: string | null;
+  channels: string[];
+  lastSeen: number;
+  delivering: boolean;
+  deaf: boolean;
+}
+
+async function peers(env: Record<string, string>): Promise<PeerJson[]> {
+  const r = await runInProcess(['peers', '--json'], { env });
+  expect(r.exitCode, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { peers: PeerJson[] }).peers;
+}
+
+const human = () => ({ ...bus.env, USER: 'aaron' });
+const nameOf = (list: PeerJson[], id: string) => list.find((p) => p.id === id)?.name;
+
+describe('ordinals', () => {
+  it('gives two sessions at one origin alpha and beta, and reuses the lowest free slot', async () => {
+    const cwd = join(bus.dir, 'work', 'shared');
+    const nick = nicknameFor(cwd);
+    const a = session({ cwd });
+    const b = session({ cwd });
+    const other = session();
+    let list = await peers(human());
+    expect(nameOf(list, a.sessionId)).toBe(`${nick}-alpha`);
+    expect(nameOf(list, b.sessionId)).toBe(`${nick}-beta`);
+    expect(nameOf(list, other.sessionId)).toBe(nicknameFor(other.cwd));
+
+    await end(a);
+    list = await peers(human());
+    // beta keeps its ordinal while it lives (spec §4), even alone.
+    expect(nameOf(list, b.sessionId)).toBe(`${nick}-beta`);
+    const c = session({ cwd });
+    list = await peers(human());
+    expect(nameOf(list, c.sessionId)).toBe(`${nick}-alpha`);
+    expect(nameOf(list, b.sessionId)).toBe(`${nick}-beta`);
+    // The registry is a file: another process (a restart) reads the same slots.
+    const reg = readRegistry(bus.root);
+    expect(reg.sessions[c.sessionId]?.slot).toBe(0);
+    expect(reg.sessions[b.sessionId]?.slot).toBe(1);
+    expect(reg.sessions[a.sessionId]).toBeUndefined();
+  });
+
+  it('--to Nick-alpha reaches alpha alone: the shared tray holds it with to:<alpha>, beta does not list it', async () => {
+    const cwd = join(bus.dir, 'work', 'pair');
+    const nick = nicknameFor(cwd);
+    const a = session({ cwd });
+    const b = session({ cwd });
+    await peers(human());
+    const sent = await runInProcess(['send', '--to', `${nick}-alpha`, '--json', 'only for alpha'], { env: human() });
+    expect(sent.exitCode, sent.stderr).toBe(0);
+    const id = JSON.parse(sent.stdout).id as string;
+    const tray = attendKey(cwd);
+    const line = parseSignal(readFileSync(join(bus.root, 'signals', tray, `${id}.signal`), 'utf8').trimEnd());
+    expect(line?.to).toBe(a.sessionId);
+    const inboxIds = async (s: FakeSession) =>
+      (JSON.parse((await runInProcess(['inbox', '--json'], { env: s.env })).stdout) as { messages: { id: string }[] }).messages.map((m) => m.id);
+    expect(await inboxIds(a)).toContain(id);
+    expect(await inboxIds(b)).not.toContain(id);
+    // The session id addresses alpha as well.
+    const byId = await runInProcess(['send', '--to', a.sessionId, '--json', 'again'], { env: human() });
+    expect(JSON.parse(byId.stdout).to).toBe(a.sessionId);
+  });
+});
+
+describe('/clear', () => {
+  it('follows the process to its new session id: same ordinal, same memberships; the sensor hears the old id once', async () => {
+    const cwd = join(bus.dir, 'work', 'clear');
+    const a = session({ cwd });
+    const b = session({ cwd });
+    expect((await runInProcess(['join', 'ops'], { env: b.env })).exitCode).toBe(0);
+    writeOwed(bus.root, b.sessionId, { channel: 'ops', ids: ['x1'], olderCount: 0 });
+    const before = nameOf(await peers(human()), b.sessionId);
+    expect(before).toMatch(/-beta$/);
+
+    // Claude Code rewrites the record: same pid and start time, new session id.
+    const newId = '11111111-2222-4333-8444-555555555555';
+    const recFile = join(bus.claudeDir, 'sessions', `${b.pid}.json`);
+    const rec = JSON.parse(readFileSync(recFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(recFile, JSON.stringify({ ...rec, sessionId: newId }));
+
+    const list = await peers(human());
+    expect(nameOf(list, newId)).toBe(before);
+    expect(list.find((p) => p.id === b.sessionId)).toBeUndefined();
+    const ops = readChannels(bus.root).channels.ops;
+    expect(Object.keys(ops?.members ?? {})).toEqual([newId]);
+    expect(readOwed(bus.root, newId).map((o) => o.ids)).toEqual([['x1']]);
+    expect(readOwed(bus.root, b.sessionId)).toEqual([]);
+    // The roster moved it first; the sensor's observeSession still gets the old id, once.
+    const seen = observeSession(bus.root, { pid: b.pid, procStart: procStart(b.pid), sessionId: newId, origin: cwd });
+    expect(seen).toEqual({ ordinalIndex: 1, previousSessionId: b.sessionId });
+    expect(observeSession(bus.root, { pid: b.pid, procStart: procStart(b.pid), sessionId: newId, origin: cwd })).toEqual({ ordinalIndex: 1 });
+    void a;
+  });
+
+  it('observeSession alone detects a /clear and returns the previous id', () => {
+    const s = { pid: process.pid, procStart: procStart(process.pid), origin: '/srv/x' };
+    expect(observeSession(bus.root, { ...s, sessionId: 'aaaaaaaa-0000-4000-8000-000000000001' })).toEqual({ ordinalIndex: null });
+    expect(observeSession(bus.root, { ...s, sessionId: 'aaaaaaaa-0000-4000-8000-000000000002' })).toEqual({
+      ordinalIndex: null,
+      previousSessionId: 'aaaaaaaa-0000-4000-8000-000000000001',
+    });
+  });
+});
+
+describe('liveness and pruning', () => {
+  it('prunes dead members and removes the empty unpinned channels they leave; humans and pinned channels stay', async () => {
+    const a = session();
+    const b = session();
+    await runInProcess(['join', 'solo'], { env: a.env });
+    await runInProcess(['join', 'keep', '--pin'], { env: a.env });
+    await runInProcess(['join', 'mixed'], { env: a.env });
+    await runInProcess(['join', 'mixed'], { env: b.env });
+    await runInProcess(['join', 'mixed'], { env: human() });
+    await end(a);
+    const r = await runInProcess(['channels', '--json'], { env: b.env });
+    expect(r.exitCode).toBe(0);
+    const store = readChannels(bus.root);
+    expect(store.channels.solo).toBeUndefined();
+    expect(store.channels.keep?.members).toEqual({});
+    expect(Object.keys(store.channels.mixed?.members ?? {}).sort()).toEqual([b.sessionId, 'aaron'].sort());
+  });
+
+  it('a fresh attend heartbeat makes a peer live without a Claude Code record; a stale one does not', async () => {
+    writePresence(bus.root, { id: 'hana', kind: 'human', origin: '/home/hana', heartbeat: Date.now(), role: 'chat' });
+    writePresence(bus.root, { id: 'gone', kind: 'human', origin: '/home/gone', heartbeat: Date.now() - 91_000, role: 'chat' });
+    const list = await peers(human());
+    expect(list.map((p) => p.id)).toEqual(['hana']);
+    expect(list[0]).toMatchObject({ kind: 'human', delivering: true, deaf: false });
+  });
+
+  it('a fresh heartbeat whose process has died (a crash, a SIGKILL) keeps nobody live', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    writePresence(bus.root, { id: 'crashed', kind: 'human', origin: '/home/crashed', heartbeat: Date.now(), role: 'chat', pid: dead });
+    writePresence(bus.root, { id: 'running', kind: 'human', origin: '/home/running', heartbeat: Date.now(), role: 'chat', pid: process.pid });
+    const list = await peers(human());
+    expect(list.map((p) => p.id)).toEqual(['running']);
+  });
+});
+
+describe('peers and status', () => {
+  it('peers shows name, origin, Claude Code status and name, channels, last seen, and flags the deaf', async () => {
+    const named = session({ name: 'work-6d', status: 'busy' });
+    const sensed = session();
+    const drained = session();
+    const stale = session();
+    await runInProcess(['join', 'ops'], { env: named.env });
+    const now = Date.now();
+    writePresence(bus.root, { id: sensed.sessionId, kind: 'agent', origin: sensed.cwd, heartbeat: now, role: 'sensor', pid: sensed.pid });
+    writePresence(bus.root, { id: drained.sessionId, kind: 'agent', origin: drained.cwd, heartbeat: now - 5 * 60_000, role: 'drain' });
+    writePresence(bus.root, { id: stale.sessionId, kind: 'agent', origin: stale.cwd, heartbeat: now - 11 * 60_000, role: 'drain' });
+    const list = await peers(human());
+    const by = (id: string) => list.find((p) => p.id === id) as PeerJson;
+    expect(by(named.sessionId)).toMatchObject({ name: 'work-6d', sessionName: 'work-6d', status: 'busy', origin: named.cwd, channels: ['#open', '#ops'], deaf: true });
+    expect(by(sensed.sessionId)).toMatchObject({ status: 'idle', sessionName: null, delivering: true, deaf: false });
+    expect(by(drained.sessionId)).toMatchObject({ delivering: true, deaf: false });
+    expect(by(stale.sessionId)).toMatchObject({ delivering: false, deaf: true });
+    expect(typeof by(named.sessionId).lastSeen).toBe('number');
+    const text = await runInProcess(['peers'], { env: human() });
+    expect(text.stdout).toContain('work-6d');
+    expect(text.stdout).toContain('DEAF');
+  });
+
+  it('peers renders hostile session names as data', async () => {
+    session({ name: 'evil\u001b[2J\u001b]0;pwn\u0007' });
+    const text = await runInProcess(['peers'], { env: human() });
+    expect(text.stdout).not.toContain('\u001b');
+    expect(text.stdout).toContain('evil␛[2J');
+  });
+
+  it('status reports the root, per-scope counts, unread as the next wake would deliver it, channels and delivery', async () => {
+    const a = session();
+    const b = session();
+    await runInProcess(['join', 'ops'], { env: a.env });
+    await runInProcess(['send', '--channel', 'ops', 'one'], { env: b.env });
+    await runInProcess(['send', 'to everyone'], { env: b.env });
+    await runInProcess(['send', '--to', a.sessionId, 'direct'], { env: b.env });
+    const r = await runInProcess(['status', '--json'], { env: a.env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout) as {
+      busRoot: string;
+      me: { id: string };
+      scopes: { dir: string; messages: number; mine: boolean }[];
+      inbox: { total: number; unread: number };
+      channels: string[];
+      delivery: unknown;
+    };
+    expect(s.busRoot).toBe(bus.root);
+    expect(s.me.id).toBe(a.sessionId);
+    expect(s.inbox).toEqual({ total: 3, unread: 3 });
+    expect(s.channels).toEqual(['#ops']);
+    expect(s.delivery).toMatchObject({ sensorRunning: false, ledger: { state: 'missing' } });
+    const counts = Object.fromEntries(s.scopes.map((x) => [x.dir, [x.messages, x.mine]]));
+    expect(counts).toEqual({ '_broadcast': [1, true], '@ops': [1, true], [attendKey(a.cwd)]: [1, true] });
+    // Unread is what the next wake delivers: listing the inbox consumes nothing, a drain does.
+    await runInProcess(['inbox'], { env: a.env });
+    const status = async () => JSON.parse((await runInProcess(['status', '--json'], { env: a.env })).stdout) as { inbox: { unread: number }; delivery: { ledger: { state: string } } };
+    expect((await status()).inbox.unread).toBe(3);
+    const drained = await runInProcess(['inbox', '--drain', '--format', 'plain'], { env: a.env });
+    expect(drained.stdout).toMatch(/^\[attend\] 3 peer messages delivered/);
+    const after = await status();
+    expect(after.inbox.unread).toBe(0);
+    expect(after.delivery.ledger.state).toBe('ok');
+    await runInProcess(['send', '--to', a.sessionId, 'one more'], { env: b.env });
+    expect((await status()).inbox.unread).toBe(1);
+    expect((await runInProcess(['status'], { env: a.env })).stdout).toContain('sensor:   not running');
+    expect(readdirSync(join(bus.root, 'signals')).sort()).toEqual(['@ops', '_broadcast', attendKey(a.cwd)].sort());
+  });
+});

@@ -1,0 +1,84 @@
+// Where a draft goes (tools/chat/state/destination.ts): the tab's default, the reply rule,
+// what /reply answers, and the destination line: pure state, table-driven.
+import { describe, expect, it } from 'vitest';
+import type { Message } from '../../tools/bus/signals.js';
+import { defaultDestination, destinationLine, type DraftPlan, planDraft } from '../../tools/chat/state/destination.js';
+import { type FeedState, feedReducer, initialFeed } from '../../tools/chat/state/feed.js';
+import type { PeerRef, Reach, RouteSources } from '../../tools/chat/state/routing.js';
+import { messageMaker } from '../helpers/messages.js';
+
+const msg = messageMaker('dst', 3_000_000);
+const hana: PeerRef = { id: 'sid-h', name: 'Hana', kind: 'agent' };
+const nick: PeerRef = { id: 'sid-n', name: 'Nick', kind: 'agent' };
+const me: PeerRef = { id: 'me', name: 'me', kind: 'human' };
+const sources: RouteSources = { peers: [hana, nick, me], channels: ['ops'], me: 'me' };
+const reach: Reach = { live: [hana, nick, me], members: (c) => (c === 'ops' ? ['me', 'sid-h'] : []) };
+const names: Record<string, string> = { 'sid-h': 'Hana', 'sid-n': 'Nick', me: 'me' };
+const nameOf = (id: string) => names[id] ?? id;
+
+function feedOf(messages: Message[], tab = 'merged'): FeedState {
+  let s = feedReducer(initialFeed('me', 80), { type: 'loaded', messages, hasOlder: false });
+  s = feedReducer(s, { type: 'channels', names: ['ops'] });
+  return feedReducer(s, { type: 'switch', tab });
+}
+
+function plan(text: string, feed: FeedState): DraftPlan {
+  return planDraft({ text, feed, sources, defaultDest: defaultDestination(feed, sources.peers), reach });
+}
+
+describe('defaultDestination', () => {
+  it('follows the tab: #open for merged and #open, the channel for a channel tab', () => {
+    expect(defaultDestination(feedOf([]), sources.peers)).toEqual({ kind: 'open' });
+    expect(defaultDestination(feedOf([], '#open'), sources.peers)).toEqual({ kind: 'open' });
+    expect(defaultDestination(feedOf([], '#ops'), sources.peers)).toEqual({ kind: 'channel', channel: 'ops' });
+  });
+  it('in the direct tab: the last direct correspondent while live, else a reason', () => {
+    const direct = [msg({ fromId: 'sid-n', to: 'me' }), msg({ fromId: 'me', to: 'sid-h' })];
+    expect(defaultDestination(feedOf(direct, 'direct'), sources.peers)).toEqual({ kind: 'direct', to: [hana] });
+    expect(defaultDestination(feedOf(direct, 'direct'), [nick])).toMatchObject({ kind: 'none' });
+    expect(defaultDestination(feedOf([], 'direct'), sources.peers)).toMatchObject({ kind: 'none', reason: expect.stringContaining('@Name') });
+  });
+});
+
+describe('planDraft and destinationLine', () => {
+  const older = msg({ fromId: 'sid-n', body: 'older' });
+  const newer = msg({ fromId: 'sid-h', body: 'newer' });
+  const mine = msg({ fromId: 'me', body: 'mine' });
+  const plain = feedOf([older, newer, mine]);
+  const selectedOlder = feedReducer(feedReducer(feedReducer(plain, { type: 'select', delta: -1 }), { type: 'select', delta: -1 }), { type: 'select', delta: -1 });
+
+  it.each<[string, string, FeedState, string, boolean]>([
+    ['a plain draft goes where the tab points', 'hello', plain, 'to #open (everyone)', false],
+    ['an empty draft shows the tab default too', '', plain, 'to #open (everyone)', false],
+    ['an address wins over the tab', '@Hana hi', plain, 'to Hana', false],
+    ['a channel and a person in it', '#ops @Hana hi', plain, 'to #ops, to Hana', false],
+    ['an unknown name warns', '@Zed hi', plain, '✗ nobody live is called @Zed; live: Hana, Nick', true],
+    ['with a selection a plain draft replies to it', 'on it', selectedOlder, `reply to Nick (${older.id})`, false],
+    ['with a selection an address still wins', '@Hana on it', selectedOlder, 'to Hana', false],
+    ['/reply answers the selection', '/reply ok', selectedOlder, `/reply: reply to Nick (${older.id})`, false],
+    ['/reply with nothing selected answers the newest from someone else', '/reply ok', plain, `/reply: reply to Hana (${newer.id})`, false],
+    ['/reply with nobody else here', '/reply', feedOf([mine]), '/reply: nothing to reply to in this tab', false],
+    ['another command names itself', '  /join #ops', plain, 'command /join', false],
+  ])('%s', (_name, text, feed, line, bad) => {
+    expect(destinationLine(plan(text, feed), nameOf)).toEqual({ text: line, bad });
+  });
+
+  it('sends to #open and a channel with nobody else live, and says who sees it later', () => {
+    const alone = { live: [me], members: () => ['me', 'sid-gone'] };
+    const p = planDraft({ text: 'anyone?', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
+    expect(p).toMatchObject({ kind: 'send', refusal: null, note: 'nobody else is live for #open now; it waits in history for whoever comes' });
+    expect(destinationLine(p, nameOf)).toEqual({ text: 'to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes', bad: false });
+    const c = planDraft({ text: '#ops deploying', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
+    expect(destinationLine(c, nameOf)).toEqual({ text: 'to #ops — nobody else in #ops is live now; it waits in history for its 1 other member', bad: false });
+    // A direct message to someone who is gone is still refused: nobody would ever get it.
+    const d = planDraft({ text: 'hi', feed: plain, sources, defaultDest: { kind: 'direct', to: [nick] }, reach: alone });
+    expect(destinationLine(d, nameOf)).toEqual({ text: 'to Nick — Nick is not live; the draft is kept', bad: true });
+  });
+
+  it('plans what Enter does: the kind and its target', () => {
+    expect(plan('on it', selectedOlder)).toMatchObject({ kind: 'reply', to: { id: older.id } });
+    expect(plan('/reply x', plain)).toMatchObject({ kind: 'replyCommand', target: { id: newer.id } });
+    expect(plan('/peers', plain)).toEqual({ kind: 'command', name: '/peers' });
+    expect(plan('#ops deploying', plain)).toMatchObject({ kind: 'send', route: { ok: true, dest: { kind: 'channel', channel: 'ops' }, body: 'deploying' } });
+  });
+});

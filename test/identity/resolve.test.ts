@@ -1,0 +1,214 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type IdentityReaders, type ProcInfo, type SessionRecord, MAX_HOPS, normalizeOrigin, resolveIdentity } from '../../tools/identity/resolve.js';
+import { parseProcStat, parseSessionRecord, procInfoFromProc, procInfoFromPs } from '../../tools/identity/system.js';
+import { procStart } from '../helpers/bus.js';
+
+const SID = '11111111-2222-4333-8444-555555555555';
+const SID_NEW = '99999999-2222-4333-8444-555555555555';
+
+interface World {
+  env?: Record<string, string>;
+  self?: number;
+  procs?: Record<number, ProcInfo>;
+  records?: Record<number, SessionRecord>;
+  terminal?: string | null;
+  username?: string;
+  cwd?: string;
+  commands?: Record<number, string[]>;
+}
+
+function readers(w: World): IdentityReaders & { recordReads: number[] } {
+  const recordReads: number[] = [];
+  return {
+    recordReads,
+    env: w.env ?? {},
+    selfPid: w.self ?? 500,
+    cwd: w.cwd ?? '/home/aaron/here',
+    readSessionRecord: (pid) => {
+      recordReads.push(pid);
+      return w.records?.[pid] ?? null;
+    },
+    procInfo: (pid) => w.procs?.[pid] ?? null,
+    terminal: () => w.terminal ?? null,
+    username: () => w.username ?? 'osuser',
+    readCommand: (pid) => w.commands?.[pid] ?? null,
+  };
+}
+
+/** self 500 → 400 → 300 → 1, each with start time `s<pid>`. */
+const chain: Record<number, ProcInfo> = { 500: { ppid: 400, start: 's500' }, 400: { ppid: 300, start: 's400' }, 300: { ppid: 1, start: 's300' }, 1: { ppid: 0, start: 's1' } };
+const rec = (pid: number, extra: Partial<SessionRecord> = {}): SessionRecord => ({ pid, sessionId: SID, cwd: '/srv/api', procStart: `s${pid}`, ...extra });
+
+describe('identity: the env fast path', () => {
+  it('CLAUDE_PID with a matching record and start time resolves as that session', () => {
+    const r = readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID, USER: 'aaron' }, procs: chain, records: { 300: rec(300, { name: 'api' }) } });
+    const id = resolveIdentity(r);
+    expect(id).toMatchObject({ resolved: true, kind: 'agent', id: SID, from: `claude:${SID}`, origin: '/srv/api', via: 'env', pid: 300, sessionId: SID, user: 'aaron' });
+    expect(id.followedClear).toBeUndefined();
+    // The fast path does not climb.
+    expect(r.recordReads).toEqual([300]);
+  });
+
+  it('a record whose start time does not match (recycled pid) is not that session', () => {
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID, USER: 'aaron' }, procs: chain, records: { 300: rec(300, { procStart: 'other' }) } }));
+    expect(id).toMatchObject({ resolved: false, kind: 'human', id: 'aaron' });
+    expect(id.reason).toContain('pid recycled');
+  });
+
+  it('a record naming another pid than its file is not that session', () => {
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs: chain, records: { 300: { ...rec(300), pid: 301 } } }));
+    expect(id.resolved).toBe(false);
+  });
+
+  it('a dead CLAUDE_PID falls back to the climb', () => {
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '777', CLAUDE_CODE_SESSION_ID: SID }, procs: chain, records: { 777: rec(777), 400: rec(400) } }));
+    expect(id).toMatchObject({ resolved: true, via: 'ancestry', pid: 400 });
+  });
+
+  it('garbage in CLAUDE_PID is ignored', () => {
+    for (const bad of ['abc', '-3', '0', '1.5', '']) {
+      const id = resolveIdentity(readers({ env: { CLAUDE_PID: bad }, procs: chain, records: { 300: rec(300) } }));
+      expect(id).toMatchObject({ resolved: true, via: 'ancestry', pid: 300 });
+    }
+  });
+
+  it('/clear: the env names the old session, the record the new one: follows the record', () => {
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID }, procs: chain, records: { 300: rec(300, { sessionId: SID_NEW }) } }));
+    expect(id).toMatchObject({ resolved: true, id: SID_NEW, from: `claude:${SID_NEW}`, followedClear: true });
+  });
+
+  it('without a start time on either side the pid alone matches (no /proc)', () => {
+    const procs = { ...chain, 300: { ppid: 1, start: '' } };
+    expect(resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs, records: { 300: rec(300) } })).resolved).toBe(true);
+    const { procStart: _p, ...noStart } = rec(300);
+    expect(resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs: chain, records: { 300: noStart } })).resolved).toBe(true);
+  });
+});
+
+describe('identity: the ancestry climb', () => {
+  it('finds the nearest ancestor with a live record and never checks itself', () => {
+    const r = readers({ procs: chain, records: { 500: rec(500), 400: rec(400, { sessionId: SID_NEW }), 300: rec(300) } });
+    expect(resolveIdentity(r)).toMatchObject({ resolved: true, via: 'ancestry', pid: 400, id: SID_NEW });
+    expect(r.recordReads).toEqual([400]);
+  });
+
+  it('skips an ancestor whose record is stale and keeps climbing', () => {
+    expect(resolveIdentity(readers({ procs: chain, records: { 400: rec(400, { procStart: 'old' }), 300: rec(300) } }))).toMatchObject({ resolved: true, pid: 300 });
+  });
+
+  it(`climbs at most ${MAX_HOPS} hops`, () => {
+    const procs: Record<number, ProcInfo> = {};
+    for (let p = 1000; p < 1030; p++) procs[p] = { ppid: p + 1, start: `s${p}` };
+    const at = (hops: number) => resolveIdentity(readers({ self: 1000, procs, records: { [1000 + hops]: rec(1000 + hops) } }));
+    expect(at(MAX_HOPS)).toMatchObject({ resolved: true, pid: 1000 + MAX_HOPS });
+    expect(at(MAX_HOPS + 1).resolved).toBe(false);
+  });
+
+  it('stops at init, after checking it', () => {
+    const r = readers({ procs: chain, records: { 1: rec(1) } });
+    expect(resolveIdentity(r)).toMatchObject({ resolved: true, pid: 1 });
+    const r2 = readers({ procs: chain });
+    expect(resolveIdentity(r2).resolved).toBe(false);
+    expect(r2.recordReads).toEqual([400, 300, 1]);
+  });
+
+  it('stops where the process table ends', () => {
+    const r = readers({ procs: { 500: { ppid: 400, start: 's' } } });
+    expect(resolveIdentity(r)).toMatchObject({ resolved: false, reason: 'no Claude Code session in the process ancestry' });
+  });
+});
+
+describe('identity: origin and the human fallback', () => {
+  it.each([
+    ['/home/dev/work/.claude/worktrees/feat-x', '/home/dev/work'],
+    ['/home/dev/work/.claude/worktrees/feat-x/sub', '/home/dev/work'],
+    ['/home/dev/work/', '/home/dev/work'],
+    ['/home/dev/.claude', '/home/dev/.claude'],
+    ['/', '/'],
+    ['', '/'],
+  ])('normalizeOrigin(%j) = %j', (cwd, origin) => {
+    expect(normalizeOrigin(cwd)).toBe(origin);
+  });
+
+  it('a session in a worktree has the project as its origin', () => {
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs: chain, records: { 300: rec(300, { cwd: '/srv/api/.claude/worktrees/fix' }) } }));
+    expect(id.origin).toBe('/srv/api');
+  });
+
+  it('a record without cwd is still a session (origin falls back to the cwd)', () => {
+    const { cwd: _c, ...noCwd } = rec(300);
+    expect(resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs: chain, records: { 300: noCwd }, cwd: '/x/y' }))).toMatchObject({ resolved: true, kind: 'agent', origin: '/x/y' });
+  });
+
+  it('human: external:<user>@<terminal>, id = sanitized $USER', () => {
+    const id = resolveIdentity(readers({ env: { USER: 'Ann Lee' }, procs: chain, terminal: 'pts-3', cwd: '/home/ann/p/' }));
+    expect(id).toMatchObject({ resolved: false, kind: 'human', id: 'Ann_Lee', from: 'external:Ann_Lee@pts-3', terminal: 'pts-3', origin: '/home/ann/p' });
+  });
+
+  it('human without a terminal: external:<user>; $LOGNAME, then the OS user', () => {
+    expect(resolveIdentity(readers({ env: { LOGNAME: 'bob' } })).from).toBe('external:bob');
+    expect(resolveIdentity(readers({ env: {}, username: 'carol' })).id).toBe('carol');
+    expect(resolveIdentity(readers({ env: { USER: '../../etc' } })).id).toBe('etc');
+  });
+});
+
+describe('identity: system readers', () => {
+  it('parseProcStat handles a comm with spaces and parentheses', () => {
+    const fields = Array.from({ length: 50 }, (_, i) => String(i + 3));
+    expect(parseProcStat(`1234 (a) b (c)) ${fields.join(' ')}`)).toEqual({ ppid: 4, start: '22', state: '3' });
+    expect(parseProcStat('garbage')).toBeNull();
+  });
+
+  it('procInfoFromProc reads this process; procInfoFromPs agrees on the parent', () => {
+    const me = procInfoFromProc(process.pid);
+    expect(me?.ppid).toBe(process.ppid);
+    expect(me?.start).toMatch(/^\d+$/);
+    expect(procInfoFromPs(process.pid)).toEqual({ ppid: process.ppid, start: '' });
+    expect(procInfoFromProc(2 ** 30)).toBeNull();
+    expect(procInfoFromPs(-1)).toBeNull();
+  });
+
+  it('parseSessionRecord keeps known fields and refuses malformed records', () => {
+    expect(parseSessionRecord(JSON.stringify({ pid: 5, sessionId: SID, procStart: 123, name: 'api', extra: 1 }))).toEqual({ pid: 5, sessionId: SID, procStart: '123', name: 'api' });
+    for (const bad of ['', '{', 'null', '[]', '{"pid":"5","sessionId":"x"}', '{"pid":5,"sessionId":""}', '{"pid":5,"sessionId":"a/b"}', '{"pid":5,"sessionId":"a|b"}']) {
+      expect(parseSessionRecord(bad), bad).toBeNull();
+    }
+  });
+});
+
+
+describe('identity: agents that are not Claude Code (issue #10 §17)', () => {
+  // Real chains: 500 (attend) → 400 (a shell) → 300 (the agent CLI) → 1.
+  const chainNumeric: Record<number, ProcInfo> = { 500: { ppid: 400, start: '5000' }, 400: { ppid: 300, start: '4000' }, 300: { ppid: 1, start: '3000' }, 1: { ppid: 0, start: '1' } };
+  it.each([
+    ['codex', ['node', '/usr/lib/node_modules/@openai/codex/bin/codex.js', 'exec']],
+    ['codex', ['/usr/local/bin/codex']],
+    ['gemini', ['node', '/home/u/.npm/_npx/x/node_modules/@google/gemini-cli/dist/index.js']],
+    ['aider', ['/usr/bin/python3', '-m', 'aider', '--model', 'x']],
+    ['aider', ['/home/u/.local/bin/aider']],
+    ['opencode', ['/home/u/.opencode/bin/opencode']],
+  ])('%s from %j in the ancestry is an agent with its own id', (name, argv) => {
+    const id = resolveIdentity(readers({ env: { USER: 'aaron' }, procs: chainNumeric, commands: { 400: ['/bin/bash'], 300: argv } }));
+    expect(id).toMatchObject({ resolved: false, kind: 'agent', via: 'agent-cli', id: `${name}-${(300).toString(36)}.${(3000).toString(36)}` });
+    expect(id.from).toBe(`agent:${id.id}`);
+  });
+
+  it('two instances of one agent CLI are two identities; a plain terminal stays the human', () => {
+    const a = resolveIdentity(readers({ env: {}, procs: chainNumeric, commands: { 300: ['/usr/local/bin/codex'] } }));
+    const b = resolveIdentity(readers({ env: {}, procs: { ...chainNumeric, 300: { ppid: 1, start: '3999' } }, commands: { 300: ['/usr/local/bin/codex'] } }));
+    expect(a.id).not.toBe(b.id);
+    const human = resolveIdentity(readers({ env: { USER: 'aaron' }, procs: chainNumeric, commands: { 400: ['-bash'], 300: ['/usr/sbin/sshd'] } }));
+    expect(human).toMatchObject({ kind: 'human', id: 'aaron' });
+    // Not fooled by an argument that merely names one.
+    expect(resolveIdentity(readers({ env: {}, procs: chainNumeric, commands: { 300: ['vim', 'codex'] } })).kind).toBe('human');
+  });
+
+  it('a harness declares itself with ATTEND_AGENT (and ATTEND_AGENT_ID per instance); a bad name is ignored', () => {
+    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', ATTEND_AGENT_ID: 'run-7', USER: 'aaron' }, procs: chain }))).toMatchObject({ kind: 'agent', via: 'declared', id: 'my-bot-run-7' });
+    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', USER: 'aaron' }, procs: chain }))).toMatchObject({ kind: 'agent', id: 'my-bot@aaron' });
+    const bad = resolveIdentity(readers({ env: { ATTEND_AGENT: 'not a name!', USER: 'aaron' }, procs: chain }));
+    expect(bad).toMatchObject({ kind: 'human', id: 'aaron' });
+    expect(bad.reason).toContain('ATTEND_AGENT is not a name');
+  });
+});

@@ -1,0 +1,51 @@
+// One sensor wake against a real temporary bus (issue #10 §4): past the digest threshold a
+// message addressed to the session is still shown in full, and `reply` threads to it.
+
+import { describe, expect, it } from 'vitest';
+import { readSurfaced } from '../../tools/bus/surfaced.js';
+import { scanOnce } from '../../tools/sensor/scan.js';
+import { silentReporter } from '../../tools/bus/signals.js';
+import { nameLookup } from '../../tools/wire/party.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { type TempBus, useTempBus } from '../helpers/bus.js';
+import { agent, ids, put } from '../helpers/delivery.js';
+
+let bus: TempBus;
+useTempBus((b) => (bus = b));
+
+function wake(who: ReturnType<typeof agent>) {
+  const lines: string[] = [];
+  const r = scanOnce({ root: bus.root, now: Date.now, reporter: silentReporter, names: (me) => nameLookup([], me), write: (l) => void lines.push(l), warn: () => {} }, who);
+  return { r, lines };
+}
+
+describe('a sensor wake past the digest threshold', () => {
+  it('digests #open traffic but shows a direct message in full, and reply threads to it', () => {
+    const who = agent('00000000-0000-4000-8000-0000000000aa', `${bus.dir}/work/me`);
+    wake(who); // start the ledger (cold start on an empty bus)
+    const mk = ids();
+    const open = Array.from({ length: 12 }, (_, i) => put(bus.root, mk, { scope: { kind: 'open' }, to: '*', body: `chatter ${i}` }));
+    const direct = put(bus.root, mk, { scope: { kind: 'tray', key: attendKey(who.origin) }, to: who.id, body: 'for you alone' });
+    const { r, lines } = wake(who);
+    expect(lines.some((l) => l.startsWith('[attend digest count=12 to_you=0 open=12'))).toBe(true);
+    expect(lines.some((l) => l.includes(`id=${direct}]`))).toBe(true);
+    expect(lines.some((l) => l.includes('for you alone'))).toBe(true);
+    expect(new Set(r.delivered)).toEqual(new Set([...open, direct]));
+    expect(readSurfaced(bus.root, who.id)?.id).toBe(direct);
+    // Nothing is left: the next wake is empty.
+    expect(wake(who).lines).toEqual([]);
+  });
+
+  it('more direct messages than one wake shows arrive over several wakes, none folded away', () => {
+    const who = agent('00000000-0000-4000-8000-0000000000ab', `${bus.dir}/work/me2`);
+    wake(who);
+    const mk = ids();
+    const direct = Array.from({ length: 11 }, (_, i) => put(bus.root, mk, { scope: { kind: 'tray', key: attendKey(who.origin) }, to: who.id, body: `task ${i}` }));
+    const first = wake(who);
+    expect(first.r.later).toBe(true);
+    expect(first.lines.some((l) => l.startsWith('[attend digest'))).toBe(false);
+    const second = wake(who);
+    expect([...first.r.delivered, ...second.r.delivered]).toEqual(direct);
+    expect(second.r.later).toBe(false);
+  });
+});

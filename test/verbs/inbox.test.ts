@@ -1,0 +1,79 @@
+// Reading by id (issue #10 §11): a node reads what it receives and what it sent; the human
+// who owns the bus may read everything, and the output says so.
+
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createVerbCtx } from '../../tools/verbs/context.js';
+import { runInbox } from '../../tools/verbs/inbox.js';
+import { type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
+
+let bus: TempBus;
+const session = useTempBus((b) => (bus = b));
+const run = (env: Record<string, string>, ...args: string[]) => runInProcess(args, { env });
+
+describe('inbox <id>', () => {
+  it('an agent cannot read another session’s direct message; its sender and addressee can; the owner can, and is told', async () => {
+    const alpha = session({ name: 'alpha' });
+    const beta = session({ name: 'beta' });
+    const eve = session({ name: 'eve' });
+    const dm = (await run(alpha.env, 'send', '--to', 'beta', 'for beta only')).stdout.trim();
+    const byEve = await run(eve.env, 'inbox', dm);
+    expect(byEve.exitCode).toBe(1);
+    expect(byEve.stdout).toBe('');
+    expect(byEve.stderr).toContain(`message ${dm} was not found among the messages you receive`);
+    expect((await run(eve.env, 'inbox', '--thread', dm)).exitCode).toBe(1);
+    // Nor can it thread a reply under it.
+    expect((await run(eve.env, 'reply', '--re', dm, 'sneaky')).exitCode).toBe(1);
+    for (const who of [alpha, beta]) {
+      const r = await run(who.env, 'inbox', dm, '--json');
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ id: dm, body: 'for beta only', access: who === alpha ? 'sent' : 'received' });
+    }
+    const owner = await run(bus.env, 'inbox', dm);
+    expect(owner.exitCode).toBe(0);
+    expect(owner.stdout).toContain('for beta only');
+    expect(owner.stdout).toContain('note: read as the owner of this bus; it was not sent to you');
+  });
+});
+
+describe('truthful delivery (issue #10 §15)', () => {
+  it('send says per recipient when it will be shown; inbox --sent says who has been, from the ledgers', async () => {
+    const alpha = session({ name: 'alpha' });
+    const beta = session({ name: 'beta' });
+    const gamma = session({ name: 'gamma' });
+    // beta has a live sensor heartbeat; gamma drained lately; alpha sends.
+    const { writePresence } = await import('../../tools/bus/presence.js');
+    writePresence(bus.root, { id: beta.sessionId, kind: 'agent', origin: beta.cwd, heartbeat: Date.now(), role: 'sensor', pid: beta.pid });
+    await run(gamma.env, 'inbox', '--drain', '--format', 'plain');
+    const sent = await run(alpha.env, 'send', '--to', 'beta', '--to', 'gamma', 'who sees this when?', '--json');
+    const r = JSON.parse(sent.stdout) as { id: string; delivery: { name: string; when: string }[] };
+    expect(Object.fromEntries(r.delivery.map((d) => [d.name, d.when]))).toEqual({ beta: 'now', gamma: 'next-turn' });
+    expect(sent.stderr).toBe('attend: delivery now: beta; at their next turn: gamma\n');
+    // Nobody has been shown it yet; gamma's drain shows it.
+    const before = JSON.parse((await run(alpha.env, 'inbox', '--sent', '--json')).stdout) as { messages: { id: string; recipients: { name: string; shown: boolean }[] }[] };
+    expect(before.messages[0]).toMatchObject({ id: r.id, recipients: [{ name: 'beta', shown: false }, { name: 'gamma', shown: false }] });
+    expect((await run(gamma.env, 'inbox', '--drain', '--format', 'plain')).stdout).toContain('who sees this when?');
+    const after = JSON.parse((await run(alpha.env, 'inbox', '--sent', '--json')).stdout) as typeof before;
+    expect(after.messages[0]!.recipients).toEqual([
+      { id: beta.sessionId, name: 'beta', shown: false },
+      { id: gamma.sessionId, name: 'gamma', shown: true },
+    ]);
+    expect((await run(alpha.env, 'inbox', '--sent')).stdout).toContain('shown to: gamma; not yet: beta');
+  });
+});
+
+describe('an unreadable scope directory (issue #10 item 6)', () => {
+  it('the inbox verb says which directory it could not read, for every front end (the MCP tool returns the page as is)', async () => {
+    expect((await run(bus.env, 'send', 'kept')).exitCode).toBe(0);
+    const open = join(bus.root, 'signals', '_broadcast');
+    rmSync(open, { recursive: true });
+    writeFileSync(open, 'not a directory', { mode: 0o600 });
+    const warnings: string[] = [];
+    const ctx = createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, warn: (l) => void warnings.push(l) });
+    const page = runInbox(ctx, { limit: 20, page: 1 });
+    expect(page.messages).toEqual([]);
+    expect(page.unreadable).toEqual([{ path: open, reason: 'not a directory' }]);
+    expect(warnings).toEqual([`attend: cannot read ${open}: not a directory; its messages are not shown`]);
+  });
+});

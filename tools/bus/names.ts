@@ -1,0 +1,119 @@
+// The last known display name of every party seen live (issue #10 item 16): once a session
+// ends its id would otherwise show as a raw `1a2b3c4d…` in history. Display names are
+// presentation only (spec §4), so this file never decides routing.
+//
+//   <root>/state/names.json   { "v": 1, "names": { "<id>": { "name": "api", "at": <ms> } } }
+//
+// Written only when a name is new or changed, so reading the bus never rewrites unchanged
+// state; read-modify-write happens under a lock, so two processes never drop each other's
+// entry. Humans are shown by their id already and are not stored.
+
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from './atomic.js';
+import { stateDir } from './layout.js';
+import { withLock } from './lock.js';
+
+/** The oldest entries (by last change) go beyond this many. */
+export const MAX_KNOWN_NAMES = 5000;
+
+interface Entry {
+  name: string;
+  at: number;
+}
+
+export function namesFile(root: string): string {
+  return join(stateDir(root), 'names.json');
+}
+
+function readEntries(root: string): Record<string, Entry> {
+  let text: string;
+  try {
+    text = readFileSync(namesFile(root), 'utf8');
+  } catch {
+    return {};
+  }
+  try {
+    const v = JSON.parse(text) as { names?: unknown };
+    if (typeof v.names !== 'object' || v.names === null || Array.isArray(v.names)) return {};
+    const out: Record<string, Entry> = {};
+    for (const [id, e] of Object.entries(v.names as Record<string, unknown>)) {
+      const x = e as Partial<Entry> | null;
+      if (x && typeof x.name === 'string' && typeof x.at === 'number') out[id] = { name: x.name, at: x.at };
+    }
+    return out;
+  } catch {
+    return {};
+  }
+}
+
+/** id → the last display name it was seen live under. */
+export function readKnownNames(root: string): Map<string, string> {
+  return new Map(Object.entries(readEntries(root)).map(([id, e]) => [id, e.name]));
+}
+
+/**
+ * The known names, re-read only when the file changed (its mtime, size and inode): for the
+ * sensor and the channel push, which look names up on every wake.
+ */
+export function knownNamesSource(root: string): () => Map<string, string> {
+  let cache: { stamp: string; map: Map<string, string> } | undefined;
+  return () => {
+    let stamp = '-';
+    try {
+      const st = statSync(namesFile(root));
+      stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    } catch {
+      // no file yet
+    }
+    if (!cache || cache.stamp !== stamp) cache = { stamp, map: stamp === '-' ? new Map() : readKnownNames(root) };
+    return cache.map;
+  };
+}
+
+/**
+ * After a write: make sure the writer's name is on file. Costs one small read when it is;
+ * only a writer not yet known pays for the live roster (its first send). A later rename is
+ * caught by any roster read (rememberNames from listLive).
+ */
+export function rememberWriter(root: string, who: { id: string; kind: string }, live: () => Iterable<{ id: string; name: string; kind: string }>): void {
+  if (who.kind === 'human') return;
+  try {
+    if (readEntries(root)[who.id] !== undefined) return;
+    rememberNames(root, [...live()].filter((p) => p.id === who.id), Date.now());
+  } catch {
+    // presentation only
+  }
+}
+
+/**
+ * Remember the names of parties seen live. Writes only when one is new or changed; never
+ * throws (a name is never worth failing a command for).
+ */
+export function rememberNames(root: string, peers: Iterable<{ id: string; name: string; kind: string }>, now: number): void {
+  try {
+    const wanted = [...peers].filter((p) => p.kind !== 'human' && p.name.length > 0 && p.name !== p.id);
+    if (wanted.length === 0) return;
+    const current = readEntries(root);
+    if (wanted.every((p) => current[p.id]?.name === p.name)) return;
+    withLock(`${namesFile(root)}.lock`, () => {
+      const entries = readEntries(root);
+      let changed = false;
+      for (const p of wanted) {
+        if (entries[p.id]?.name === p.name) continue;
+        entries[p.id] = { name: p.name, at: now };
+        changed = true;
+      }
+      if (!changed) return;
+      let ids = Object.keys(entries);
+      if (ids.length > MAX_KNOWN_NAMES) {
+        ids = ids.sort((a, b) => entries[b]!.at - entries[a]!.at).slice(0, MAX_KNOWN_NAMES);
+      }
+      const names: Record<string, Entry> = {};
+      for (const id of ids.sort()) names[id] = entries[id]!;
+      writeFileAtomic(namesFile(root), `${JSON.stringify({ v: 1, names })}\n`);
+    });
+  } catch {
+    // a full disk or a lock timeout: the name is remembered next time
+  }
+}

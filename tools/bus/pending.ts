@@ -1,0 +1,282 @@
+// What a delivery cycle would surface, as a pure plan over what the IO shell read
+// (tools/bus/ledger.ts takePending): the ledger, each receive directory's ids, the owed
+// backlog, and a reader for one message. No file is touched here (issue #9 §3), so the
+// cold-start and warm rules are testable without a bus, and the shell stays small.
+
+import type { Identity } from '../identity/resolve.js';
+import { addressees, type Scope } from '../wire/envelope.js';
+import { idTime, isMessageId } from '../wire/ids.js';
+import type { IndexState } from './dir-index.js';
+import type { OwedEntry } from './owed.js';
+import { isForMe } from './receive.js';
+import type { Message } from './signals.js';
+
+export const LEDGER_GRACE_MS = 30_000;
+/** Cold start (docs/architecture.md, "Delivery"): addressed mail whatever its age, newest this many. */
+export const COLD_ADDRESSED_MAX = 50;
+/** Cold start: `#open` and channel messages younger than this are delivered. */
+export const COLD_RECENT_MS = 120_000;
+/** Cold start reads at most this many tray files, newest first, looking for addressed mail. */
+const COLD_TRAY_READ_MAX = 500;
+
+export interface Ledger {
+  version: 1;
+  sid: string;
+  created: number;
+  updated: number;
+  /** Receive directory name → watermark: every id that sorts below it is consumed. */
+  marks: Record<string, string>;
+  /** Consumed ids at or above their directory's watermark. */
+  above: string[];
+  /** The session has been taught to answer with `attend reply`. */
+  taught: boolean;
+  /** Stop-hook blocks in a row (the re-entry ceiling). */
+  drainRounds: number;
+  /** Receive directory name → where this session is in that directory's index hint. */
+  index: Record<string, IndexState>;
+}
+
+export function newLedger(sid: string, now: number): Ledger {
+  return { version: 1, sid, created: now, updated: now, marks: {}, above: [], taught: false, drainRounds: 0, index: {} };
+}
+
+export function parseLedger(text: string): Ledger | null {
+  try {
+    const o = JSON.parse(text) as Partial<Ledger>;
+    if (!o || o.version !== 1 || typeof o.sid !== 'string' || typeof o.marks !== 'object' || o.marks === null || !Array.isArray(o.above)) return null;
+    for (const v of Object.values(o.marks)) if (typeof v !== 'string') return null;
+    if (!o.above.every((x) => typeof x === 'string')) return null;
+    return {
+      version: 1,
+      sid: o.sid,
+      created: typeof o.created === 'number' ? o.created : 0,
+      updated: typeof o.updated === 'number' ? o.updated : 0,
+      marks: o.marks as Record<string, string>,
+      above: o.above,
+      taught: o.taught === true,
+      drainRounds: typeof o.drainRounds === 'number' ? o.drainRounds : 0,
+      index: parseIndexStates(o.index),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** Index positions are only a shortcut: anything malformed is dropped (a full listing). */
+function parseIndexStates(v: unknown): Record<string, IndexState> {
+  const out: Record<string, IndexState> = {};
+  if (typeof v !== 'object' || v === null) return out;
+  for (const [dir, st] of Object.entries(v as Record<string, Partial<IndexState>>)) {
+    if (
+      st &&
+      typeof st.file === 'string' &&
+      Number.isSafeInteger(st.off) &&
+      st.off! >= 0 &&
+      typeof st.mtime === 'string' &&
+      /^\d{1,30}$/.test(st.mtime) &&
+      typeof st.listed === 'number' &&
+      Array.isArray(st.known) &&
+      st.known.every((id) => typeof id === 'string' && isMessageId(id))
+    )
+      out[dir] = { file: st.file, off: st.off!, mtime: st.mtime, listed: st.listed, known: st.known };
+  }
+  return out;
+}
+
+/** The smallest id string made at `ms`: every id made earlier sorts below it. */
+export function idFloor(ms: number): string {
+  return Math.max(0, Math.floor(ms)).toString(36).padStart(9, '0');
+}
+
+export interface Invited {
+  channel: string;
+  count: number;
+  older: number;
+}
+
+export interface Pending {
+  /** To surface now: for this session, not its own, not consumed. Oldest first. */
+  fresh: Message[];
+  /** No ledger existed (or it was rebuilt): the cold-start rule applied. */
+  cold: boolean;
+  /** Cold start: messages marked without being shown. */
+  hidden: number;
+  invited: Invited[];
+  /** The ledger under the lock; the callback may change `taught` and `drainRounds`. */
+  ledger: Ledger;
+}
+
+/** One receive directory as the shell read it. */
+export interface DirListing {
+  scope: Scope;
+  dirName: string;
+  /** Ids at or above the directory's watermark (all of them on a cold start), ascending. */
+  ids: string[];
+  /** When the directory was last listed in full (the index hint is trusted in between). */
+  listedAt: number;
+  /** Where the ledger is in the directory's index hint after this read. */
+  index?: IndexState | undefined;
+}
+
+export interface PendingPlan {
+  /** To surface now: for this identity, not its own, not consumed. Oldest first. */
+  fresh: Message[];
+  /** Never going to be shown (own messages, a sibling's tray mail, unreadable, cold-hidden): recorded as consumed. */
+  auto: string[];
+  /** Cold start: messages marked without being shown. */
+  hidden: number;
+  invited: Invited[];
+}
+
+/**
+ * The watermark a directory joined since the ledger began starts from: the join. What came
+ * before is owed only through an invite, never as a flood. Applied by the shell before it
+ * lists, so the listing starts there too.
+ */
+export function joinMark(joined: number | undefined, now: number): string {
+  return idFloor(joined ?? now);
+}
+
+export function planPending(
+  ledger: Ledger,
+  cold: boolean,
+  dirs: DirListing[],
+  owed: OwedEntry[],
+  who: Identity,
+  now: number,
+  read: (scope: Scope, id: string) => Message | null,
+): PendingPlan {
+  const consumed = new Set(ledger.above);
+  const marks = ledger.marks;
+  const isConsumed = (dir: string, id: string) => consumed.has(id) || (marks[dir] !== undefined && id < marks[dir]!);
+  const auto: string[] = [];
+  const fresh: Message[] = [];
+  const freshIds = new Set<string>();
+  let hidden = 0;
+  const recentFloor = idFloor(now - COLD_RECENT_MS);
+  const take = (m: Message | null, id: string) => {
+    if (!m || freshIds.has(id) || !isForMe(m, who) || m.fromId === who.id) {
+      auto.push(id);
+      return;
+    }
+    freshIds.add(id);
+    fresh.push(m);
+  };
+
+  for (const { scope, dirName, ids } of dirs) {
+    if (marks[dirName] !== undefined) {
+      for (const id of ids) {
+        if (isConsumed(dirName, id) || freshIds.has(id)) continue;
+        take(read(scope, id), id);
+      }
+      continue;
+    }
+    // Cold start for this directory.
+    if (scope.kind === 'tray') {
+      // Addressed mail whatever its age, newest COLD_ADDRESSED_MAX, reading at most
+      // COLD_TRAY_READ_MAX files from the newest.
+      let found = 0;
+      let readCount = 0;
+      for (let i = ids.length - 1; i >= 0; i--) {
+        const id = ids[i]!;
+        if (readCount >= COLD_TRAY_READ_MAX) {
+          auto.push(id);
+          continue;
+        }
+        readCount++;
+        const m = read(scope, id);
+        const addressed = m !== null && isForMe(m, who) && m.fromId !== who.id && (m.to === 'tray' || addressees(m.to).includes(who.id));
+        if (addressed && found < COLD_ADDRESSED_MAX) {
+          found++;
+          take(m, id);
+        } else {
+          if (addressed) hidden++;
+          auto.push(id);
+        }
+      }
+      continue;
+    }
+    // #open and channels: what is younger than COLD_RECENT_MS.
+    for (const id of ids) {
+      if (idTime(id) !== null && id < recentFloor) {
+        hidden++;
+        auto.push(id);
+        continue;
+      }
+      const m = read(scope, id);
+      if (m && now - m.time > COLD_RECENT_MS && m.fromId !== who.id) {
+        hidden++;
+        auto.push(id);
+        continue;
+      }
+      take(m, id);
+    }
+  }
+
+  const invited: Invited[] = [];
+  for (const o of owed) {
+    let count = 0;
+    for (const id of o.ids) {
+      if (consumed.has(id) || freshIds.has(id) || !isMessageId(id)) continue;
+      const m = read({ kind: 'channel', name: o.channel }, id);
+      if (m && m.fromId !== who.id) {
+        freshIds.add(id);
+        fresh.push(m);
+        count++;
+      }
+    }
+    invited.push({ channel: o.channel, count, older: o.olderCount });
+  }
+  fresh.sort((a, b) => a.time - b.time || (a.id < b.id ? -1 : 1));
+  return { fresh, auto, hidden, invited };
+}
+
+/**
+ * Record a cycle in the ledger: what was consumed (delivered, or never to be shown), each
+ * directory's watermark moved up as far as it may go, the index positions, and only the
+ * consumed ids above the lowest watermark kept.
+ */
+export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Iterable<string>, now: number): void {
+  const set = new Set([...ledger.above, ...consumed]);
+  const listed = new Map(dirs.map((d) => [d.dirName, d.ids]));
+  const listedAt = new Map(dirs.map((d) => [d.dirName, d.listedAt]));
+  advanceMarks(ledger, listed, set, now, listedAt);
+  const marks = ledger.marks;
+  // What each directory's index position must still offer next time: seen, not consumed.
+  ledger.index = {};
+  for (const d of dirs) {
+    if (!d.index) continue;
+    const mark = marks[d.dirName];
+    d.index.known = d.ids.filter((id) => !set.has(id) && (mark === undefined || id >= mark));
+    ledger.index[d.dirName] = d.index;
+  }
+  // A directory left behind (a channel left) loses its watermark: a later join starts from
+  // the join, not from where this session left off.
+  const current = new Set(dirs.map((d) => d.dirName));
+  for (const dir of Object.keys(marks)) if (!current.has(dir)) delete marks[dir];
+  const floor = Object.values(marks).reduce<string | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined) ?? '';
+  ledger.above = [...set].filter((id) => id >= floor).sort();
+  ledger.updated = now;
+}
+
+/**
+ * Move each directory's watermark up to the first id not yet consumed, but never past ids
+ * younger than the grace window: a file whose id was taken earlier may still be on its way.
+ * Nor past what the directory's last full listing saw (`listedAt`): between full listings
+ * the ids come from the index hint, and a file it missed must stay above the watermark.
+ */
+function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: Set<string>, now: number, listedAt: Map<string, number>): void {
+  for (const [dir, ids] of listed) {
+    const old = ledger.marks[dir];
+    let next = idFloor(Math.min(now, listedAt.get(dir) ?? now) - LEDGER_GRACE_MS);
+    for (const id of ids) {
+      if (old !== undefined && id < old) continue;
+      if (!consumed.has(id)) {
+        if (id < next) next = id;
+        break;
+      }
+    }
+    if (old === undefined || next > old) ledger.marks[dir] = next;
+  }
+}
+

@@ -1,0 +1,84 @@
+// Where a draft goes, as pure state (issue 9 item 4): the tab's default, which message a
+// plain draft replies to, what /reply answers, and the destination line above the compose
+// box. The line and Enter read the same plan, so what the line says is what Enter does.
+
+import { neutralize } from '../../wire/render.js';
+import { type ChatMessage, type FeedState, isDirect, newestFromOthers, selectedMessage } from './feed.js';
+import { type DefaultDest, describeDest, parseAddress, type PeerRef, type Reach, reachNote, resolveRoute, type RouteResult, type RouteSources, unreachableReason } from './routing.js';
+
+/** Where a draft that names nobody goes: decided by the active tab. */
+export function defaultDestination(feed: Pick<FeedState, 'active' | 'messages' | 'me'>, peers: PeerRef[]): DefaultDest {
+  if (feed.active === 'merged' || feed.active === '#open') return { kind: 'open' };
+  if (feed.active.startsWith('#')) return { kind: 'channel', channel: feed.active.slice(1) };
+  // The direct tab: the last direct correspondent, while they are live.
+  for (let i = feed.messages.length - 1; i >= 0; i--) {
+    const m = feed.messages[i];
+    if (!m || !isDirect(m, feed.me)) continue;
+    const other = m.fromId === feed.me ? m.to.split(',')[0] : m.fromId;
+    const p = peers.find((x) => x.id === other);
+    if (p) return { kind: 'direct', to: [p] };
+    break;
+  }
+  return { kind: 'none', reason: 'in the direct tab, start with @Name to pick a recipient' };
+}
+
+export type DraftPlan =
+  /** A slash command other than /reply. */
+  | { kind: 'command'; name: string }
+  /** `/reply text`: answers the selection, else the newest message from someone else here. */
+  | { kind: 'replyCommand'; target: ChatMessage | undefined }
+  /** A plain draft with a message selected: a reply to it. */
+  | { kind: 'reply'; to: ChatMessage }
+  /**
+   * A message: where it goes (or why it cannot), why it is refused though it resolves, and
+   * who will not see it now (it is sent all the same).
+   */
+  | { kind: 'send'; route: RouteResult; refusal: string | null; note: string | null };
+
+export interface PlanInputs {
+  text: string;
+  feed: FeedState;
+  sources: RouteSources;
+  defaultDest: DefaultDest;
+  reach: Reach;
+}
+
+export function planDraft({ text, feed, sources, defaultDest, reach }: PlanInputs): DraftPlan {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith('/')) {
+    if (/^\/reply(\s|$)/i.test(trimmed)) return { kind: 'replyCommand', target: selectedMessage(feed) ?? newestFromOthers(feed) };
+    return { kind: 'command', name: text.trim().split(/\s+/)[0] ?? '' };
+  }
+  // With a message selected, a plain draft is a reply to it; a draft that starts with an
+  // address (@Name, #channel) still goes where it says.
+  const selected = selectedMessage(feed);
+  if (selected && parseAddress(text).tokens.length === 0) return { kind: 'reply', to: selected };
+  const route = resolveRoute(text, sources, defaultDest);
+  if (!route.ok) return { kind: 'send', route, refusal: null, note: null };
+  return { kind: 'send', route, refusal: unreachableReason(route.dest, reach, sources.me), note: reachNote(route.dest, reach, sources.me) };
+}
+
+/** The message a plan answers, if it is a reply of either kind. */
+export function replyTarget(plan: DraftPlan): ChatMessage | undefined {
+  return plan.kind === 'reply' ? plan.to : plan.kind === 'replyCommand' ? plan.target : undefined;
+}
+
+/** The destination line's text, and whether it warns (the draft would not go). */
+export function destinationLine(plan: DraftPlan, nameOf: (id: string) => string): { text: string; bad: boolean } {
+  switch (plan.kind) {
+    case 'reply':
+      return { text: `reply to ${neutralize(nameOf(plan.to.fromId))} (${plan.to.id})`, bad: false };
+    case 'replyCommand':
+      return plan.target
+        ? { text: `/reply: reply to ${neutralize(nameOf(plan.target.fromId))} (${plan.target.id})`, bad: false }
+        : { text: '/reply: nothing to reply to in this tab', bad: false };
+    case 'command':
+      return { text: `command ${plan.name}`, bad: false };
+    case 'send': {
+      const r = plan.route;
+      if (!r.ok) return { text: `✗ ${r.reason}`, bad: true };
+      if (plan.refusal) return { text: `to ${describeDest(r.dest)} — ${plan.refusal}`, bad: true };
+      return { text: `to ${describeDest(r.dest)}${plan.note ? ` — ${plan.note}` : ''}`, bad: false };
+    }
+  }
+}

@@ -1,0 +1,84 @@
+// What the channel verbs share: the channel argument, liveness of members, names for
+// messages, notice targets.
+
+import type { VerbCtx } from '../context.js';
+import { refusedError, usageError, verbHint } from '../../bus/errors.js';
+import type { Channel } from '../../bus/channels.js';
+import { type NoticeTarget } from '../../bus/notices.js';
+import { readRegistry, registeredAlive } from '../../bus/registry.js';
+import type { Peer } from '../../bus/roster.js';
+import { parseChannelName } from '../../wire/names.js';
+import { neutralize } from '../../wire/render.js';
+
+export type ChannelArg = { open: true } | { open: false; name: string };
+
+/** `#open`, `open` and `#broadcast` name the commons; anything else must be a valid channel name. */
+export function parseChannelArg(raw: string): ChannelArg {
+  const bare = raw.startsWith('#') ? raw.slice(1) : raw;
+  if (bare === 'open' || bare === 'broadcast') return { open: true };
+  const parsed = parseChannelName(raw);
+  if (!parsed.ok) throw usageError(parsed.reason);
+  return { open: false, name: parsed.name };
+}
+
+export function namedChannel(raw: string, verb: string): string {
+  const arg = parseChannelArg(raw);
+  if (arg.open) throw refusedError(`#open is the commons: it cannot be ${verb}`);
+  return arg.name;
+}
+
+/** A member is alive while it is in the live roster or its registered Claude process runs. */
+export function livenessOf(ctx: VerbCtx): (id: string) => boolean {
+  const live = new Set(ctx.live().map((p) => p.id));
+  const reg = readRegistry(ctx.root());
+  const now = ctx.now();
+  const cache = new Map<string, boolean>();
+  return (id) => {
+    if (live.has(id)) return true;
+    let v = cache.get(id);
+    if (v === undefined) {
+      v = registeredAlive(reg, id, now);
+      cache.set(id, v);
+    }
+    return v;
+  };
+}
+
+export function nameOf(peers: Peer[], id: string): string {
+  return peers.find((p) => p.id === id)?.name ?? id;
+}
+
+/** A name for an error line: session names come from records anyone can write. */
+export function shownName(peers: Peer[], id: string): string {
+  return neutralize(nameOf(peers, id));
+}
+
+export function noticeTarget(ctx: VerbCtx, id: string, kind: 'agent' | 'human'): NoticeTarget {
+  const peer = ctx.live().find((p) => p.id === id);
+  const origin = peer?.origin ?? readRegistry(ctx.root()).sessions[id]?.origin;
+  return { id, kind, origin };
+}
+
+
+/**
+ * The one ownership rule for the channel verbs (issue #10 §14), the same in the CLI, chat
+ * and MCP, and stated in `--help` (CHANNEL_RULE):
+ * - a human (the bus's people, who own it) may do anything;
+ * - members may describe, pin, unpin, invite and kick (an agent never kicks a human);
+ * - only the channel's creator may dissolve or purge it (its history is theirs to delete).
+ * Anyone may create a channel, join one and read its description.
+ */
+export type ChannelAction = 'describe' | 'pin' | 'unpin' | 'invite' | 'kick' | 'dissolve' | 'purge';
+
+export { CHANNEL_RULE } from './rule.js';
+
+export function checkChannelRule(who: { id: string; kind: 'agent' | 'human' }, name: string, c: Channel, action: ChannelAction): void {
+  if (who.kind === 'human') return;
+  if (action === 'dissolve' || action === 'purge') {
+    if (c.createdBy !== who.id) throw refusedError(`only the creator of #${name} or a human can ${action} it`);
+    return;
+  }
+  if (!c.members[who.id]) {
+    throw refusedError(`only members of #${name} can ${action === 'invite' ? 'invite to' : action === 'kick' ? 'kick from' : action} it`, verbHint('join', [['channel', name]]));
+  }
+}

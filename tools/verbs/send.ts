@@ -1,0 +1,147 @@
+// `send`: build one envelope from the resolved identity and the routing flags, then fan out
+// one file per destination directory (docs/architecture.md, "Addressing"). `reply` (reply.ts) routes through the
+// same writer.
+
+import type { VerbCtx } from './context.js';
+import { refusedError, usageError, verbHint } from '../bus/errors.js';
+import { envelopeFrom } from '../bus/compose.js';
+import { readChannels, requireChannel } from '../bus/channels.js';
+import type { Peer } from '../bus/roster.js';
+import { rememberWriter } from '../bus/names.js';
+import { MAX_BODY_BYTES, writeSignals } from '../bus/signals.js';
+import { resolveTargets } from '../bus/targets.js';
+import { localHostName, peersEverywhere } from '../bus/remote.js';
+import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
+import { attendKey, parseChannelName, printable } from '../wire/names.js';
+import { neutralize } from '../wire/render.js';
+import { scopeLabel } from '../bus/layout.js';
+import { type RecipientDelivery, deliveryFor, describeDelivery } from './delivery.js';
+
+export interface SendInput {
+  message: string;
+  to?: string[] | undefined;
+  channel?: string | undefined;
+  re?: string | undefined;
+  onBehalfOf?: string | undefined;
+}
+
+export interface SendResult {
+  id: string;
+  to: string;
+  scopes: string[];
+  files: string[];
+  recipients: { id: string; name: string; kind: string }[];
+  re: string | null;
+  /** Per recipient: shown now, at its next turn, or not until it is back (issue #10 §15). */
+  delivery: RecipientDelivery[];
+  notes: string[];
+}
+
+/** The rules every front end applies to a body before anything is written. */
+export function checkBody(message: string): void {
+  if (message.trim().length === 0) throw usageError('the message is empty', verbHint('send', [['message', 'text']]));
+  const problem = bodyProblem(message);
+  if (problem !== null) throw usageError(problem);
+  const bytes = Buffer.byteLength(message, 'utf8');
+  if (bytes > MAX_BODY_BYTES) {
+    throw refusedError(`the message is ${bytes} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, 'send a path to a file instead');
+  }
+}
+
+export function checkMessageId(id: string, flag: string): void {
+  if (!SIGNAL_ID_CLASS.test(id)) throw usageError(`${flag} '${printable(id)}' is not a message id (A-Z a-z 0-9 _ -)`);
+}
+
+export function checkOnBehalfOf(v: string | undefined): void {
+  if (v !== undefined && !WIDE_CLASS.test(v)) throw usageError(`--on-behalf-of '${printable(v)}' is not a valid id`);
+}
+
+/**
+ * The principal of `--on-behalf-of`, as an id on the wire like every other party: a live
+ * display name resolves to its id (issue #10); anything else is carried as given (a claim
+ * about someone who need not be live), once it fits the id class.
+ */
+export function resolvePrincipal(ctx: VerbCtx, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const live = ctx.live();
+  if (live.some((p) => p.id === v)) return v;
+  const byName = live.filter((p) => p.name.toLowerCase() === v.toLowerCase());
+  if (byName.length === 1) return byName[0]!.id;
+  checkOnBehalfOf(v);
+  return v;
+}
+
+export interface Route {
+  scopes: Scope[];
+  to: string;
+  recipients: Peer[];
+}
+
+/** The explicit routing flags: `--channel`, `--to`, both, or neither (#open). */
+export function routeFor(ctx: VerbCtx, input: Pick<SendInput, 'to' | 'channel'>): Route {
+  let channel: string | undefined;
+  if (input.channel !== undefined) {
+    const parsed = parseChannelName(input.channel);
+    if (!parsed.ok) throw usageError(parsed.reason);
+    channel = parsed.name;
+    requireChannel(ctx.root(), channel);
+  }
+  const targets = input.to ?? [];
+  if (targets.length === 0) {
+    if (channel !== undefined) return { scopes: [{ kind: 'channel', name: channel }], to: `#${channel}`, recipients: [] };
+    return { scopes: [{ kind: 'open' }], to: '*', recipients: [] };
+  }
+  // Members on other machines too (issue 13); their trays are relayed by `attend relay`.
+  const root = ctx.root();
+  const recipients = resolveTargets(targets, peersEverywhere(root, ctx.live(), ctx.now()), { cwd: ctx.cwd, home: ctx.paths.home, localHost: localHostName(root) });
+  const to = recipients.map((p) => p.id).join(',');
+  if (!WIDE_CLASS.test(to)) throw usageError(`recipient ids '${printable(to)}' cannot be written on the wire`);
+  if (channel !== undefined) {
+    // A channel message is read by the channel's members only: one addressed to someone
+    // outside it would be accepted and never seen (issue #10 §7), so it is refused.
+    const members = readChannels(ctx.root()).channels[channel]?.members ?? {};
+    const outside = recipients.filter((p) => members[p.id] === undefined);
+    if (outside.length > 0) {
+      const first = outside[0]!;
+      throw refusedError(
+        `${outside.map((p) => neutralize(p.name)).join(', ')} ${outside.length === 1 ? 'is' : 'are'} not in #${channel} and would never see it`,
+        verbHint('invite', [['who', first.name], ['channel', channel]], { then: 'brings them in; or send it to them directly without the channel' }),
+      );
+    }
+    return { scopes: [{ kind: 'channel', name: channel }], to, recipients };
+  }
+  const keys = [...new Set(recipients.map((p) => attendKey(p.origin)))];
+  return { scopes: keys.map((key) => ({ kind: 'tray', key })), to, recipients };
+}
+
+export function runSend(ctx: VerbCtx, input: SendInput): SendResult {
+  checkBody(input.message);
+  if (input.re !== undefined) checkMessageId(input.re, '--re');
+  checkOnBehalfOf(input.onBehalfOf);
+  return writeRouted(ctx, { ...input, onBehalfOf: resolvePrincipal(ctx, input.onBehalfOf) }, routeFor(ctx, input), []);
+}
+
+/** Write one envelope into every directory of the route. */
+export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes: string[]): SendResult {
+  const who = ctx.identity();
+  const env = envelopeFrom(who, { to: route.to, body: input.message, re: input.re, onBehalfOf: input.onBehalfOf });
+  const problems = envelopeProblems(env);
+  if (problems.length > 0) throw usageError(problems.join('; '));
+  const root = ctx.root();
+  const id = ctx.newId();
+  const files = writeSignals(root, route.scopes, id, env);
+  rememberWriter(root, who, () => ctx.live()); // its name outlives it in history (issue #10)
+  const delivery = deliveryFor(ctx, route.to);
+  const audience = route.to === '*' ? '#open' : route.to.startsWith('#') ? route.to : 'them';
+  return {
+    id,
+    to: route.to,
+    scopes: route.scopes.map(scopeLabel),
+    files,
+    recipients: route.recipients.map((p) => ({ id: p.id, name: p.name, kind: p.kind })),
+    re: input.re ?? null,
+    delivery,
+    // Said only when someone will not see it now: that is when a sender needs to know.
+    notes: delivery.every((d) => d.when === 'now') && delivery.length > 0 ? notes : [...notes, describeDelivery(delivery, audience)],
+  };
+}

@@ -1,0 +1,115 @@
+// One delivery wake, planned once for every conduit (issue #9 §2): the sensor's Monitor
+// lines, the MCP channel push and the Stop-hook drain share the notes for hidden and
+// invited messages, the teaching line and — for the two streaming conduits — the digest
+// rule. Pure: the pending messages, their known parents and the ledger's `taught` come in.
+//
+// The digest (docs/architecture.md, "Delivery": more than DIGEST_THRESHOLD messages in one wake) folds only what is
+// not personal: a message addressed to this session, sent by it, or replying into a thread
+// it is in is always shown in full (issue #10 §4), at most STREAM_FULL_MAX per wake; the
+// personal messages past that stay pending for the next wake instead of being counted away.
+
+import { addressees } from './envelope.js';
+import { type DeliveryMessage, type DigestCounts, type NameLookup, DIGEST_THRESHOLD, TEACH_LINE, countDigest, formatDigest, formatObservation } from './party.js';
+
+/** Personal messages shown in full in one streaming wake; the rest wait for the next. */
+export const STREAM_FULL_MAX = 8;
+
+export interface InvitedNote {
+  channel: string;
+  count: number;
+  older: number;
+}
+
+export interface WakeInput {
+  /** Pending, oldest first. */
+  fresh: DeliveryMessage[];
+  hidden: number;
+  invited: InvitedNote[];
+  /** The ledger says the session was taught to answer with `attend reply`. */
+  taught: boolean;
+  me: string;
+  /** Parents of the fresh messages (for the `re` chain), by id. */
+  known?: ReadonlyMap<string, DeliveryMessage>;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The lines every conduit shows before the messages. */
+export function wakeNotes(input: Pick<WakeInput, 'hidden' | 'invited'>): string[] {
+  const notes: string[] = [];
+  if (input.hidden > 0) notes.push(`[attend] ${plural(input.hidden, 'earlier message')} not shown; attend inbox`);
+  for (const inv of input.invited) notes.push(`[attend] invited to #${inv.channel}: ${plural(inv.count, 'earlier message')} to read, ${inv.older} older not shown`);
+  return notes;
+}
+
+/** Teach once, beside the first message a session is shown. */
+export function shouldTeach(input: Pick<WakeInput, 'fresh' | 'taught'>): boolean {
+  return !input.taught && input.fresh.length > 0;
+}
+
+function direct(m: DeliveryMessage, me: string): boolean {
+  return m.fromId === me || m.to === 'tray' || (!m.to.startsWith('#') && m.to !== '*' && addressees(m.to).includes(me));
+}
+
+/**
+ * Addressed to me, sent by me, or replying (through the `re` chain) to such a message;
+ * channel membership alone does not make a message personal. An unresolved chain counts
+ * as personal: shown rather than folded, like the drain's party-unknown.
+ */
+export function isPersonal(m: DeliveryMessage, me: string, byId: ReadonlyMap<string, DeliveryMessage>): boolean {
+  if (direct(m, me)) return true;
+  const seen = new Set<string>([m.id]);
+  let re = m.re;
+  for (let hop = 0; re !== undefined && hop < 64; hop++) {
+    const cur = byId.get(re);
+    if (!cur) return true;
+    if (seen.has(cur.id)) return false;
+    seen.add(cur.id);
+    if (direct(cur, me)) return true;
+    re = cur.re;
+  }
+  return re !== undefined;
+}
+
+export interface StreamWake {
+  notes: string[];
+  /** Shown one by one, oldest first. */
+  full: DeliveryMessage[];
+  /** Folded into one digest line. */
+  digest: { counts: DigestCounts; ids: string[] } | null;
+  /** Left pending for the next wake (personal messages past STREAM_FULL_MAX). */
+  later: string[];
+  teach: boolean;
+}
+
+/** The sensor's and the channel push's wake. */
+export function planStreamWake(input: WakeInput): StreamWake {
+  const notes = wakeNotes(input);
+  const teach = shouldTeach(input);
+  if (input.fresh.length <= DIGEST_THRESHOLD) return { notes, full: input.fresh, digest: null, later: [], teach };
+  const byId = new Map(input.known ?? []);
+  for (const m of input.fresh) byId.set(m.id, m);
+  const personal: DeliveryMessage[] = [];
+  const rest: DeliveryMessage[] = [];
+  for (const m of input.fresh) (isPersonal(m, input.me, byId) ? personal : rest).push(m);
+  const full = personal.slice(0, STREAM_FULL_MAX);
+  const later = personal.slice(STREAM_FULL_MAX).map((m) => m.id);
+  const digest = rest.length > 0 ? { counts: countDigest(rest, input.me), ids: rest.map((m) => m.id) } : null;
+  return { notes, full, digest, later, teach };
+}
+
+export type WakeItem =
+  | { kind: 'note'; lines: string[] }
+  | { kind: 'message'; message: DeliveryMessage; lines: string[] }
+  | { kind: 'digest'; ids: string[]; lines: string[] }
+  | { kind: 'teach'; lines: string[] };
+
+/** The plan as what a streaming conduit writes: one item per notification / group of lines. */
+export function streamItems(plan: StreamWake, names: NameLookup): WakeItem[] {
+  const items: WakeItem[] = [];
+  if (plan.notes.length > 0) items.push({ kind: 'note', lines: plan.notes });
+  for (const m of plan.full) items.push({ kind: 'message', message: m, lines: formatObservation(m, names) });
+  if (plan.digest) items.push({ kind: 'digest', ids: plan.digest.ids, lines: [formatDigest(plan.digest.counts)] });
+  if (plan.teach && (plan.full.length > 0 || plan.digest)) items.push({ kind: 'teach', lines: [TEACH_LINE] });
+  return items;
+}
