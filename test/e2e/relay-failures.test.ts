@@ -49,7 +49,7 @@ async function burst(m: Machine, n: number, opts: { every?: number; onProgress?:
 async function expectAll(receiver: Machine, ids: string[], what: string): Promise<void> {
   const want = [...ids].sort();
   try {
-    await waitFor(() => receiver.ids('_broadcast').length >= want.length, { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(() => receiver.ids('_broadcast').length >= want.length, { timeoutMs: 60_000, intervalMs: 100 });
   } catch {
     const have = new Set(receiver.ids('_broadcast'));
     const missing = want.filter((id) => !have.has(id));

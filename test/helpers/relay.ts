@@ -42,7 +42,7 @@ export function makeMachine(host: string, server: () => string, opts: { creds?: 
       await waitFor(() => {
         const s = m.status();
         return s !== null && s.pid === p.pid && s.connected === true && s.ready === true && (s.updatedAt as number) >= started - 1000 && /connected to/.test(log);
-      }, { timeoutMs: 15_000, what: `relay ${host} connected` });
+      }, { timeoutMs: 30_000, what: `relay ${host} connected` });
     },
     async stopRelay() {
       const p = m.relay;
