@@ -110,4 +110,18 @@ describe('layering (style.md)', () => {
     }
     expect(staticImports('tools/chat/keys.ts')).toEqual([]);
   });
+
+  it('NATS is spoken only inside tools/relay, which the CLI loads lazily', () => {
+    for (const f of all) {
+      const found = staticImports(f).filter((m) => m.startsWith('@nats-io/'));
+      if (found.length > 0) expect(f.startsWith('tools/relay/'), `${f} imports ${found.join(', ')}`).toBe(true);
+    }
+    for (const f of all.filter((f) => !f.startsWith('tools/relay/'))) {
+      expect(staticImports(f).filter((m) => /(^|\/)relay\//.test(m)), `${f} imports tools/relay statically`).toEqual([]);
+    }
+    // And the relay reaches the bus through tools/bus, never another front end.
+    for (const f of all.filter((f) => f.startsWith('tools/relay/'))) {
+      expect(staticImports(f).filter((m) => /\/(cli|chat|mcp|sensor|drain)\//.test(m)), f).toEqual([]);
+    }
+  });
 });

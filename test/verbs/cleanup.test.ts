@@ -181,6 +181,21 @@ it("removes a dead tray's delivery index with the tray, never the index of a dir
   expect(existsSync(liveIndex)).toBe(true);
 });
 
+it('never reaps a message imported from another machine by local project liveness (issue 13)', async () => {
+  const remoteKey = attendKey('/srv/on-the-other-box');
+  const imported = put(remoteKey, '0imp-a.signal', line('from the box'), 5 * HOUR);
+  const local = put(remoteKey, '0loc-b.signal', line('written here'), 5 * HOUR);
+  const chan = put('@remote-only', '0imp-c.signal', line('a channel this machine has no entry for'), 5 * HOUR);
+  mkdirSync(join(bus.root, 'relay'), { recursive: true });
+  writeFileSync(join(bus.root, 'relay', 'imported.log'), `${remoteKey} 0imp-a\n@remote-only 0imp-c\n`);
+  const r = await cleanup();
+  expect(r.code).toBe(0);
+  expect(r.items.map((i) => i.what)).toEqual([`signals/${remoteKey}/0loc-b.signal`]);
+  expect(existsSync(imported)).toBe(true);
+  expect(existsSync(chan)).toBe(true);
+  expect(existsSync(local)).toBe(false);
+});
+
 describe('cleanup --older-than (retention, issue #12 §7)', () => {
   it('removes old messages everywhere except what a live reader has not been shown, says so in a dry run first, and compacts the index', async () => {
     const { writeSignal } = await import('../../tools/bus/signals.js');

@@ -17,6 +17,7 @@ import { INDEX_NAME } from './dir-index.js';
 import { signalsDir, stateDir } from './layout.js';
 import { owedDir } from './owed.js';
 import { HEARTBEAT_FRESH_MS, presenceDir } from './presence.js';
+import { readImported } from './remote.js';
 
 export const CLEANUP_GRACE_MS = 60 * 60_000;
 
@@ -81,7 +82,7 @@ const isTemporary = (n: string) => n.startsWith('.') && n.endsWith('.tmp');
  * Files in `dir` that may go (signals and temporaries older than the grace period), and
  * whether the directory would then be empty.
  */
-function sweepDir(root: string, dirName: string, reason: string, opts: { now: number; grace: number }, items: CleanupItem[]): boolean {
+function sweepDir(root: string, dirName: string, reason: string, opts: { now: number; grace: number; imported: Set<string> }, items: CleanupItem[]): boolean {
   const dir = join(signalsDir(root), dirName);
   let remaining = 0;
   let index: FileInfo | undefined;
@@ -91,7 +92,10 @@ function sweepDir(root: string, dirName: string, reason: string, opts: { now: nu
       continue;
     }
     const old = opts.now - f.mtimeMs >= opts.grace;
-    if (f.isFile && old && isSignal(f.name)) items.push({ kind: 'message', what: `signals/${dirName}/${f.name}`, bytes: f.bytes, reason });
+    // A message imported from another machine (tools/relay) belongs to a project or channel
+    // there: this machine's liveness says nothing about it (issue 13).
+    if (f.isFile && isSignal(f.name) && opts.imported.has(`${dirName}/${f.name.slice(0, -'.signal'.length)}`)) remaining++;
+    else if (f.isFile && old && isSignal(f.name)) items.push({ kind: 'message', what: `signals/${dirName}/${f.name}`, bytes: f.bytes, reason });
     else if (f.isFile && old && isTemporary(f.name)) items.push({ kind: 'temporary', what: `signals/${dirName}/${f.name}`, bytes: f.bytes, reason: 'leftover of an interrupted write' });
     else remaining++;
   }
@@ -111,12 +115,13 @@ export function planCleanup(root: string, opts: CleanupOptions): CleanupPlan {
   const projectsKnown = existsSync(opts.projectsDir);
   if (!projectsKnown) notes.push(`${opts.projectsDir} does not exist: no tray is judged dead (is CLAUDE_CONFIG_DIR right?)`);
   const store: ChannelStore = readChannels(root);
+  const imported = readImported(root);
   for (const d of listDir(signalsDir(root))) {
     if (!d.isDir || d.name === '_broadcast' || d.name.startsWith('.')) continue;
     if (d.name.startsWith('@')) {
       const channel = d.name.slice(1);
       if (store.channels[channel]) continue;
-      const empty = sweepDir(root, d.name, `#${channel} has no entry (left empty or dissolved)`, { now: opts.now, grace }, items);
+      const empty = sweepDir(root, d.name, `#${channel} has no entry (left empty or dissolved)`, { now: opts.now, grace, imported }, items);
       if (empty) items.push({ kind: 'channel-dir', what: `signals/${d.name}/`, bytes: 0, reason: 'orphan channel directory' });
       continue;
     }
@@ -127,7 +132,7 @@ export function planCleanup(root: string, opts: CleanupOptions): CleanupPlan {
     const slug = slugOfKey(d.name);
     const projectGone = projectsKnown && !existsSync(join(opts.projectsDir, slug));
     let empty: boolean;
-    if (projectGone) empty = sweepDir(root, d.name, `project ${slug} is gone from ${opts.projectsDir}`, { now: opts.now, grace }, items);
+    if (projectGone) empty = sweepDir(root, d.name, `project ${slug} is gone from ${opts.projectsDir}`, { now: opts.now, grace, imported }, items);
     else {
       const files = listDir(join(signalsDir(root), d.name));
       const index = files.find((f) => f.name === INDEX_NAME && f.isFile);

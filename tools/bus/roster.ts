@@ -24,6 +24,8 @@ export interface Peer {
   slot?: number;
   /** What delivers to this peer (sensor heartbeat, recent drain, chat); set by listLive. */
   delivery?: Delivery;
+  /** The machine it lives on, for members on other machines (tools/bus/remote.ts); absent here. */
+  host?: string;
 }
 
 export interface RosterSources {

@@ -14,6 +14,7 @@ import { registerChannels } from './register-channels.js';
 import { registerChat } from './register-chat.js';
 import { registerIntegration } from './register-integration.js';
 import { registerTrust } from './register-trust.js';
+import { registerRelay } from './register-relay.js';
 
 export interface CliResult {
   exitCode: number;
@@ -192,7 +193,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust];
+const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay];
 
 export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
   const ctx = createContext(opts);

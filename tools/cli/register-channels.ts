@@ -200,13 +200,16 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const r = runPeers(ctx);
       if (opts.json) return io.json(r);
       if (r.peers.length === 0) return io.out('Nobody is live on this bus.');
-      const lines = [`${pad('Name', 18)} ${pad('Kind', 6)} ${pad('Status', 7)} ${pad('Seen', 9)} ${pad('Delivery', 16)} ${pad('Channels', 24)} Origin`];
+      // A HOST column once another machine's members are listed (issue 13).
+      const hosts = r.peers.some((p) => p.host !== null);
+      const hostCol = (h: string) => (hosts ? `${pad(h, 12)} ` : '');
+      const lines = [`${pad('Name', 18)} ${hostCol('Host')}${pad('Kind', 6)} ${pad('Status', 7)} ${pad('Seen', 9)} ${pad('Delivery', 16)} ${pad('Channels', 24)} Origin`];
       for (const p of r.peers) {
-        const delivery = p.kind === 'human' ? (p.delivering ? 'chat' : '-') : p.deaf ? 'DEAF' : p.sensor !== null && ctx.now() - p.sensor <= 90_000 ? 'sensor' : 'drain';
+        const delivery = p.host !== null ? (p.deaf ? 'DEAF' : 'remote') : p.kind === 'human' ? (p.delivering ? 'chat' : '-') : p.deaf ? 'DEAF' : p.sensor !== null && ctx.now() - p.sensor <= 90_000 ? 'sensor' : 'drain';
         const name = `${neutralize(p.name)}${p.me ? ' (you)' : ''}`;
         const status = p.status ?? '-';
         lines.push(
-          `${pad(name, 18)} ${pad(p.kind, 6)} ${pad(neutralize(status), 7)} ${pad(ago(ctx, p.lastSeen), 9)} ${pad(delivery, 16)} ${pad(p.channels.join(','), 24)} ${neutralize(p.origin)}`,
+          `${pad(name, 18)} ${hostCol(neutralize(p.host ?? 'here'))}${pad(p.kind, 6)} ${pad(neutralize(status), 7)} ${pad(ago(ctx, p.lastSeen), 9)} ${pad(delivery, 16)} ${pad(p.channels.join(','), 24)} ${neutralize(p.origin)}`,
         );
       }
       if (r.peers.some((p) => p.deaf)) lines.push('\nDEAF: no sensor running and no Stop-hook drain in 10 minutes; messages to it pile up unread.');
@@ -233,6 +236,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const l = r.delivery.ledger;
       lines.push(`ledger:   ${l.state === 'ok' ? `${l.consumedAbove} recent ids above ${l.watermarks} watermark${l.watermarks === 1 ? '' : 's'}, updated ${ago(ctx, l.updated ?? null)}` : l.state === 'missing' ? 'none yet (the first delivery starts it)' : 'corrupt (the next delivery rebuilds it)'}`);
       if (r.quarantined > 0) lines.push(`quarantine: ${r.quarantined} unreadable file${r.quarantined === 1 ? '' : 's'} set aside under ${neutralize(r.busRoot)}/quarantine (each with its reason)`);
+      if (r.relay) lines.push(`relay:    ${r.relay.running ? (r.relay.connected ? 'connected' : 'not connected') : 'not running'} (${neutralize(r.relay.host ?? '?')} on ${neutralize(r.relay.hub ?? '?')})${r.relay.parked > 0 ? `, ${r.relay.parked} parked` : ''}; attend relay status`);
       lines.push('scopes:');
       for (const s of r.scopes) lines.push(`  ${pad(neutralize(s.scope), 40)} ${pad(String(s.messages), 7)}${s.mine ? ' (yours)' : ''}`);
       io.out(lines.join('\n'));

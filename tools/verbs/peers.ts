@@ -4,6 +4,7 @@
 import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels.js';
 import { isDeaf } from '../bus/roster.js';
+import { remoteMembers } from '../bus/remote.js';
 
 export interface PeerRow {
   id: string;
@@ -23,6 +24,8 @@ export interface PeerRow {
   /** An agent with no fresh sensor heartbeat and no drain in the last 10 minutes. */
   deaf: boolean;
   me: boolean;
+  /** The machine, for members on other machines (issue 13); null here. */
+  host: string | null;
 }
 
 export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
@@ -45,7 +48,13 @@ export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
       delivering: d.delivering,
       deaf: isDeaf({ kind: p.kind, delivery: d }),
       me: p.id === me,
+      host: null,
     };
   });
+  // Members other machines' relays announced (tools/bus/remote.ts); their delivery is judged there.
+  for (const m of remoteMembers(ctx.paths.root, ctx.now())) {
+    if (m.kind === 'agent' && peers.some((p) => p.id === m.id)) continue;
+    peers.push({ id: m.id, kind: m.kind, name: m.name, origin: m.origin, status: m.status ?? null, sessionName: null, channels: ['#open'], lastSeen: ctx.now(), sensor: null, drain: null, delivering: !m.deaf, deaf: m.deaf === true, me: false, host: m.host });
+  }
   return { peers };
 }

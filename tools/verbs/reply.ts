@@ -5,6 +5,7 @@ import type { VerbCtx } from './context.js';
 import { notFoundError, verbHint } from '../bus/errors.js';
 import type { Peer } from '../bus/roster.js';
 import { readSurfaced } from '../bus/surfaced.js';
+import { peersEverywhere } from '../bus/remote.js';
 import { type Scope, WIDE_CLASS } from '../wire/envelope.js';
 import { attendKey } from '../wire/names.js';
 import { lookupMessage } from './inbox.js';
@@ -40,7 +41,8 @@ export function runReply(ctx: VerbCtx, input: SendInput): SendResult {
   const recipients: Peer[] = [];
   if (parent.scope.kind === 'channel') scopes = [parent.scope];
   else if (parent.scope.kind === 'tray') {
-    const sender = ctx.live().find((p) => p.id === parent.fromId);
+    // A sender on another machine is answered in its tray there (the relay carries it).
+    const sender = peersEverywhere(ctx.root(), ctx.live(), ctx.now()).find((p) => p.id === parent.fromId);
     if (sender) recipients.push(sender);
     scopes = [{ kind: 'tray', key: attendKey(sender?.origin ?? parent.cwd) }];
   }

@@ -11,6 +11,7 @@ import type { Peer } from '../bus/roster.js';
 import { rememberWriter } from '../bus/names.js';
 import { MAX_BODY_BYTES, writeSignals } from '../bus/signals.js';
 import { resolveTargets } from '../bus/targets.js';
+import { localHostName, peersEverywhere } from '../bus/remote.js';
 import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
 import { neutralize } from '../wire/render.js';
@@ -91,7 +92,9 @@ export function routeFor(ctx: VerbCtx, input: Pick<SendInput, 'to' | 'channel'>)
     if (channel !== undefined) return { scopes: [{ kind: 'channel', name: channel }], to: `#${channel}`, recipients: [] };
     return { scopes: [{ kind: 'open' }], to: '*', recipients: [] };
   }
-  const recipients = resolveTargets(targets, ctx.live(), { cwd: ctx.cwd, home: ctx.paths.home });
+  // Members on other machines too (issue 13); their trays are relayed by `attend relay`.
+  const root = ctx.root();
+  const recipients = resolveTargets(targets, peersEverywhere(root, ctx.live(), ctx.now()), { cwd: ctx.cwd, home: ctx.paths.home, localHost: localHostName(root) });
   const to = recipients.map((p) => p.id).join(',');
   if (!WIDE_CLASS.test(to)) throw usageError(`recipient ids '${printable(to)}' cannot be written on the wire`);
   if (channel !== undefined) {

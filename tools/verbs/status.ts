@@ -2,6 +2,8 @@
 // unread count is what the next delivery wake would surface — and what delivers to it.
 
 import type { VerbCtx } from './context.js';
+import { processAlive } from '../identity/system.js';
+import { type RelayHealth, relayHealth } from '../bus/remote.js';
 import { joinedChannels } from '../bus/channels.js';
 import { scopeDir, scopeDirName, scopeLabel } from '../bus/layout.js';
 import { type Delivery, deliveryOf, readPresence } from '../bus/presence.js';
@@ -36,6 +38,8 @@ export interface StatusResult {
   delivery: DeliveryStatus;
   /** Files no reader could parse, moved to quarantine/ with their reason (issue #10 §2). */
   quarantined: number;
+  /** The cross-machine relay (issue 13), or null when none was ever set up here. */
+  relay: RelayHealth | null;
 }
 
 export function runStatus(ctx: VerbCtx): StatusResult {
@@ -62,5 +66,6 @@ export function runStatus(ctx: VerbCtx): StatusResult {
     presence: deliveryOf(readPresence(root), who.id, now),
     delivery: deliveryStatus(root, who.id),
     quarantined: countQuarantined(root),
+    relay: relayHealth(root, now, (pid) => processAlive(pid, undefined, ctx.procInfo)),
   };
 }

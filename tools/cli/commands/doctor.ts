@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ctx } from '../context.js';
+import { relayHealth } from '../../bus/remote.js';
 import { AttendError, hintForCli } from '../../bus/errors.js';
 import { isFresh, readPresence } from '../../bus/presence.js';
 import { checkRoot, checkRootPath } from '../../bus/root.js';
@@ -104,6 +105,19 @@ export function runDoctor(ctx: Ctx): DoctorResult {
     } catch (err) {
       checks.push({ name: 'bus root', status: 'fail', detail: (err as Error).message, fix: err instanceof AttendError && err.hint ? hintForCli(err.hint) : `chmod 700 ${root}` });
     }
+  }
+
+  // The cross-machine relay, when one is configured or ran here (issue 13).
+  const relay = relayHealth(root, ctx.now(), (pid) => ctx.procInfo(pid) !== null);
+  if (relay) {
+    const where = `${relay.host ?? '?'} on ${relay.hub ?? '?'}`;
+    checks.push(
+      !relay.running
+        ? { name: 'relay', status: 'warn', detail: `attend relay (${where}) is not running; other machines get nothing from here`, fix: 'attend relay (it reads relay/config.json under the bus root)' }
+        : !relay.connected
+          ? { name: 'relay', status: 'warn', detail: `attend relay (${where}) cannot reach the hub; the local bus works, traffic waits`, fix: 'attend relay status' }
+          : { name: 'relay', status: relay.parked > 0 ? 'warn' : 'ok', detail: `connected: ${where}${relay.parked > 0 ? `; ${relay.parked} parked` : ''}`, fix: relay.parked > 0 ? 'attend relay status' : null },
+    );
   }
 
   const who = ctx.identity();

@@ -1,0 +1,76 @@
+// Through one relay (issue 13): a burst of 10,000 messages written on machine A as fast as
+// the bus library writes them, timed until machine B holds every one (messages/s); the two
+// relays' CPU and RSS at rest; and the hub SIGKILLed, 1,000 messages written meanwhile,
+// the hub restarted: time from the restart until B holds them all.
+
+import { join } from 'node:path';
+import { busLib } from './latency.mjs';
+import { countSignals, machineEnv, procUsage, startHub, startRelay, stopAll, waitUntil } from './relay-latency.mjs';
+
+export default async function ({ bin, tmp, quick }) {
+  const n = quick ? 2_000 : 10_000;
+  const hub = await startHub(tmp);
+  const a = machineEnv(tmp, 'alpha');
+  const b = machineEnv(tmp, 'bravo');
+  const { writeSignal, createIdFactory } = await busLib(bin);
+  const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  const procs = [];
+  const write = (i) => writeSignal(a.root, { kind: 'open' }, newId(), { from: 'external:alpha-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'alpha-user', to: '*', body: `burst ${i}` });
+  const bDir = join(b.root, 'signals', '_broadcast');
+  try {
+    procs.push(await startRelay(bin, a, hub.url), await startRelay(bin, b, hub.url));
+    // At rest: 10 s with nothing to do.
+    const rest0 = procs.map((p) => procUsage(p.pid));
+    const t0 = Date.now();
+    await new Promise((r) => setTimeout(r, quick ? 3_000 : 10_000));
+    const rest = procs.map((p, i) => ({ cpu: ((procUsage(p.pid).cpuMs - rest0[i].cpuMs) / (Date.now() - t0)) * 100, rss: procUsage(p.pid).rssMiB }));
+
+    const start = performance.now();
+    for (let i = 0; i < n; i++) {
+      write(i);
+      if (i % 500 === 0) await new Promise((r) => setImmediate(r));
+    }
+    const written = performance.now() - start;
+    await waitUntil(() => countSignals(bDir) >= n, 120_000, `${n} at bravo`);
+    const all = performance.now() - start;
+
+    // A backlog: alpha's relay stopped, n written, the relay started again; timed from its
+    // spawn until bravo holds them all (what one relay moves when the writer is not the limit).
+    await stopAll([procs[0]]);
+    for (let i = 0; i < n; i++) {
+      write(2 * n + i);
+      if (i % 500 === 0) await new Promise((r) => setImmediate(r));
+    }
+    const drainStart = performance.now();
+    procs[0] = await startRelay(bin, a, hub.url);
+    await waitUntil(() => countSignals(bDir) >= 2 * n, 120_000, `backlog at bravo`);
+    const drained = performance.now() - drainStart;
+
+    // The hub dies; alpha keeps writing; the hub comes back.
+    await hub.kill();
+    for (let i = 0; i < 1000; i++) write(n + i);
+    const restart = performance.now();
+    await hub.restart();
+    await waitUntil(() => countSignals(bDir) >= 2 * n + 1000, 120_000, 'catch-up at bravo');
+    const catchUp = performance.now() - restart;
+
+    return {
+      title: 'Cross-machine burst, rest and hub restart',
+      markdown: [
+        `Two bus roots with an \`attend relay\` each and one \`nats-server\` on loopback. ${n.toLocaleString('en')} broadcasts written on A as fast as the bus library writes them; timed from the first write until B held all of them.`,
+        '',
+        '| messages | written on A in | all at B after | throughput | goal |',
+        '|---|---|---|---|---|',
+        `| ${n.toLocaleString('en')} | ${(written / 1000).toFixed(2)} s | ${(all / 1000).toFixed(2)} s | ${Math.round(n / (all / 1000)).toLocaleString('en')} msg/s | ≥ 2,000 msg/s |`,
+        `| ${n.toLocaleString('en')} (a backlog: relay A started after they were written) | – | ${(drained / 1000).toFixed(2)} s from the relay's spawn | ${Math.round(n / (drained / 1000)).toLocaleString('en')} msg/s | ≥ 2,000 msg/s |`,
+        '',
+        `At rest (${quick ? 3 : 10} s, nothing to relay): relay A ${rest[0].cpu.toFixed(2)} % CPU, ${rest[0].rss.toFixed(0)} MiB RSS; relay B ${rest[1].cpu.toFixed(2)} % CPU, ${rest[1].rss.toFixed(0)} MiB RSS.`,
+        '',
+        `Hub SIGKILLed, 1,000 messages written on A while it was down, hub restarted on the same store: B held all of them ${(catchUp / 1000).toFixed(2)} s after the restart began.`,
+      ].join('\n'),
+    };
+  } finally {
+    await stopAll(procs);
+    hub.stop();
+  }
+}

@@ -1,0 +1,172 @@
+// Cross-machine send → remote Monitor line (issue 13): two bus roots stand in for two
+// machines, each with a real `attend relay`, one real nats-server on loopback. A message is
+// written on machine A to a session on machine B, and timed until its header line appears
+// on that session's sensor (`attend run`) on B. p50 and p99 over 1,000 messages, one at a time.
+// The helpers are exported for relay-burst.mjs.
+
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { busLib, fakeSession, startSensor } from './latency.mjs';
+
+export async function startHub(tmp) {
+  const store = join(tmp, 'hub-store');
+  mkdirSync(store, { recursive: true });
+  const launch = (port) =>
+    new Promise((resolve, reject) => {
+      const proc = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', store], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      const on = (b) => {
+        out += b;
+        const m = /Listening for client connections on [^\s]*:(\d+)/.exec(out);
+        if (m) resolve({ proc, port: Number(m[1]) });
+      };
+      proc.stdout.on('data', on);
+      proc.stderr.on('data', on);
+      proc.once('exit', (c) => reject(new Error(`nats-server exited ${c}: ${out}`)));
+    });
+  let cur = await launch(-1);
+  const port = cur.port;
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    get pid() {
+      return cur.proc.pid;
+    },
+    async kill() {
+      cur.proc.kill('SIGKILL');
+      await new Promise((r) => (cur.proc.exitCode !== null || cur.proc.signalCode !== null ? r() : cur.proc.once('exit', r)));
+    },
+    async restart() {
+      for (let i = 0; ; i++) {
+        try {
+          cur = await launch(port);
+          return;
+        } catch (err) {
+          if (i > 50) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    },
+    stop() {
+      cur.proc.kill('SIGTERM');
+    },
+  };
+}
+
+/** A machine: its own bus root and HOME; `session` makes a fake Claude Code session on it. */
+export function machineEnv(tmp, host) {
+  const dir = join(tmp, host);
+  mkdirSync(join(dir, 'claude', 'sessions'), { recursive: true });
+  return { host, dir, root: join(dir, 'bus'), env: { PATH: process.env.PATH, HOME: dir, ATTEND_HOME: join(dir, 'bus'), CLAUDE_CONFIG_DIR: join(dir, 'claude'), USER: `${host}-user` } };
+}
+
+export async function waitUntil(fn, timeoutMs = 30_000, what = 'condition') {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+export async function startRelay(bin, m, url) {
+  const started = Date.now();
+  const proc = spawn(process.execPath, [bin, 'relay', '--server', url, '--host', m.host, '--presence-ttl', '5'], { env: m.env, stdio: ['ignore', 'ignore', 'ignore'] });
+  await waitUntil(() => {
+    const s = readJson(join(m.root, 'relay', 'status.json'));
+    return s && s.pid === proc.pid && s.ready && s.updatedAt >= started;
+  }, 20_000, `relay ${m.host}`);
+  return proc;
+}
+
+export function countSignals(dir) {
+  try {
+    return readdirSync(dir).filter((n) => n.endsWith('.signal')).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ms (user+system) and RSS MiB of a process, from /proc. */
+export function procUsage(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[11]) + Number(f[12]);
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+  return { cpuMs: ticks * 10, rssMiB: rss };
+}
+
+/** SIGTERM and wait for each to exit, so nothing writes while the runner removes tmp. */
+export async function stopAll(procs) {
+  await Promise.all(
+    procs.map((p) => (p.exitCode !== null || p.signalCode !== null ? null : new Promise((r) => (p.once('exit', r), p.kill('SIGTERM'))))),
+  );
+}
+
+export const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+export async function names(bin) {
+  const tools = dirname(dirname(bin));
+  return import(pathToFileURL(join(tools, 'wire/names.js')).href);
+}
+
+export default async function ({ bin, tmp, quick }) {
+  const n = quick ? 200 : 1000;
+  const hub = await startHub(tmp);
+  const a = machineEnv(tmp, 'alpha');
+  const bTmp = join(tmp, 'bravo');
+  mkdirSync(bTmp, { recursive: true });
+  const s = fakeSession(bTmp, 'bee');
+  const b = { host: 'bravo', root: s.root, env: { ...s.env } };
+  delete b.env.CLAUDECODE;
+  delete b.env.CLAUDE_PID;
+  delete b.env.CLAUDE_CODE_SESSION_ID;
+  const { writeSignal, createIdFactory } = await busLib(bin);
+  const { attendKey } = await names(bin);
+  const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  const procs = [];
+  const sensor = startSensor(bin, s);
+  procs.push(sensor.proc);
+  try {
+    procs.push(await startRelay(bin, a, hub.url), await startRelay(bin, b, hub.url));
+    await sensor.waitFor('sensor started');
+    await waitUntil(() => (readJson(join(a.root, 'relay', 'remote.json'))?.hosts?.bravo?.members ?? []).some((m) => m.id === s.sessionId), 20_000, 'bee known at alpha');
+    const key = attendKey(s.cwd);
+    const samples = [];
+    const send = async (i) => {
+      const id = newId();
+      const from = sensor.state.out.length;
+      const t0 = performance.now();
+      writeSignal(a.root, { kind: 'tray', key }, id, { from: 'external:alpha-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'alpha-user', to: s.sessionId, body: `cross-machine ${i}` });
+      const t1 = await sensor.waitFor(`id=${id}]`, from, 20_000);
+      return t1 - t0;
+    };
+    for (let i = 0; i < 20; i++) await send(-i); // warm the path (connections, watchers)
+    for (let i = 0; i < n; i++) samples.push(await send(i));
+    samples.sort((x, y) => x - y);
+    return {
+      title: 'Cross-machine send → remote Monitor line latency',
+      markdown: [
+        `${n} messages written one at a time on machine A to a session on machine B (two bus roots, two \`attend relay\` processes, one \`nats-server\` ${'2.9'} on loopback), timed until each header line appeared on B's sensor.`,
+        '',
+        '| p50 | p99 | max | goal |',
+        '|---|---|---|---|',
+        `| ${pct(samples, 50).toFixed(1)} ms | ${pct(samples, 99).toFixed(1)} ms | ${samples[samples.length - 1].toFixed(1)} ms | p99 ≤ 100 ms |`,
+      ].join('\n'),
+    };
+  } finally {
+    await stopAll(procs);
+    s.proc.kill('SIGKILL');
+    hub.stop();
+  }
+}

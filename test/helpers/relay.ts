@@ -1,0 +1,80 @@
+// Machines for relay tests: each is its own bus root, HOME and Claude config dir, with a
+// real `attend relay` process (from dist/) on a host name of its own.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, type TempBus, makeTempBus, waitFor } from './bus.js';
+
+export interface Machine {
+  host: string;
+  bus: TempBus;
+  relay: ChildProcess | null;
+  relayLog(): string;
+  startRelay(extra?: string[]): Promise<void>;
+  /** SIGTERM and wait for the exit. */
+  stopRelay(): Promise<void>;
+  killRelay(): Promise<void>;
+  status(): Record<string, unknown> | null;
+  /** Ids of the signal files in a directory under signals/. */
+  ids(dir: string): string[];
+}
+
+function exited(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((r) => p.once('exit', () => r()));
+}
+
+export function makeMachine(host: string, server: () => string, opts: { creds?: string } = {}): Machine {
+  const bus = makeTempBus();
+  let log = '';
+  const m: Machine = {
+    host,
+    bus,
+    relay: null,
+    relayLog: () => log,
+    async startRelay(extra = []) {
+      const args = [BIN, 'relay', '--server', server(), '--host', host, '--presence-ttl', '2', ...(opts.creds ? ['--creds', opts.creds] : []), ...extra];
+      const p = spawn(process.execPath, args, { env: bus.env, stdio: ['ignore', 'ignore', 'pipe'] });
+      p.stderr!.on('data', (b: Buffer) => (log += b.toString('utf8')));
+      m.relay = p;
+      const started = Date.now();
+      await waitFor(() => {
+        const s = m.status();
+        return s !== null && s.pid === p.pid && s.connected === true && s.ready === true && (s.updatedAt as number) >= started - 1000 && /connected to/.test(log);
+      }, { timeoutMs: 30_000, what: `relay ${host} connected` });
+    },
+    async stopRelay() {
+      const p = m.relay;
+      if (!p) return;
+      p.kill('SIGTERM');
+      await exited(p);
+      m.relay = null;
+    },
+    async killRelay() {
+      const p = m.relay;
+      if (!p) return;
+      p.kill('SIGKILL');
+      await exited(p);
+      m.relay = null;
+    },
+    status() {
+      try {
+        return JSON.parse(readFileSync(join(bus.root, 'relay', 'status.json'), 'utf8')) as Record<string, unknown>;
+      } catch {
+        return null;
+      }
+    },
+    ids(dir) {
+      try {
+        return readdirSync(join(bus.root, 'signals', dir))
+          .filter((n) => n.endsWith('.signal') && !n.startsWith('.'))
+          .map((n) => n.slice(0, -'.signal'.length))
+          .sort();
+      } catch {
+        return [];
+      }
+    },
+  };
+  return m;
+}

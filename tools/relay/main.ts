@@ -1,0 +1,157 @@
+// The relay's verbs, called from the CLI (tools/cli/register-relay.ts loads this lazily):
+// run, config, status, resync, hub-config. They return data; the CLI prints.
+
+import { hostname } from 'node:os';
+import { AttendError, EXIT, usageError } from '../bus/errors.js';
+import type { RemoteMember } from '../bus/remote.js';
+import { type Peer, isDeaf } from '../bus/roster.js';
+import { ensureRoot } from '../bus/root.js';
+import { type RelaySettings, checkSettings, configFile, readConfig, sanitizeHost, writeConfig } from './config.js';
+import { ImportedSet, listParked, readStatus, type Parked, type RelayStatus } from './store.js';
+
+export interface RelayFlags {
+  server?: string | undefined;
+  host?: string | undefined;
+  creds?: string | undefined;
+  tlsCa?: string | undefined;
+  insecure?: boolean | undefined;
+}
+
+/** Flags over the config file over defaults. */
+export function settingsFrom(root: string, flags: RelayFlags): Partial<RelaySettings> {
+  const file = readConfig(root) ?? {};
+  const merged: Partial<RelaySettings> = { ...file };
+  for (const k of ['server', 'host', 'creds', 'tlsCa'] as const) if (flags[k] !== undefined) merged[k] = flags[k];
+  if (flags.insecure) merged.insecure = true;
+  merged.host ??= sanitizeHost(hostname());
+  return merged;
+}
+
+export function toRemoteMember(p: Peer, host: string): RemoteMember {
+  const m: RemoteMember = { id: p.id, kind: p.kind, name: p.name, origin: p.origin, host };
+  if (p.record?.status !== undefined) m.status = p.record.status;
+  if (isDeaf(p)) m.deaf = true;
+  return m;
+}
+
+export async function relayRun(opts: {
+  root: string;
+  flags: RelayFlags;
+  now(): number;
+  log(line: string): void;
+  live(): Peer[];
+  presenceTtlS?: number;
+}): Promise<void> {
+  const settings = checkSettings(settingsFrom(opts.root, opts.flags));
+  const { runRelay } = await import('./run.js');
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => (stop = r));
+  const onSignal = () => stop();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    await runRelay({
+      root: opts.root,
+      settings,
+      now: opts.now,
+      log: opts.log,
+      stopped,
+      localMembers: () => opts.live().map((p) => toRemoteMember(p, settings.host)),
+      ...(opts.presenceTtlS !== undefined ? { presenceTtlS: opts.presenceTtlS } : {}),
+    });
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
+
+export function relayConfig(root: string, flags: RelayFlags): { file: string; settings: Partial<RelaySettings> } {
+  ensureRoot(root);
+  const settings = settingsFrom(root, flags);
+  checkSettings(settings);
+  return { file: writeConfig(root, settings), settings };
+}
+
+export interface StatusView {
+  configured: boolean;
+  running: boolean;
+  connected: boolean;
+  host: string | null;
+  hub: string | null;
+  pid: number | null;
+  lastContact: number | null;
+  outboundBacklog: number | null;
+  inboundBacklog: number | null;
+  published: number;
+  imported: number;
+  duplicates: number;
+  conflicts: number;
+  rejects: number;
+  parked: Parked[];
+  lastError: string | null;
+}
+
+/** How long a running relay may go without rewriting its status file (it does every second). */
+const STATUS_FRESH_MS = 10_000;
+
+export function relayStatus(root: string, now: number, alive: (pid: number) => boolean): StatusView {
+  const cfg = readConfig(root);
+  const s: RelayStatus | null = readStatus(root);
+  const running = s !== null && alive(s.pid) && now - s.updatedAt < STATUS_FRESH_MS;
+  const parked = listParked(root);
+  return {
+    configured: cfg !== null,
+    running,
+    connected: running && (s?.connected ?? false),
+    host: s?.host ?? cfg?.host ?? null,
+    hub: s?.hub ?? cfg?.server ?? null,
+    pid: running ? (s?.pid ?? null) : null,
+    lastContact: s?.lastContact ?? null,
+    outboundBacklog: running ? (s?.outboundBacklog ?? null) : null,
+    inboundBacklog: running ? (s?.inboundBacklog ?? null) : null,
+    published: s?.published ?? 0,
+    imported: new ImportedSet(root).size,
+    duplicates: s?.duplicates ?? 0,
+    conflicts: parked.filter((p) => p.kind === 'conflict').length,
+    rejects: parked.filter((p) => p.kind !== 'conflict').length,
+    parked,
+    lastError: s?.lastError ?? null,
+  };
+}
+
+export function formatStatus(v: StatusView, now: number): string {
+  const ago = (t: number | null) => (t === null ? 'never' : `${Math.max(0, Math.round((now - t) / 1000))}s ago`);
+  const lines = [
+    `relay:      ${v.running ? `running (pid ${v.pid})` : 'not running'}${v.configured ? '' : ', not configured'}`,
+    `connected:  ${v.connected ? 'yes' : 'no'}`,
+    `host:       ${v.host ?? '-'}`,
+    `hub:        ${v.hub ?? '-'}`,
+    `contact:    ${ago(v.lastContact)}`,
+    `backlog:    out ${v.outboundBacklog ?? '-'}, in ${v.inboundBacklog ?? '-'}`,
+    `traffic:    published ${v.published}, imported ${v.imported}, duplicates ${v.duplicates}`,
+    `parked:     ${v.conflicts} conflicts, ${v.rejects} rejects`,
+  ];
+  for (const p of v.parked.slice(-5)) lines.push(`  ${p.kind} ${p.id ?? '-'} ${p.subject ?? ''}: ${p.reason}`);
+  if (v.lastError) lines.push(`last error: ${v.lastError}`);
+  return lines.join('\n');
+}
+
+/** `attend relay resync --since <time>`: republish local messages since then, then exit. */
+export async function relayResync(opts: { root: string; flags: RelayFlags; since: number; now(): number }): Promise<{ published: number; duplicates: number; failed: number }> {
+  const settings = checkSettings(settingsFrom(opts.root, opts.flags));
+  const { resync } = await import('./resync.js');
+  return resync(opts.root, settings, opts.since, opts.now);
+}
+
+/** `2026-11-30T10:00Z`, an epoch in ms, or a duration back from now (`90m`, `2h`, `3d`). */
+export function parseSince(text: string, now: number): number {
+  const d = /^(\d+)(s|m|h|d)$/.exec(text);
+  if (d) return now - Number(d[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[d[2] as 's' | 'm' | 'h' | 'd'];
+  if (/^\d{10,}$/.test(text)) return Number(text);
+  const t = Date.parse(text);
+  if (Number.isNaN(t)) throw usageError(`--since '${text.slice(0, 40)}' is not a time (an ISO date, epoch ms, or 90m / 2h / 3d)`);
+  return t;
+}
+
+export { configFile };
+export const relayExit = (msg: string) => new AttendError(msg, EXIT.environment);

@@ -1,0 +1,191 @@
+// Outbound: which local messages go to the hub, found cheaply. No NATS here.
+//
+// Per directory under signals/ the relay reads the index hint (tools/bus/dir-index.ts) for
+// the ids appended since its last look, and falls back to a full listing when the hint does
+// not explain the directory. A full listing is cut at a floor: the creation time of the
+// newest message already published there (relay/cursor.json) minus a slack for writers whose
+// id was minted a little before their rename. What the slack republishes after a restart is
+// absorbed by the hub's duplicate window (Nats-Msg-Id) and the receivers' idempotent write.
+//
+// Imported messages are never published (the loop guard: tools/relay/store.ts ImportedSet).
+
+import { lstatSync, openSync, closeSync, fstatSync, readSync, readdirSync, constants as fsc } from 'node:fs';
+import { join } from 'node:path';
+import { type IndexState, readIndex } from '../bus/dir-index.js';
+import { scopeOfDirName, signalsDir } from '../bus/layout.js';
+import { MAX_FILE_BYTES, SIGNAL_EXT, listIds } from '../bus/signals.js';
+import { addressees, parseSignal } from '../wire/envelope.js';
+import { idTime } from '../wire/ids.js';
+import type { Cursor, ImportedSet } from './store.js';
+import { type Route, dedupId, subjectFor } from './subjects.js';
+
+/** How far behind the newest published id a full listing still looks. */
+export const SLACK_MS = 2 * 60_000;
+
+export interface Pending {
+  dir: string;
+  id: string;
+  subject: string;
+  /** Nats-Msg-Id: the hub drops a second publish of the same message to the same place. */
+  msgId: string;
+  data: Uint8Array;
+  timeMs: number;
+}
+
+interface DirState {
+  idx: IndexState | undefined;
+  /** Ids to look at again on the next scan (a publish failed), whatever the index says. */
+  again: Set<string>;
+  /** Ids handled (published, local only, or unreadable) at or above the floor. */
+  done: Set<string>;
+}
+
+function readBytes(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size === 0 || st.size > MAX_FILE_BYTES) return null;
+    const buf = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < st.size) {
+      const n = readSync(fd, buf, off, st.size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return lstatSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** The hub-side routes of one local message: none when it stays on this machine. */
+export function routesOf(host: string, dir: string, text: string, hostOf: (id: string) => string | undefined): Route[] {
+  const scope = scopeOfDirName(dir);
+  if (!scope) return [];
+  if (scope.kind === 'open') return [{ origin: host, target: { kind: 'bcast' } }];
+  if (scope.kind === 'channel') return [{ origin: host, target: { kind: 'chan', name: scope.name } }];
+  const env = parseSignal(text.endsWith('\n') ? text.slice(0, -1) : text);
+  if (!env?.to) return [];
+  const hosts = new Set<string>();
+  for (const id of addressees(env.to)) {
+    const h = hostOf(id);
+    if (h !== undefined && h !== host) hosts.add(h);
+  }
+  return [...hosts].sort().map((h) => ({ origin: host, target: { kind: 'tray', host: h, key: scope.key } }));
+}
+
+export class Outbox {
+  private readonly dirs = new Map<string, DirState>();
+  /** Published and not yet acknowledged, by dir/id. */
+  private readonly inflight = new Set<string>();
+  /** The directories the last scan saw (the relay watches each). */
+  dirNames: string[] = [];
+  /** The cursor moved since it was last written. */
+  cursorChanged = false;
+
+  constructor(
+    private readonly root: string,
+    private readonly host: string,
+    private readonly imported: ImportedSet,
+    readonly cursor: Cursor,
+    private readonly hostOf: (id: string) => string | undefined,
+  ) {}
+
+  private floor(dir: string): number {
+    return Math.max(this.cursor.since, (this.cursor.dirs[dir] ?? this.cursor.since) - SLACK_MS);
+  }
+
+  /** New local messages to publish, oldest first per directory. */
+  scan(now: number): Pending[] {
+    const out: Pending[] = [];
+    let names: string[];
+    try {
+      names = readdirSync(signalsDir(this.root)).sort();
+    } catch {
+      return out;
+    }
+    this.dirNames = names.filter((n) => scopeOfDirName(n) !== null);
+    for (const dir of names) {
+      if (!scopeOfDirName(dir)) continue;
+      const path = join(signalsDir(this.root), dir);
+      let st = this.dirs.get(dir);
+      if (!st) {
+        st = { idx: undefined, done: new Set(), again: new Set() };
+        this.dirs.set(dir, st);
+      }
+      const r = readIndex(path, st.idx, now);
+      st.idx = r.state;
+      const floor = this.floor(dir);
+      const candidates = r.ok ? [...new Set([...r.ids, ...st.again])].sort() : listIds(path);
+      st.again.clear();
+      for (const id of candidates) {
+        if (st.done.has(id) || this.inflight.has(`${dir}/${id}`)) continue;
+        if (this.imported.has(dir, id)) {
+          st.done.add(id);
+          continue;
+        }
+        const file = join(path, `${id}${SIGNAL_EXT}`);
+        const timeMs = idTime(id) ?? mtimeOf(file);
+        if (timeMs < floor) continue;
+        const data = readBytes(file);
+        if (!data) {
+          st.done.add(id);
+          continue;
+        }
+        const routes = routesOf(this.host, dir, data.toString('utf8'), this.hostOf);
+        if (routes.length === 0) {
+          st.done.add(id);
+          continue;
+        }
+        this.inflight.add(`${dir}/${id}`);
+        for (const route of routes) out.push({ dir, id, subject: subjectFor(route), msgId: dedupId(id, route), data, timeMs });
+      }
+    }
+    return out;
+  }
+
+  /** Every route of this message was acknowledged by the hub. */
+  done(p: Pick<Pending, 'dir' | 'id' | 'timeMs'>): void {
+    this.inflight.delete(`${p.dir}/${p.id}`);
+    const st = this.dirs.get(p.dir);
+    st?.done.add(p.id);
+    if (p.timeMs > (this.cursor.dirs[p.dir] ?? 0)) {
+      this.cursor.dirs[p.dir] = p.timeMs;
+      this.cursorChanged = true;
+    }
+  }
+
+  /** Publishing failed: look again on the next scan. */
+  retry(p: Pick<Pending, 'dir' | 'id'>): void {
+    this.inflight.delete(`${p.dir}/${p.id}`);
+    // The index already moved past it: remember it for the next scan.
+    this.dirs.get(p.dir)?.again.add(p.id);
+  }
+
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  /** Forget handled ids far below every floor (memory stays bounded). */
+  prune(): void {
+    for (const [dir, st] of this.dirs) {
+      const floor = this.floor(dir) - SLACK_MS;
+      for (const id of st.done) if ((idTime(id) ?? Infinity) < floor) st.done.delete(id);
+    }
+  }
+}

@@ -1,0 +1,87 @@
+// Presence across machines: each relay puts its live roster under its host's key in a KV
+// bucket whose TTL (per bucket on nats-server 2.9) ages out a machine that stopped
+// refreshing, and writes the other hosts' rosters to relay/remote.json for the bus to read
+// (tools/bus/remote.ts). A host's entry counts as seen when this relay received it, on this
+// machine's clock, so clock skew between machines never ages anyone out early.
+
+import type { NatsConnection } from '@nats-io/transport-node';
+import { type KV, Kvm } from '@nats-io/kv';
+import { type RemoteMember, type RemoteRoster, readRemoteRoster, writeRemoteRoster } from '../bus/remote.js';
+
+export const PRESENCE_BUCKET = 'attend-presence';
+
+export class Presence {
+  private kv: KV | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly host: string,
+    private readonly ttlS: number,
+    private readonly root: string,
+    private readonly now: () => number,
+    private readonly local: () => RemoteMember[],
+    private readonly log: (line: string) => void,
+  ) {}
+
+  async start(stop: () => boolean): Promise<void> {
+    while (!this.kv && !stop() && !this.stopped) {
+      try {
+        this.kv = await new Kvm(this.nc).create(PRESENCE_BUCKET, { ttl: this.ttlS * 1000, history: 1 });
+      } catch (err) {
+        this.log(`attend relay: presence bucket: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+    if (!this.kv || this.stopped) return;
+    const roster = readRemoteRoster(this.root);
+    roster.ttlMs = this.ttlS * 1000;
+    const publish = async () => {
+      try {
+        await this.kv?.put(this.host, JSON.stringify({ host: this.host, at: this.now(), members: this.local() }));
+      } catch {
+        // the hub is away: the next beat
+      }
+    };
+    await publish();
+    this.timer = setInterval(() => void publish(), Math.max(1_000, (this.ttlS * 1000) / 3));
+    this.timer.unref();
+    // Refresh `seen` only from puts received here; the watcher re-opens after a reconnect.
+    while (!this.stopped) {
+      try {
+        const w = await this.kv.watch();
+        for await (const e of w) {
+          if (this.stopped) break;
+          if (e.key === this.host) continue;
+          if (e.operation !== 'PUT') {
+            delete roster.hosts[e.key];
+          } else {
+            try {
+              const v = JSON.parse(new TextDecoder().decode(e.value)) as { members?: RemoteMember[] };
+              roster.hosts[e.key] = { seen: this.now(), members: (v.members ?? []).map((m) => ({ ...m, host: e.key })) };
+            } catch {
+              // not ours: ignore
+            }
+          }
+          roster.updated = this.now();
+          writeRemoteRoster(this.root, roster);
+        }
+        // A watch that ends at once (the hub is away) must not spin.
+        await new Promise((r) => setTimeout(r, 500));
+      } catch {
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    try {
+      await this.kv?.delete(this.host);
+    } catch {
+      // gone anyway within the TTL
+    }
+  }
+}
