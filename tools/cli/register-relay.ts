@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { usageError } from '../bus/errors.js';
 import { listLive } from '../bus/roster.js';
+import { processAlive } from '../identity/system.js';
 import type { Registrar, Io } from './cli.js';
 import type { Ctx } from './context.js';
 
@@ -78,7 +79,7 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const { relayStatus, formatStatus } = await import('../relay/main.js');
-      const v = relayStatus(ctx.paths.root, ctx.now(), (pid) => ctx.procInfo(pid) !== null);
+      const v = relayStatus(ctx.paths.root, ctx.now(), (pid) => processAlive(pid, undefined, ctx.procInfo));
       if (opts.json) return io.json(v);
       io.out(formatStatus(v, ctx.now()));
     });
