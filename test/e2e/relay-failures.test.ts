@@ -84,6 +84,7 @@ describe('attend relay: failures', { timeout: 120_000 }, () => {
     const [a, b, c] = await setup(['alpha', 'bravo', 'charlie']);
     const at = 100 * (1 + Math.floor(Math.random() * 8));
     let killed: Promise<void> | null = null;
+    let charlieKilled: Promise<void> | null = null;
     const [fromA, fromB] = await Promise.all([
       burst(a!, 1000, {
         onProgress: (i) => {
@@ -93,12 +94,16 @@ describe('attend relay: failures', { timeout: 120_000 }, () => {
       burst(b!, 1000, {
         onProgress: (i) => {
           // charlie's relay dies as a receiver at another random moment
-          if (i === 1000 - at) void c!.killRelay();
+          if (i === 1000 - at) charlieKilled = c!.killRelay();
         },
       }),
     ]);
-    await killed;
-    await Promise.all([a!.startRelay(), c!.relay ? Promise.resolve() : c!.startRelay()]);
+    // Both kills are awaited before the restarts: a kill still in flight would leave a dead
+    // relay looking alive to the check below (seen under load: charlie never came back).
+    await Promise.all([killed, charlieKilled]);
+    expect(a!.relay).toBeNull();
+    expect(c!.relay).toBeNull();
+    await Promise.all([a!.startRelay(), c!.startRelay()]);
     await expectAll(c!, [...fromA, ...fromB], `after killing relays at ${at}`);
     await expectAll(b!, [...fromA, ...fromB], 'bravo');
     await expectAll(a!, [...fromA, ...fromB], 'alpha');

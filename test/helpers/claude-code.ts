@@ -72,7 +72,7 @@ export function makeClaudeHome(): ClaudeHome {
     writeSettings(settings) {
       writeFileSync(join(claudeDir, 'settings.json'), JSON.stringify(settings, null, 2));
     },
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 }),
   };
 }
 
