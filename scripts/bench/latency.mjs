@@ -3,7 +3,7 @@
 // p50 and p99 over 1,000 messages, one at a time.
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -43,7 +43,17 @@ export function startSensor(bin, s) {
       state.waiters.push(w);
       setTimeout(() => reject(new Error(`timed out waiting for ${text}`)), timeoutMs).unref();
     });
-  return { proc, state, waitFor };
+  // The sensor prints nothing on start (a quiet bus costs the model no turn): it is up once
+  // its heartbeat is on the bus.
+  const presence = join(s.root, 'state', 'presence', `${encodeURIComponent(s.sessionId)}~sensor.json`);
+  const ready = async (timeoutMs = 20_000) => {
+    const t0 = performance.now();
+    while (!existsSync(presence)) {
+      if (performance.now() - t0 > timeoutMs) throw new Error('timed out waiting for the sensor to start');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  return { proc, state, waitFor, ready };
 }
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -55,7 +65,7 @@ export default async function ({ bin, tmp, quick }) {
   const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
   const sensor = startSensor(bin, s);
   try {
-    await sensor.waitFor('sensor started');
+    await sensor.ready();
     // Let the watcher finish its start (the event probe) before timing.
     await new Promise((r) => setTimeout(r, 500));
     const samples = [];

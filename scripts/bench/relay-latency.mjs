@@ -139,7 +139,7 @@ export default async function ({ bin, tmp, quick }) {
   procs.push(sensor.proc);
   try {
     procs.push(await startRelay(bin, a, hub.url), await startRelay(bin, b, hub.url));
-    await sensor.waitFor('sensor started');
+    await sensor.ready();
     await waitUntil(() => (readJson(join(a.root, 'relay', 'remote.json'))?.hosts?.bravo?.members ?? []).some((m) => m.id === s.sessionId), 20_000, 'bee known at alpha');
     const key = attendKey(s.cwd);
     const samples = [];

@@ -20,7 +20,7 @@ export default async function ({ bin, tmp, quick }) {
   const s = fakeSession(tmp, 'idle');
   const sensor = startSensor(bin, s);
   try {
-    await sensor.waitFor('sensor started');
+    await sensor.ready();
     await new Promise((r) => setTimeout(r, 3000));
     const pid = sensor.proc.pid;
     const t0 = performance.now();
