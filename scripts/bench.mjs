@@ -43,6 +43,7 @@ async function main() {
   const all = readdirSync(benchDir).filter((f) => f.endsWith('.mjs')).sort();
   const chosen = names.length > 0 ? names.map((n) => (n.endsWith('.mjs') ? n : `${n}.mjs`)) : all;
   const sections = [];
+  const failed = [];
   for (const file of chosen) {
     if (!all.includes(file)) {
       console.error(`bench: no module scripts/bench/${file}`);
@@ -55,8 +56,11 @@ async function main() {
       maxBuffer: 64 * 1024 * 1024,
     });
     if (r.status !== 0) {
+      // One module failing must not throw away what the others measured: report it, go on,
+      // and exit 1 at the end. Its section in docs/benchmarks.md stays as it was.
       console.error(`bench: ${file} failed (exit ${r.status})`);
-      process.exit(1);
+      failed.push(file);
+      continue;
     }
     const section = JSON.parse(r.stdout);
     sections.push({ file, ...section });
@@ -68,7 +72,7 @@ async function main() {
   // an earlier run, stays (each section says what it measured; ratios are within a section).
   const file = join(repo, 'docs', 'benchmarks.md');
   let kept = [];
-  if (names.length > 0 && existsSync(file)) {
+  if ((names.length > 0 || failed.length > 0) && existsSync(file)) {
     const old = readFileSync(file, 'utf8');
     const parts = old.split(/^(?=## )/m).slice(1);
     const fresh = new Set(sections.map((s) => `## ${s.title}`));
@@ -88,6 +92,10 @@ async function main() {
   mkdirSync(join(repo, 'docs'), { recursive: true });
   writeFileSync(file, md);
   process.stdout.write(md);
+  if (failed.length > 0) {
+    console.error(`bench: failed: ${failed.join(', ')}`);
+    process.exitCode = 1;
+  }
 }
 
 await main();
