@@ -267,13 +267,14 @@ describe('the sensor’s cost does not grow with history (issue #12 §1)', () =>
     for (let i = 0; i < 2_000; i++) put(bus.root, mk, { scope: OPEN, to: '*', body: `old ${i}` });
     const p = sensor(s);
     await started(p);
-    // tray, #open and the state directory; a per-file watcher would hold over 2,000.
-    const n = inotifyWatches(p.proc.pid!);
-    expect(n).toBeGreaterThan(0);
+    // tray, #open and the state directory; a per-file watcher would hold over 2,000. The
+    // watches are set up just after the heartbeat that `started` waits for: wait for them.
+    const n = await waitFor(() => inotifyWatches(p.proc.pid!) >= 3 && inotifyWatches(p.proc.pid!), { what: 'the directory watches' });
     expect(n).toBeLessThanOrEqual(5);
     // And it still delivers.
     const id = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'new one' });
     await waitFor(() => headerIds(p.stdout()).includes(id), { what: 'the new message' });
+    expect(inotifyWatches(p.proc.pid!)).toBeLessThanOrEqual(5);
   });
 
   it('a receive directory removed under a running sensor is recreated and watched again at once', async () => {

@@ -34,7 +34,7 @@ export function makeTempBus(): TempBus {
     USER: 'tester',
     NO_COLOR: '1',
   };
-  return { dir, root, claudeDir, home, env, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 }) };
+  return { dir, root, claudeDir, home, env, cleanup: () => removeTree(dir) };
 }
 
 export function procStart(pid: number): string {
@@ -146,4 +146,22 @@ export function useTempBus(onBus: (bus: TempBus) => void): (opts?: Parameters<ty
     sessions.push(s);
     return s;
   };
+}
+
+/**
+ * Remove a test home whose processes may still be winding down: a sensor a killed Claude
+ * left behind exits at its next tick (it notices its Claude process is gone) and may touch
+ * its state until then. Retry until the tree is gone, with a deadline.
+ */
+export function removeTree(dir: string): void {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
 }

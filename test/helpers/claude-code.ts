@@ -2,11 +2,11 @@
 // temporary HOME against the scripted Messages API server. Nothing leaves 127.0.0.1.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BIN } from './bus.js';
+import { BIN, removeTree } from './bus.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -72,7 +72,7 @@ export function makeClaudeHome(): ClaudeHome {
     writeSettings(settings) {
       writeFileSync(join(claudeDir, 'settings.json'), JSON.stringify(settings, null, 2));
     },
-    cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 }),
+    cleanup: () => removeTree(dir),
   };
 }
 
