@@ -6,7 +6,7 @@
 // any failure the temporary is removed, nothing is renamed, the previous file stays as it
 // was, and the caller gets a bus error (exit 3).
 
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { busError, type AttendError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
@@ -27,6 +27,22 @@ export function writeAll(fd: number, buf: Uint8Array): void {
   }
 }
 
+/**
+ * Read up to `size` bytes of an open file from `at`: the whole of what is there, in as many
+ * read(2)s as it takes. Every bounded reader (signals, keys, the index hint, the relay) uses
+ * this one loop; the caller has already checked the size against its own limit.
+ */
+export function readAll(fd: number, size: number, at = 0): Buffer {
+  const buf = Buffer.alloc(size);
+  let off = 0;
+  while (off < size) {
+    const n = readSync(fd, buf, off, size - off, at + off);
+    if (n === 0) break;
+    off += n;
+  }
+  return buf.subarray(0, off);
+}
+
 /** The failure as one bus error naming the file: `cannot write <path>: no space left (ENOSPC)`. */
 export function writeError(path: string, err: unknown): AttendError {
   const e = err as NodeJS.ErrnoException;
@@ -37,10 +53,10 @@ export function writeError(path: string, err: unknown): AttendError {
 
 /**
  * Replace `path` with `data` atomically. Throws AttendError (exit 3) when any step fails;
- * `path` then holds exactly what it held before. The `fsync` option is kept for callers
- * written before every write was synced: the data is always synced before the rename.
+ * `path` then holds exactly what it held before. The data is always synced before the
+ * rename; `mtimeMs` sets the file's time (a copy keeps the time of its original).
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, _opts: { fsync?: boolean } = {}): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number } = {}): void {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
   let fd: number;
@@ -59,6 +75,8 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, _opts: 
     writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
     // Sync before the rename: after a crash the name must never point at missing data.
     fsyncSync(fd);
+    // A copy of a file from elsewhere (the relay's imports) keeps the time it was made.
+    if (opts.mtimeMs !== undefined) futimesSync(fd, new Date(opts.mtimeMs), new Date(opts.mtimeMs));
   } catch (err) {
     safeClose(fd);
     safeUnlink(tmp);

@@ -22,9 +22,9 @@
 // least every RECONCILE_MS and by never moving a watermark past what a full listing saw
 // (tools/bus/ledger.ts), so such a message is late, never lost.
 
-import { closeSync, fstatSync, openSync, readSync, statSync, constants as fsc } from 'node:fs';
+import { closeSync, fstatSync, openSync, statSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { writeAll } from './atomic.js';
+import { writeAll, readAll } from './atomic.js';
 import { FILE_MODE } from './root.js';
 
 export const INDEX_NAME = '.index';
@@ -106,15 +106,9 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
     if (prev.file !== file) return { ok: false, why: 'index replaced', state: fresh };
     if (size < prev.off) return { ok: false, why: 'index truncated', state: fresh };
     if (now - prev.listed >= RECONCILE_MS || now < prev.listed) return { ok: false, why: 'reconcile', state: fresh };
-    const buf = Buffer.alloc(size - prev.off);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, prev.off + got);
-      if (n === 0) break;
-      got += n;
-    }
+    const buf = readAll(fd, size - prev.off, prev.off);
     // A line is complete only with its newline; a partial tail is read next time.
-    const end = buf.lastIndexOf(10, got - 1) + 1;
+    const end = buf.lastIndexOf(10) + 1;
     const ids: string[] = [];
     const before: bigint[] = [];
     const after = new Set<string>();

@@ -10,10 +10,10 @@
 // messages and delegations only; a NATS authentication key is never used here (spec §7).
 
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign as edSign, verify as edVerify } from 'node:crypto';
-import { appendFileSync, closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, constants as fsc } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, lstatSync, openSync, readFileSync, constants as fsc } from 'node:fs';
 import { join, relative, isAbsolute } from 'node:path';
 import { decodeKeyId, encodeKeyId } from '../wire/sign.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic, readAll } from './atomic.js';
 import { AttendError, EXIT, usageError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
 
@@ -112,15 +112,8 @@ function readPrivateKeyFile(path: string, uid: number | undefined = process.getu
     if ((st.mode & 0o077) !== 0) {
       throw envError(`the key file ${path} can be read by group or others (mode ${(st.mode & 0o777).toString(8)})`, `run: chmod 600 ${path}`);
     }
-    const buf = Buffer.alloc(st.size);
-    let off = 0;
-    while (off < st.size) {
-      const n = readSync(fd, buf, off, st.size - off, off);
-      if (n === 0) break;
-      off += n;
-    }
     try {
-      const pem = buf.subarray(0, off);
+      const pem = readAll(fd, st.size);
       const key = createPrivateKey({ key: pem, format: 'pem' });
       if (key.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
       return { key, pem };
@@ -156,7 +149,7 @@ function writeNewKey(keysDir: string, node: string): { key: KeyObject; pem: Buff
   ensureDir(keysDir);
   const { privateKey } = generateKeyPairSync('ed25519');
   const pem = Buffer.from(privateKey.export({ format: 'pem', type: 'pkcs8' }) as string);
-  writeFileAtomic(privateKeyPath(keysDir, node), pem, { fsync: true });
+  writeFileAtomic(privateKeyPath(keysDir, node), pem);
   return { key: privateKey, pem };
 }
 

@@ -244,7 +244,7 @@ export function updatePolicy(root: string, who: Changer, fn: (p: Policy) => void
     fn(p);
     const check = parsePolicy(formatPolicy(p), policyFile(root));
     if (!check.ok) throw usageError(check.error);
-    writeFileAtomic(policyFile(root), formatPolicy(p), { fsync: true });
+    writeFileAtomic(policyFile(root), formatPolicy(p));
     return p;
   });
 }

@@ -2,11 +2,11 @@
 // empty, huge, invalid UTF-8, a symlink) and reports it once with its path; such a file is
 // moved to the quarantine (tools/bus/quarantine.ts), never deleted.
 
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, unlinkSync, constants as fsc, rmSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, unlinkSync, constants as fsc, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Envelope, type ResolvedEnvelope, type Scope, formatSignal, parseSignal, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomic, readAll } from './atomic.js';
 import { appendIndex, dirStamp } from './dir-index.js';
 import { busError, refusedError } from './errors.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
@@ -194,14 +194,7 @@ export function readSignalFile(path: string): ReadResult {
     if (!st.isFile()) return { ok: false, reason: 'not a regular file', bad: true };
     if (st.size === 0) return { ok: false, reason: 'empty file', bad: true };
     if (st.size > MAX_FILE_BYTES) return { ok: false, reason: `too large (${st.size} bytes)`, bad: true };
-    const buf = Buffer.alloc(st.size);
-    let off = 0;
-    while (off < st.size) {
-      const n = readSync(fd, buf, off, st.size - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    const bytes = buf.subarray(0, off);
+    const bytes = readAll(fd, st.size);
     if (bytes.includes(0)) return { ok: false, reason: 'binary content (NUL byte)', bad: true };
     let text: string;
     try {

@@ -6,11 +6,11 @@
 // same bytes is "already here", the same id with other bytes is a conflict (parked, never
 // overwritten), and an id this bus imported and later cleaned up is not written again.
 
-import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendIndex, dirStamp } from '../bus/dir-index.js';
 import { scopeDir, scopeDirName } from '../bus/layout.js';
-import { FILE_MODE, ensureDir } from '../bus/root.js';
+import { writeFileAtomic } from '../bus/atomic.js';
 import { MAX_BODY_BYTES, MAX_FILE_BYTES, SIGNAL_EXT } from '../bus/signals.js';
 import { type Scope, addressees, parseSignal } from '../wire/envelope.js';
 import { isMessageId } from '../wire/ids.js';
@@ -91,46 +91,15 @@ function readExisting(path: string): Buffer | null {
   }
 }
 
-/** Directories this process made sure of, so a burst does not mkdir once per message. */
-const made = new Set<string>();
-
-let tmpSeq = 0;
-
-/** Write `data` as `<id>.signal` in `dir`: temp file, mtime = the hub's time, rename, index line. */
+/**
+ * Write `data` as `<id>.signal` in `dir` with the bus's one atomic writer (every byte checked,
+ * synced, temporary removed on failure: a full disk never leaves a short import), its time
+ * the hub's, then the directory's index line.
+ */
 function writeImported(dir: string, id: string, data: Uint8Array, timeMs: number): string {
-  if (!made.has(dir)) {
-    ensureDir(dir);
-    made.add(dir);
-  }
   const path = join(dir, `${id}${SIGNAL_EXT}`);
-  const tmp = join(dir, `.${id}${SIGNAL_EXT}.${process.pid}.${++tmpSeq}.tmp`);
   const before = dirStamp(dir);
-  let fd: number;
-  try {
-    fd = openSync(tmp, 'wx', FILE_MODE);
-  } catch (err) {
-    // The directory went away since (a purge, a dissolve): make it again once.
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    ensureDir(dir);
-    fd = openSync(tmp, 'wx', FILE_MODE);
-  }
-  try {
-    writeSync(fd, data);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    const t = new Date(timeMs);
-    utimesSync(tmp, t, t);
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // gone
-    }
-    throw err;
-  }
+  writeFileAtomic(path, data, { mtimeMs: timeMs });
   appendIndex(dir, id, before);
   return path;
 }

@@ -9,7 +9,7 @@
 //
 // Imported messages are never published (the loop guard: tools/relay/store.ts ImportedSet).
 
-import { lstatSync, openSync, closeSync, fstatSync, readSync, readdirSync, constants as fsc } from 'node:fs';
+import { lstatSync, openSync, closeSync, fstatSync, readdirSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
 import { type IndexState, readIndex } from '../bus/dir-index.js';
 import { scopeOfDirName, signalsDir } from '../bus/layout.js';
@@ -18,6 +18,7 @@ import { addressees, parseSignal } from '../wire/envelope.js';
 import { idTime } from '../wire/ids.js';
 import type { Cursor, ImportedSet } from './store.js';
 import { type Route, dedupId, subjectFor } from './subjects.js';
+import { readAll } from '../bus/atomic.js';
 
 /** How far behind the newest published id a full listing still looks. */
 export const SLACK_MS = 2 * 60_000;
@@ -50,14 +51,7 @@ function readBytes(path: string): Buffer | null {
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size === 0 || st.size > MAX_FILE_BYTES) return null;
-    const buf = Buffer.alloc(st.size);
-    let off = 0;
-    while (off < st.size) {
-      const n = readSync(fd, buf, off, st.size - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return buf.subarray(0, off);
+    return readAll(fd, st.size);
   } catch {
     return null;
   } finally {
