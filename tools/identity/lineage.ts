@@ -2,7 +2,7 @@
 // another session is that session's child; one started from a human's terminal is the
 // human's child. Pure over the same injected readers as the resolver.
 
-import { type Identity, type IdentityReaders, MAX_HOPS } from './resolve.js';
+import { type Identity, type IdentityReaders, MAX_HOPS, recordMatches } from './resolve.js';
 
 /**
  * The parent of a resolved identity: the nearest ancestor of its Claude Code process that is
@@ -16,7 +16,8 @@ export function findParent(who: Identity, r: IdentityReaders): string | undefine
     info = r.procInfo(pid);
     if (!info) break;
     const rec = r.readSessionRecord(pid);
-    if (rec && rec.pid === pid && rec.sessionId !== who.id && (rec.procStart === undefined || info.start === '' || String(rec.procStart) === info.start)) return rec.sessionId;
+    // The same rule as the resolver's climb: a record that belongs to this very process.
+    if (recordMatches(rec, pid, info) && rec.sessionId !== who.id) return rec.sessionId;
   }
   return who.user;
 }

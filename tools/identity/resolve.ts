@@ -109,7 +109,7 @@ export function normalizeOrigin(cwd: string): string {
 }
 
 /** A record matches a live process when the pid agrees and the start time does too. */
-function recordMatches(rec: SessionRecord | null, pid: number, info: ProcInfo | null): rec is SessionRecord {
+export function recordMatches(rec: SessionRecord | null, pid: number, info: ProcInfo | null): rec is SessionRecord {
   return rec !== null && rec.pid === pid && sameProcess(info, rec.procStart);
 }
 
