@@ -72,21 +72,6 @@ export function knownNamesSource(root: string): () => Map<string, string> {
 }
 
 /**
- * After a write: make sure the writer's name is on file. Costs one small read when it is;
- * only a writer not yet known pays for the live roster (its first send). A later rename is
- * caught by any roster read (rememberNames from listLive).
- */
-export function rememberWriter(root: string, who: { id: string; kind: string }, live: () => Iterable<{ id: string; name: string; kind: string }>): void {
-  if (who.kind === 'human') return;
-  try {
-    if (readEntries(root)[who.id] !== undefined) return;
-    rememberNames(root, [...live()].filter((p) => p.id === who.id), Date.now());
-  } catch {
-    // presentation only
-  }
-}
-
-/**
  * Remember the names of parties seen live. Writes only when one is new or changed; never
  * throws (a name is never worth failing a command for).
  */

@@ -8,7 +8,6 @@ import { envelopeFrom } from '../bus/compose.js';
 import { checkSend } from '../bus/gate.js';
 import { readChannels, requireChannel } from '../bus/channels.js';
 import type { Peer } from '../bus/roster.js';
-import { rememberWriter } from '../bus/names.js';
 import { MAX_BODY_BYTES, writeSignals } from '../bus/signals.js';
 import { resolveTargets } from '../bus/targets.js';
 import { localHostName, peersEverywhere } from '../bus/remote.js';
@@ -134,7 +133,8 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   const id = ctx.newId();
   const signer = ctx.signer();
   const files = writeSignals(root, route.scopes, id, env, signer);
-  rememberWriter(root, who, () => ctx.live()); // its name outlives it in history (issue #10)
+  // Reading the live roster here also keeps every live agent's name, the writer's included,
+  // so its name outlives it in history (issue #10; bus/names.ts via listLive).
   const delivery = deliveryFor(ctx, route.to);
   const audience = route.to === '*' ? '#open' : route.to.startsWith('#') ? route.to : 'them';
   return {
