@@ -1,0 +1,70 @@
+// Fan-out against live sessions (issue #12 §3): N sessions, each with its own `attend run`,
+// one broadcast at a time to #open; the time until the last sensor printed its header line,
+// and every sensor's CPU at rest. The ratio is per sensor, against one session: flat means
+// no per-message work that grows with the number of sessions.
+
+import { readFileSync } from 'node:fs';
+import { busLib, fakeSession, startSensor } from './latency.mjs';
+
+function cpuTicks(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return Number(x[11]) + Number(x[12]);
+  } catch {
+    return 0;
+  }
+}
+
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+async function measure(bin, tmp, n, rounds, restSeconds) {
+  const sessions = [];
+  const sensors = [];
+  try {
+    for (let i = 0; i < n; i++) sessions.push(fakeSession(tmp, `fan-${n}-${i}`));
+    for (const s of sessions) sensors.push(startSensor(bin, s));
+    for (const sensor of sensors) await sensor.ready(120_000);
+    await new Promise((r) => setTimeout(r, 1_000 + n * 20));
+    const { writeSignal, createIdFactory } = await busLib(bin);
+    const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+    const root = sessions[0].root;
+    const lastLine = [];
+    for (let r = 0; r < rounds; r++) {
+      const id = newId();
+      const from = sensors.map((s) => s.state.out.length);
+      const t0 = performance.now();
+      writeSignal(root, { kind: 'open' }, id, { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: '*', body: `fan-out ${r}` });
+      const ts = await Promise.all(sensors.map((s, i) => s.waitFor(`id=${id}]`, from[i], 60_000)));
+      lastLine.push(Math.max(...ts) - t0);
+    }
+    lastLine.sort((a, b) => a - b);
+    const c0 = sensors.map((s) => cpuTicks(s.proc.pid));
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, restSeconds * 1000));
+    const wall = (performance.now() - t0) / 1000;
+    const ticks = sensors.reduce((sum, s, i) => sum + cpuTicks(s.proc.pid) - c0[i], 0);
+    return { n, p50: pct(lastLine, 50), p99: pct(lastLine, 99), restCpu: (ticks / 100 / wall) * 100 };
+  } finally {
+    for (const s of sensors) s.proc.kill('SIGTERM');
+    for (const s of sessions) s.proc.kill('SIGKILL');
+  }
+}
+
+export default async function ({ bin, tmp, quick }) {
+  const sizes = quick ? [1, 10] : [1, 10, 50, 100];
+  const rounds = quick ? 10 : 30;
+  const rows = [];
+  for (const n of sizes) rows.push(await measure(bin, tmp, n, rounds, quick ? 5 : 15));
+  const base = rows[0];
+  return {
+    title: 'Fan-out against live sessions',
+    markdown: [
+      `N live sessions, each with its own \`attend run\`; ${rounds} broadcasts to #open one at a time, timed until the last sensor printed the message's header. CPU at rest is the sum over all N sensors (share of one core). Goals (issue #12 §3): with 100 sessions, p99 ≤ 250 ms and total CPU at rest ≤ 5 % of a core.`,
+      '',
+      '| sessions | last sensor p50 | last sensor p99 | p99 per session vs 1 | all sensors at rest |',
+      '|---|---|---|---|---|',
+      ...rows.map((r) => `| ${r.n} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${((r.p99 / r.n) / base.p99).toFixed(2)}× | ${r.restCpu.toFixed(2)} % |`),
+    ].join('\n'),
+  };
+}
