@@ -49,3 +49,28 @@ describe('a sensor wake past the digest threshold', () => {
     expect(second.r.later).toBe(false);
   });
 });
+
+describe('the newest shown message, which a bare reply threads to', () => {
+  it('is the newer of what a conduit delivered (kept in the ledger) and what a listing showed, and follows /clear', async () => {
+    const { noteSurfaced } = await import('../../tools/bus/surfaced.js');
+    const { moveLedger } = await import('../../tools/bus/ledger.js');
+    const who = agent('00000000-0000-4000-8000-0000000000ac', `${bus.dir}/work/me3`);
+    wake(who);
+    const mk = ids();
+    const older = put(bus.root, mk, { scope: { kind: 'open' }, to: '*', body: 'older' });
+    const delivered = put(bus.root, mk, { scope: { kind: 'open' }, to: '*', body: 'delivered' });
+    expect(wake(who).r.delivered).toEqual([older, delivered]);
+    expect(readSurfaced(bus.root, who.id)?.id).toBe(delivered);
+    // A listing that shows something older does not move the mark back...
+    noteSurfaced(bus.root, who.id, { id: older, time: Date.now() - 60_000 });
+    expect(readSurfaced(bus.root, who.id)?.id).toBe(delivered);
+    // ...one that shows something newer does.
+    const listed = put(bus.root, mk, { scope: { kind: 'open' }, to: '*', body: 'listed' });
+    noteSurfaced(bus.root, who.id, { id: listed, time: Date.now() + 1 });
+    expect(readSurfaced(bus.root, who.id)?.id).toBe(listed);
+    // The delivered mark moves with the ledger when /clear gives the session a new id.
+    const next = '00000000-0000-4000-8000-0000000000ad';
+    expect(moveLedger(bus.root, who.id, next)).toBe(true);
+    expect(readSurfaced(bus.root, next)?.id).toBe(delivered);
+  });
+});

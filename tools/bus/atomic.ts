@@ -53,10 +53,12 @@ export function writeError(path: string, err: unknown): AttendError {
 
 /**
  * Replace `path` with `data` atomically. Throws AttendError (exit 3) when any step fails;
- * `path` then holds exactly what it held before. The data is always synced before the
- * rename; `mtimeMs` sets the file's time (a copy keeps the time of its original).
+ * `path` then holds exactly what it held before. The data is synced before the rename unless
+ * `sync: false`, which only state a crash may roll back takes (the delivery ledger, the
+ * shown mark, heartbeats: each says why at its call); `mtimeMs` sets the file's time (a
+ * copy keeps the time of its original).
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number } = {}): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number; sync?: boolean } = {}): void {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
   let fd: number;
@@ -74,7 +76,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: {
   try {
     writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
     // Sync before the rename: after a crash the name must never point at missing data.
-    fsyncSync(fd);
+    if (opts.sync !== false) fsyncSync(fd);
     // A copy of a file from elsewhere (the relay's imports) keeps the time it was made.
     if (opts.mtimeMs !== undefined) futimesSync(fd, new Date(opts.mtimeMs), new Date(opts.mtimeMs));
   } catch (err) {

@@ -89,6 +89,8 @@ const LINE = /^([A-Za-z0-9_-]{1,128}) (-|\d{1,30}) (\d{1,30})$/;
  */
 export function readIndex(dir: string, prev: IndexState | undefined, now: number): IndexRead {
   const current = dirStamp(dir);
+  // Checked before the index is opened, so a reader can tell "nothing there yet" from "list it".
+  if (current === '-') return { ok: false, why: 'no directory', state: undefined };
   let fd: number;
   try {
     fd = openSync(join(dir, INDEX_NAME), fsc.O_RDONLY | fsc.O_NOFOLLOW);
@@ -101,7 +103,6 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
     const file = `${st.ino}:${st.birthtimeNs}`;
     const size = Number(st.size);
     const fresh: IndexState = { file, off: size, mtime: current, listed: now, known: [] };
-    if (current === '-') return { ok: false, why: 'no directory', state: undefined };
     if (!prev) return { ok: false, why: 'first sight', state: fresh };
     if (prev.file !== file) return { ok: false, why: 'index replaced', state: fresh };
     if (size < prev.off) return { ok: false, why: 'index truncated', state: fresh };

@@ -37,7 +37,7 @@ import { ensureDir } from './root.js';
 import { type Message, type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
 import { type Gate, createGate } from './gate.js';
 
-export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, idFloor } from './pending.js';
+export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, idFloor, noteShown } from './pending.js';
 
 export function ledgerDir(root: string): string {
   return join(stateDir(root), 'ledger');
@@ -60,8 +60,14 @@ export function readLedger(root: string, sid: string): LedgerRead {
   return ledger ? { state: 'ok', ledger } : { state: 'corrupt' };
 }
 
+/**
+ * Not synced (issue #12 §3: with 100 sessions every broadcast meant 100 journal commits).
+ * A ledger a crash rolled back repeats the lines in flight (delivery comes before the
+ * record anyway); one a crash left empty reads as corrupt and is rebuilt by the cold-start
+ * rule. Neither loses a message.
+ */
 function writeLedger(root: string, ledger: Ledger): void {
-  writeFileAtomic(ledgerFile(root, ledger.sid), JSON.stringify(ledger));
+  writeFileAtomic(ledgerFile(root, ledger.sid), JSON.stringify(ledger), { sync: false });
 }
 
 /** Ids in a directory that sort at or above `mark`, ascending. Names only: nothing is read. */
@@ -102,7 +108,6 @@ export interface TakeOptions {
  */
 export function takePending<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Pending) => { consume: string[]; result: T }): T {
   const file = ledgerFile(root, who.id);
-  ensureDir(ledgerDir(root));
   return withLock(`${file}.lock`, () => {
     const now = opts.now;
     const read = readLedger(root, who.id);
@@ -195,6 +200,8 @@ function listDir(dir: string, scope: Scope, dirName: string, mark: string | unde
     return { scope, dirName, ids: [], listedAt: now, index: undefined };
   }
   const r = readIndex(dir, prev, now);
+  // A receive directory nobody has written to yet (a session's own tray, mostly): no listing.
+  if (!r.ok && r.why === 'no directory') return { scope, dirName, ids: [], listedAt: now, index: undefined };
   if (!r.ok) return { scope, dirName, ids: listIdsFrom(dir, mark, reporter), listedAt: now, index: r.state };
   const set = new Set<string>();
   for (const id of r.state.known) if (mark === undefined || id >= mark) set.add(id);

@@ -57,9 +57,11 @@ export function readOwner(path: string): LockOwner | null {
   return t === null ? null : parseOwner(t);
 }
 
-/** The start time of this process, as the lock records it. */
+let ownStart: string | undefined;
+
+/** The start time of this process, as the lock records it (read once: it never changes). */
 function selfStart(): string {
-  return procInfoFromProc(process.pid)?.start ?? '';
+  return (ownStart ??= procInfoFromProc(process.pid)?.start ?? '');
 }
 
 function isStale(path: string, text: string, now: number, alive: (pid: number, start: string) => boolean): boolean {
@@ -127,13 +129,22 @@ export function tryAcquire(path: string, opts: AcquireOptions = {}): Acquired {
   const start = opts.start ?? (pid === process.pid ? selfStart() : (procInfoFromProc(pid)?.start ?? ''));
   const alive = opts.alive ?? ((p: number, s: string) => processAlive(p, s));
   const now = opts.now ?? Date.now;
-  ensureDir(dirname(path));
+  let madeDir = false;
   for (let attempt = 0; attempt < 3; attempt++) {
     let fd: number | undefined;
     try {
       fd = openSync(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw writeError(path, err);
+      const code = (err as NodeJS.ErrnoException).code;
+      // The directory is made on first need, not checked on every take (a sensor takes its
+      // ledger's lock once per message).
+      if (code === 'ENOENT' && !madeDir) {
+        madeDir = true;
+        ensureDir(dirname(path));
+        attempt--;
+        continue;
+      }
+      if (code !== 'EEXIST') throw writeError(path, err);
     }
     if (fd !== undefined) {
       try {

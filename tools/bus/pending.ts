@@ -34,6 +34,24 @@ export interface Ledger {
   drainRounds: number;
   /** Receive directory name → where this session is in that directory's index hint. */
   index: Record<string, IndexState>;
+  /**
+   * The newest message from someone else a conduit surfaced, which `attend reply` threads to
+   * by default. Kept here, in the file each cycle writes anyway, so a delivery costs one
+   * write instead of two (issue #12 §3); listings keep theirs in state/surfaced/.
+   */
+  shown?: Shown;
+}
+
+export interface Shown {
+  id: string;
+  time: number;
+}
+
+/** Record `m` as the newest shown unless something newer already is. */
+export function noteShown(ledger: Ledger, m: Shown): void {
+  const prev = ledger.shown;
+  if (prev && (prev.time > m.time || (prev.time === m.time && prev.id >= m.id))) return;
+  ledger.shown = { id: m.id, time: m.time };
 }
 
 export function newLedger(sid: string, now: number): Ledger {
@@ -56,10 +74,16 @@ export function parseLedger(text: string): Ledger | null {
       taught: o.taught === true,
       drainRounds: typeof o.drainRounds === 'number' ? o.drainRounds : 0,
       index: parseIndexStates(o.index),
+      ...(isShown(o.shown) ? { shown: { id: o.shown.id, time: o.shown.time } } : {}),
     };
   } catch {
     return null;
   }
+}
+
+function isShown(v: unknown): v is Shown {
+  const o = v as Partial<Shown> | null | undefined;
+  return typeof o === 'object' && o !== null && typeof o.id === 'string' && isMessageId(o.id) && typeof o.time === 'number';
 }
 
 /** Index positions are only a shortcut: anything malformed is dropped (a full listing). */

@@ -36,8 +36,9 @@ function presenceFile(root: string, id: string, role: string): string {
   return join(presenceDir(root), `${encodeURIComponent(id)}~${role}.json`);
 }
 
+/** Not synced: a heartbeat a crash loses is renewed by the next one, or was a dead process's. */
 export function writePresence(root: string, rec: PresenceRecord): void {
-  writeFileAtomic(presenceFile(root, rec.id, rec.role ?? 'cli'), JSON.stringify(rec));
+  writeFileAtomic(presenceFile(root, rec.id, rec.role ?? 'cli'), JSON.stringify(rec), { sync: false });
 }
 
 export function removePresence(root: string, id: string, role: string): void {

@@ -3,11 +3,10 @@
 // inside the ledger's lock before anything is recorded (deliver first, then record).
 
 import type { Identity } from '../identity/resolve.js';
-import { takePending } from '../bus/ledger.js';
+import { noteShown, takePending } from '../bus/ledger.js';
 import { receiveScopes } from '../bus/receive.js';
 import { resolveParents } from '../bus/parents.js';
 import type { Reporter } from '../bus/signals.js';
-import { noteSurfaced } from '../bus/surfaced.js';
 import { type NameLookup, planDrain, renderDrain } from '../wire/party.js';
 import { shouldTeach, wakeNotes } from '../wire/wake.js';
 
@@ -123,7 +122,7 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
     ledger.drainRounds += 1;
     const shownMsgs = p.fresh.filter((m) => rendered.shown.includes(m.id) && m.fromId !== who.id);
     const newest = shownMsgs[shownMsgs.length - 1];
-    if (newest) noteSurfaced(deps.root, who.id, { id: newest.id, time: newest.time });
+    if (newest) noteShown(ledger, newest);
     deps.trace?.(`attend: trace drain shown=${rendered.shown.join(',')} collapsed=${rendered.collapsed.join(',')} overflow=${rendered.overflow.join(',')}`);
     // Collapsed threads and the "+N more" remainder are consumed too: they were announced,
     // and `attend inbox` still lists them. Otherwise the next round would block again.

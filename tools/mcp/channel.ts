@@ -8,9 +8,8 @@
 // is a pipe (synchronous on Linux), so the line is out before the ledger records it.
 
 import type { Identity } from '../identity/resolve.js';
-import { takePending } from '../bus/ledger.js';
+import { noteShown, takePending } from '../bus/ledger.js';
 import type { Message } from '../bus/signals.js';
-import { noteSurfaced } from '../bus/surfaced.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { handOver } from '../bus/handover.js';
 import { createNameSource } from '../bus/roster.js';
@@ -71,7 +70,7 @@ export function pushPending(ctx: VerbCtx, who: Identity, deps: Pick<ChannelDeps,
     // inside the ledger's lock.
     for (const n of notices) deps.emit(n);
     const newest = plan.full[plan.full.length - 1];
-    if (newest) noteSurfaced(root, who.id, { id: newest.id, time: newest.time });
+    if (newest) noteShown(p.ledger, newest);
     return { consume, result: consume };
   });
 }

@@ -4,11 +4,10 @@
 // the lines captured; `tools/sensor/run.ts` is the long-running loop around it.
 
 import type { Identity } from '../identity/resolve.js';
-import { takePending } from '../bus/ledger.js';
+import { noteShown, takePending } from '../bus/ledger.js';
 import { resolveParents } from '../bus/parents.js';
 import { receiveScopes } from '../bus/receive.js';
 import type { Message, Reporter } from '../bus/signals.js';
-import { noteSurfaced } from '../bus/surfaced.js';
 import { DIGEST_THRESHOLD, type NameLookup } from '../wire/party.js';
 import { planStreamWake, streamItems } from '../wire/wake.js';
 
@@ -67,7 +66,7 @@ export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
         deps.trace?.(`attend: trace digest ids=${item.ids.join(',')}`);
       } else if (item.kind === 'teach') p.ledger.taught = true;
     }
-    if (newest) noteSurfaced(deps.root, who.id, { id: newest.id, time: newest.time });
+    if (newest) noteShown(p.ledger, newest);
     res.delivered = consume;
     res.later = plan.later.length > 0 && !res.closed;
     return { consume, result: undefined };
