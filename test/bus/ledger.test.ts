@@ -99,6 +99,32 @@ describe('consumption ledger', () => {
     expect(take().pending.fresh).toEqual([]);
   });
 
+  it('at 20 messages/s sustained for 10 minutes, the consumed ids kept cover the grace window, not minutes (issue #12 §5)', () => {
+    // Simulated time: messages 50 ms apart, one delivery cycle per message, the index trusted
+    // between the full listings it asks for (every RECONCILE_MS).
+    const t0 = Date.now() - 700_000;
+    let clock = t0;
+    const mk = ids(() => clock);
+    take(undefined, true, clock);
+    let maxAbove = 0;
+    let maxBytes = 0;
+    let delivered = 0;
+    for (let i = 0; i < 12_000; i++) {
+      clock = t0 + i * 50;
+      put(bus.root, mk, { scope: OPEN, to: '*', body: `m${i}` });
+      delivered += take(undefined, true, clock + 1).pending.fresh.length;
+      if (i % 100 === 99) {
+        const l = JSON.parse(readFileSync(ledgerFile(bus.root, 'sid-a'), 'utf8')) as { above: string[] };
+        maxAbove = Math.max(maxAbove, l.above.length);
+        maxBytes = Math.max(maxBytes, statSync(ledgerFile(bus.root, 'sid-a')).size);
+      }
+    }
+    expect(delivered).toBe(12_000);
+    // 30 s of grace at 20/s is 600 ids; a full listing's minutes would be thousands.
+    expect(maxAbove).toBeLessThanOrEqual(650);
+    expect(maxBytes).toBeLessThan(650 * 26 + 2_000);
+  }, 120_000);
+
   it('a channel joined later delivers from the join on, and applies without restart', () => {
     const who = agent('sid-a', ORIGIN);
     take(who);

@@ -98,6 +98,31 @@ describe('attend run', () => {
     expect(readPresence(bus.root).some((r) => r.id === s.sessionId && r.role === 'sensor'), JSON.stringify(readPresence(bus.root))).toBe(true);
   });
 
+  it('delivers a file written without an index line (another tool) and messages from writers racing each other, each once', async () => {
+    const s = session({ name: 'racer' });
+    const p = sensor(s, ['--trace']);
+    await started(p);
+    const mk = ids();
+    // Hand-written: no line in .index, so only the settle look and a full listing find it.
+    const foreign = mk();
+    writeFileSync(pjoin(bus.root, 'signals', '_broadcast', `${foreign}.signal`), `external:tool@pts-9|p|/p|from_kind:human|from_id:tool|to:*|written by hand\n`, { mode: 0o600 });
+    await waitFor(() => headerIds(p.stdout()).includes(foreign), { what: 'the hand-written message' });
+    // Four writer processes racing: every message arrives, none twice.
+    const script = `const { writeSignal } = await import(${JSON.stringify(pjoin(process.cwd(), 'dist/tools/bus/signals.js'))});
+      const { createIdFactory } = await import(${JSON.stringify(pjoin(process.cwd(), 'dist/tools/wire/ids.js'))});
+      const mk = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+      const out = [];
+      for (let i = 0; i < 25; i++) { const id = mk(); writeSignal(process.argv[1], { kind: 'open' }, id, { from: 'external:w@pts-1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'w', to: '*', body: 'race ' + i }); out.push(id); }
+      console.log(out.join(' '));`;
+    const writers = Array.from({ length: 4 }, () => spawn(process.execPath, ['--input-type=module', '-e', script, bus.root], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    const written = (await Promise.all(writers.map((w) => new Promise<string>((res) => { let out = ''; w.stdout!.on('data', (d) => (out += d)); w.on('close', () => res(out)); })))).join(' ').split(/\s+/).filter(Boolean);
+    expect(written).toHaveLength(100);
+    await waitFor(() => written.every((id) => headerIds(p.stdout()).includes(id) || traceIds(p.stderr()).includes(id)), { what: 'all 100 raced messages', timeoutMs: 20_000 });
+    const shown = [...headerIds(p.stdout()), ...traceIds(p.stderr())];
+    expect(shown.filter((id) => written.includes(id)).sort()).toEqual([...written].sort());
+    expect(shown.filter((id) => id === foreign)).toHaveLength(1);
+  });
+
   it('turns more than 8 messages in one wake into one digest line', async () => {
     const s = session();
     // Written before the sensor starts (young, so the cold-start rule delivers them in its first wake).

@@ -73,10 +73,32 @@ export interface IndexState {
   listed: number;
   /** Ids at or above the watermark seen since and not consumed yet. */
   known: string[];
+  /**
+   * At the last full listing: the smallest id made at its time, the index's size then, and
+   * the ids at or above lmark it saw (ids from the future: another machine's clock). Between
+   * two full listings the watermark follows the index; the next full listing delivers any
+   * file in [lmark, watermark) that it did not see and that has no line in the index from
+   * loff on: a file the index missed (issue #12 §5: the consumed set stays as small as the
+   * grace window instead of waiting minutes for a full listing).
+   */
+  lmark?: string;
+  loff?: number;
+  lseen?: string[];
 }
 
+/**
+ * How long a change the index does not explain yet may wait for its line. An indexed writer
+ * appends right after its rename, but a reader woken by the rename itself (the sensor) gets
+ * there first, and with several writers racing one's line can trail another's (issue #12
+ * §6: 44 % of reader cycles listed in full with 4 writers). Within this window the reader
+ * takes the ids explained so far and looks again; past it, the change is somebody else's
+ * (a write without a line, a delete) and the directory is listed in full.
+ */
+export const SETTLE_MS = 100;
+
 export type IndexRead =
-  | { ok: true; ids: string[]; state: IndexState }
+  /** `settled` false: a recent change is not explained yet; read again after SETTLE_MS. */
+  | { ok: true; ids: string[]; state: IndexState; settled: boolean }
   /** List in full; `state` is what to remember after that listing (none without an index). */
   | { ok: false; why: string; state: IndexState | undefined };
 
@@ -86,6 +108,12 @@ const LINE = /^([A-Za-z0-9_-]{1,128}) (-|\d{1,30}) (\d{1,30})$/;
  * Reader side: the ids appended to `dir`'s index since `prev`, if the index explains every
  * change to the directory since then; otherwise why not. Call before listing: the stamps are
  * taken first, so a full listing that follows sees everything they cover.
+ *
+ * "Explains": each line is a writer's interval [mtime before its write, mtime after its
+ * rename]. Starting from the mtime the reader last knew, the intervals must chain without a
+ * gap up to the directory's mtime now; writers that overlap (racing each other) chain too.
+ * A gap is a change nobody indexed. A gap younger than SETTLE_MS may be a line not written
+ * yet: the ids so far are returned unsettled, and the same lines are read again next time.
  */
 export function readIndex(dir: string, prev: IndexState | undefined, now: number): IndexRead {
   const current = dirStamp(dir);
@@ -111,27 +139,66 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
     // A line is complete only with its newline; a partial tail is read next time.
     const end = buf.lastIndexOf(10) + 1;
     const ids: string[] = [];
-    const before: bigint[] = [];
-    const after = new Set<string>();
-    let maxAfter = BigInt(prev.mtime);
+    const spans: [bigint, bigint][] = [];
     for (const line of buf.toString('utf8', 0, end).split('\n')) {
       if (line === '') continue;
       const m = LINE.exec(line);
       if (!m) return { ok: false, why: 'garbage line', state: fresh };
       ids.push(m[1]!);
       if (m[2] === '-') return { ok: false, why: 'directory created by the writer', state: fresh };
-      before.push(BigInt(m[2]!));
-      after.add(m[3]!);
-      const a = BigInt(m[3]!);
-      if (a > maxAfter) maxAfter = a;
+      spans.push([BigInt(m[2]!), BigInt(m[3]!)]);
     }
-    const last = BigInt(prev.mtime);
-    const explained = (ns: bigint) => ns <= last || after.has(ns.toString());
-    if (!before.every(explained) || !explained(BigInt(current))) return { ok: false, why: 'unexplained change', state: fresh };
     const cur = BigInt(current);
-    return { ok: true, ids, state: { file, off: prev.off + end, mtime: (cur > maxAfter ? cur : maxAfter).toString(), listed: prev.listed, known: prev.known } };
+    // How far the intervals reach, chained from what the reader knew.
+    spans.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    let reach = BigInt(prev.mtime);
+    let gap: bigint | null = null;
+    for (const [b, a] of spans) {
+      if (b > reach) {
+        gap = b;
+        break;
+      }
+      if (a > reach) reach = a;
+    }
+    if (gap === null && cur <= reach) {
+      return { ok: true, ids, settled: true, state: { ...prev, off: prev.off + end, mtime: reach.toString() } };
+    }
+    const unexplained = gap ?? cur;
+    const age = now - Number(unexplained / 1_000_000n);
+    // A clock set back makes the age negative: not "recent", so it is listed.
+    if (age >= 0 && age < SETTLE_MS) return { ok: true, ids, settled: false, state: prev };
+    return { ok: false, why: 'unexplained change', state: fresh };
   } catch {
     return { ok: false, why: 'unreadable', state: undefined };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The ids with a line in `dir`'s index between byte offsets `from` and `to`, or null when
+ * that part cannot be read as index lines (the caller then cannot tell a miss from a
+ * delivery, and treats the range as it did before: consumed).
+ */
+export function indexedIdsBetween(dir: string, from: number, to: number): Set<string> | null {
+  if (to < from) return null;
+  let fd: number;
+  try {
+    fd = openSync(join(dir, INDEX_NAME), fsc.O_RDONLY | fsc.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const buf = readAll(fd, to - from, from);
+    const out = new Set<string>();
+    for (const line of buf.toString('utf8').split('\n')) {
+      if (line === '') continue;
+      const m = LINE.exec(line);
+      if (m) out.add(m[1]!);
+    }
+    return out;
+  } catch {
+    return null;
   } finally {
     closeSync(fd);
   }

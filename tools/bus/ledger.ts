@@ -26,12 +26,12 @@ import type { Identity } from '../identity/resolve.js';
 import type { Scope } from '../wire/envelope.js';
 import { isMessageId } from '../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
-import { type IndexState, readIndex } from './dir-index.js';
+import { type IndexState, indexedIdsBetween, readIndex } from './dir-index.js';
 import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
 import { withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
-import { type DirListing, type Ledger, type Pending, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
+import { type DirListing, type Ledger, type Pending, idFloor, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
 import { receiveScopes } from './receive.js';
 import { ensureDir } from './root.js';
 import { type Message, type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
@@ -127,6 +127,9 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       ledger = newLedger(who.id, now);
       cold = true;
     }
+    // What the ledger said before, less the consumed ids (the costly part, checked by count).
+    const keyOf = (l: Ledger) => JSON.stringify({ ...l, above: l.above.length, updated: 0 });
+    const was = keyOf(ledger);
     const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
     const owed = readOwed(root, who.id);
     // The one check before anything reaches a conduit (issue 14, tools/bus/gate.ts): a held
@@ -140,9 +143,13 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       return deliver({ fresh: [], cold, hidden: 0, invited: [], ledger }).result;
     }
     const plan = planPending(ledger, cold, dirs, owed, who, now, gatedReader(root, gate, opts.reporter));
-    const { consume, result } = deliver({ fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger });
-    recordConsumed(ledger, dirs, [...plan.auto, ...consume], now);
-    writeLedger(root, ledger);
+    const unsettled = dirs.some((d) => d.unsettled === true);
+    const { consume, result } = deliver({ fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger, ...(unsettled ? { unsettled } : {}) });
+    const consumed = [...plan.auto, ...consume];
+    recordConsumed(ledger, dirs, consumed, now);
+    // A cycle that changed nothing writes nothing (a wake on a line still on its way, a tick):
+    // without new consumption `above` only shrinks as the marks move, which the key shows.
+    if (read.state !== 'ok' || consumed.length > 0 || keyOf(ledger) !== was) writeLedger(root, ledger);
     for (const o of owed) clearOwed(root, who.id, o.channel);
     return result;
   });
@@ -190,23 +197,43 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
 
 /**
  * The ids at or above `mark` in one directory: from its index hint when that explains every
- * change since the last cycle, else from a full listing.
+ * change since the last cycle, else from a full listing — which also hands back the files
+ * below the watermark that the index never had a line for (IndexState.lmark).
  */
 function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter): DirListing {
   // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
   const problem = scopeDirProblem(dir);
   if (problem !== null) {
     reporter.unreadable?.(dir, problem);
-    return { scope, dirName, ids: [], listedAt: now, index: undefined };
+    return { scope, dirName, ids: [], index: undefined };
   }
   const r = readIndex(dir, prev, now);
   // A receive directory nobody has written to yet (a session's own tray, mostly): no listing.
-  if (!r.ok && r.why === 'no directory') return { scope, dirName, ids: [], listedAt: now, index: undefined };
-  if (!r.ok) return { scope, dirName, ids: listIdsFrom(dir, mark, reporter), listedAt: now, index: r.state };
+  if (!r.ok && r.why === 'no directory') return { scope, dirName, ids: [], index: undefined };
+  if (!r.ok) {
+    // Files the index missed since the last full listing: made after it, below the watermark
+    // now, never seen by it and without a line since (IndexState.lmark).
+    const since = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark && r.state && prev.file === r.state.file ? prev : undefined;
+    const indexed = since ? indexedIdsBetween(dir, since.loff!, r.state!.off) : null;
+    const floor = since && indexed ? since.lmark! : mark;
+    const all = listIdsFrom(dir, floor, reporter);
+    const ids: string[] = [];
+    const missed: string[] = [];
+    const seen = new Set(since?.lseen);
+    for (const id of all) {
+      if (mark === undefined || id >= mark) ids.push(id);
+      else if (indexed && !indexed.has(id) && !seen.has(id)) missed.push(id);
+    }
+    if (r.state) {
+      const lmark = idFloor(now);
+      Object.assign(r.state, { lmark, loff: r.state.off, lseen: all.filter((id) => id >= lmark) });
+    }
+    return { scope, dirName, ids, index: r.state, ...(missed.length > 0 ? { missed } : {}) };
+  }
   const set = new Set<string>();
   for (const id of r.state.known) if (mark === undefined || id >= mark) set.add(id);
   for (const id of r.ids) if ((mark === undefined || id >= mark) && isMessageId(id)) set.add(id);
-  return { scope, dirName, ids: [...set].sort(), listedAt: r.state.listed, index: r.state };
+  return { scope, dirName, ids: [...set].sort(), index: r.state, ...(r.settled ? {} : { unsettled: true }) };
 }
 
 /** Has `sid`'s ledger consumed message `id` of directory `dirName`? No ledger: no. */

@@ -102,7 +102,16 @@ function parseIndexStates(v: unknown): Record<string, IndexState> {
       Array.isArray(st.known) &&
       st.known.every((id) => typeof id === 'string' && isMessageId(id))
     )
-      out[dir] = { file: st.file, off: st.off!, mtime: st.mtime, listed: st.listed, known: st.known };
+      out[dir] = {
+        file: st.file,
+        off: st.off!,
+        mtime: st.mtime,
+        listed: st.listed,
+        known: st.known,
+        ...(typeof st.lmark === 'string' && Number.isSafeInteger(st.loff) && st.loff! >= 0 && Array.isArray(st.lseen) && st.lseen.every((id) => typeof id === 'string')
+          ? { lmark: st.lmark, loff: st.loff!, lseen: st.lseen }
+          : {}),
+      };
   }
   return out;
 }
@@ -128,6 +137,8 @@ export interface Pending {
   invited: Invited[];
   /** The ledger under the lock; the callback may change `taught` and `drainRounds`. */
   ledger: Ledger;
+  /** A receive directory changed in a way its index does not explain yet: look again after SETTLE_MS. */
+  unsettled?: boolean;
 }
 
 /** One receive directory as the shell read it. */
@@ -136,10 +147,15 @@ export interface DirListing {
   dirName: string;
   /** Ids at or above the directory's watermark (all of them on a cold start), ascending. */
   ids: string[];
-  /** When the directory was last listed in full (the index hint is trusted in between). */
-  listedAt: number;
+  /**
+   * A full listing's ids below the watermark that the index never had a line for since the
+   * last full listing: files it missed, not consumed (see IndexState.lmark).
+   */
+  missed?: string[];
   /** Where the ledger is in the directory's index hint after this read. */
   index?: IndexState | undefined;
+  /** A change the index does not explain yet (a line on its way): look again shortly. */
+  unsettled?: boolean;
 }
 
 export interface PendingPlan {
@@ -187,10 +203,15 @@ export function planPending(
     fresh.push(m);
   };
 
-  for (const { scope, dirName, ids } of dirs) {
+  for (const { scope, dirName, ids, missed } of dirs) {
     if (marks[dirName] !== undefined) {
       for (const id of ids) {
         if (isConsumed(dirName, id) || freshIds.has(id)) continue;
+        take(read(scope, id), id);
+      }
+      // Below the watermark, but never delivered: the index missed them.
+      for (const id of missed ?? []) {
+        if (consumed.has(id) || freshIds.has(id)) continue;
         take(read(scope, id), id);
       }
       continue;
@@ -263,8 +284,7 @@ export function planPending(
 export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Iterable<string>, now: number): void {
   const set = new Set([...ledger.above, ...consumed]);
   const listed = new Map(dirs.map((d) => [d.dirName, d.ids]));
-  const listedAt = new Map(dirs.map((d) => [d.dirName, d.listedAt]));
-  advanceMarks(ledger, listed, set, now, listedAt);
+  advanceMarks(ledger, listed, set, now);
   const marks = ledger.marks;
   // What each directory's index position must still offer next time: seen, not consumed.
   ledger.index = {};
@@ -286,13 +306,14 @@ export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Ite
 /**
  * Move each directory's watermark up to the first id not yet consumed, but never past ids
  * younger than the grace window: a file whose id was taken earlier may still be on its way.
- * Nor past what the directory's last full listing saw (`listedAt`): between full listings
- * the ids come from the index hint, and a file it missed must stay above the watermark.
+ * Between full listings the ids come from the index hint; a file it missed and the
+ * watermark passed is found by the next full listing (DirListing.missed), so the watermark
+ * need not wait for one and the consumed set stays as small as the grace window.
  */
-function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: Set<string>, now: number, listedAt: Map<string, number>): void {
+function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: Set<string>, now: number): void {
   for (const [dir, ids] of listed) {
     const old = ledger.marks[dir];
-    let next = idFloor(Math.min(now, listedAt.get(dir) ?? now) - LEDGER_GRACE_MS);
+    let next = idFloor(now - LEDGER_GRACE_MS);
     for (const id of ids) {
       if (old !== undefined && id < old) continue;
       if (!consumed.has(id)) {

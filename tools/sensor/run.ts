@@ -24,6 +24,7 @@ import { knownNamesSource } from '../bus/names.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
 import { type DirWatch, watchDirs } from './dir-watch.js';
 import { scanOnce } from './scan.js';
+import { INDEX_NAME, SETTLE_MS } from '../bus/dir-index.js';
 
 export const HEARTBEAT_MS = 30_000;
 const TICK_MS = 2_000;
@@ -131,11 +132,18 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   const scan = () => {
     scanQueued = false;
     if (stopping) return;
+    const renamesBefore = renames;
     try {
       const r = scanOnce({ root, now: opts.now, reporter: opts.reporter, names, write, warn: opts.warn, trace: opts.trace ? opts.warn : undefined }, who);
       delivered += r.delivered.length;
       if (r.closed) stop('stdout-closed');
       else if (r.later) requestScan();
+      if (r.unsettled) settleScan();
+      // Every rename seen before this scan began is explained by the index: no look needed.
+      else if (renames === renamesBefore && settleTimer) {
+        clearTimeout(settleTimer);
+        settleTimer = undefined;
+      }
     } catch (err) {
       // A lock timeout or a full disk must not kill the sensor: the next wake retries.
       opts.warn(`attend: scan failed: ${(err as Error).message}`);
@@ -145,6 +153,17 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     if (scanQueued) return;
     scanQueued = true;
     setImmediate(scan);
+  };
+  // A look once a change has had SETTLE_MS to get its index line: a message written without
+  // one (another tool, an older attend) is found by the full listing that follows.
+  let settleTimer: NodeJS.Timeout | undefined;
+  let renames = 0;
+  const settleScan = () => {
+    if (settleTimer || stopping) return;
+    settleTimer = setTimeout(() => {
+      settleTimer = undefined;
+      requestScan();
+    }, SETTLE_MS + 5);
   };
 
   // ---- watching: the receive directories and the state directory (channels.json), one
@@ -161,7 +180,13 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
       return;
     }
     if (name === probeName) sawProbe = true;
-    else if (name === null || name.endsWith('.signal')) requestScan();
+    // An indexed writer's line comes right after its rename: scan on the line, so the scan
+    // finds the index explaining the change. The rename alone only arms the settle look.
+    else if (name === null || name === INDEX_NAME) requestScan();
+    else if (name.endsWith('.signal')) {
+      renames++;
+      settleScan();
+    }
   };
   const startWatcher = async (): Promise<void> => {
     // Once stopping, a late membership event must not open a watch nobody will close: an
@@ -255,6 +280,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
 
   await stopped;
   clearInterval(tick);
+  if (settleTimer) clearTimeout(settleTimer);
   watcher?.close();
   releaseSensor(root, who.id, opts.pid);
   removePresence(root, who.id, 'sensor');

@@ -30,11 +30,14 @@ export interface ScanResult {
   later: boolean;
   /** stdout was closed while writing: the sensor must stop. */
   closed: boolean;
+  /** A receive directory changed in a way its index does not explain yet: scan again after SETTLE_MS. */
+  unsettled: boolean;
 }
 
 export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
-  const res: ScanResult = { delivered: [], digest: false, later: false, closed: false };
+  const res: ScanResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
   takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
+    res.unsettled = p.unsettled === true;
     const consume: string[] = [];
     const emit = (line: string): boolean => {
       if (res.closed) return false;
