@@ -6,8 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { procInfoFromProc } from '../../identity/system.js';
-import { tmpdir, userInfo } from 'node:os';
+import { procInfoFromProc, userName } from '../../identity/system.js';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
@@ -104,7 +104,7 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   const humanCwd = join(tmp, 'work');
   // The person is whoever runs the demo: attend names a person by the user the process runs as,
   // never by a variable (issue 14 §6).
-  const person = sanitizeMemberId(userInfo().username);
+  const person = sanitizeMemberId(userName());
   const human: Actor = { label: `${person} (human, terminal)`, cwd: humanCwd, env: baseEnv };
   // The human is live the way `attend chat` makes them live: a fresh heartbeat.
   writePresence(busRoot, { id: person, kind: 'human', origin: humanCwd, heartbeat: Date.now(), role: 'chat' });
