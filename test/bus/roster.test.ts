@@ -11,7 +11,7 @@ import { observeSession, readRegistry } from '../../tools/bus/registry.js';
 import { processAlive } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey, nicknameFor } from '../../tools/wire/names.js';
-import { type FakeSession, type TempBus, procStart, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
+import { type FakeSession, type TempBus, ME, procStart, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -41,7 +41,8 @@ async function peers(env: Record<string, string>): Promise<PeerJson[]> {
   return (JSON.parse(r.stdout) as { peers: PeerJson[] }).peers;
 }
 
-const human = () => ({ ...bus.env, USER: 'aaron' });
+// The person: whoever runs the tests (issue 14 §6: never $USER).
+const human = () => ({ ...bus.env });
 const nameOf = (list: PeerJson[], id: string) => list.find((p) => p.id === id)?.name;
 
 describe('ordinals', () => {
@@ -148,7 +149,7 @@ describe('liveness and pruning', () => {
     const store = readChannels(bus.root);
     expect(store.channels.solo).toBeUndefined();
     expect(store.channels.keep?.members).toEqual({});
-    expect(Object.keys(store.channels.mixed?.members ?? {}).sort()).toEqual([b.sessionId, 'aaron'].sort());
+    expect(Object.keys(store.channels.mixed?.members ?? {}).sort()).toEqual([b.sessionId, ME].sort());
   });
 
   it('a fresh attend heartbeat makes a peer live without a Claude Code record; a stale one does not', async () => {

@@ -1,7 +1,8 @@
 // Signed envelopes on a real temporary bus (issue 14 §4): keys made on first use, sidecars
 // written before the message, and every kind of tampering detected on read and held back
 // from delivery.
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AttendError, EXIT } from '../../tools/bus/errors.js';
@@ -76,6 +77,35 @@ describe('keys', () => {
     mkdirSync(keysDir(), { recursive: true, mode: 0o700 });
     writeFileSync(privateKeyPath(keysDir(), 'sid-s'), 'garbage', { mode: 0o600 });
     expect(() => loadOrCreateKey({ keysDir: keysDir(), root: bus.root, node: 'sid-s', now: 0 })).toThrow(/is not an Ed25519 private key/);
+  });
+
+  it('is a JWK file; a PEM key an older attend wrote is read, keeps its id, and is rewritten as a JWK', () => {
+    const first = write(OPEN, envFrom('sid-s'));
+    const priv = privateKeyPath(keysDir(), 'sid-s');
+    const jwk = JSON.parse(readFileSync(priv, 'utf8')) as Record<string, string>;
+    expect(Object.keys(jwk).sort()).toEqual(['crv', 'd', 'kty', 'x']);
+    expect(jwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
+    const id = readPublishedKeys(bus.root, 'sid-s')[0]!.keyId;
+    // The same key as PKCS#8 PEM, with the id file the older attend kept beside it.
+    const pem = createPrivateKey({ key: jwk, format: 'jwk' }).export({ format: 'pem', type: 'pkcs8' }) as string;
+    writeFileSync(priv, pem, { mode: 0o600 });
+    writeFileSync(`${priv}.id`, `${id} 0\n`, { mode: 0o600 });
+    const second = write(OPEN, envFrom('sid-s'));
+    expect(read(OPEN, second).sig).toBe('ok');
+    expect(read(OPEN, first).sig).toBe('ok');
+    expect(readFileSync(sidecarPath(read(OPEN, second).path), 'utf8')).toContain(`key ${id}`);
+    expect(JSON.parse(readFileSync(priv, 'utf8'))).toEqual(jwk);
+    expect(statSync(priv).mode & 0o777).toBe(0o600);
+    expect(existsSync(`${priv}.id`)).toBe(false);
+    expect(readPublishedKeys(bus.root, 'sid-s').map((k) => k.keyId)).toEqual([id]);
+  });
+
+  it('a JWK whose public half is not its private key\'s is refused, naming the file', () => {
+    loadOrCreateKey({ keysDir: keysDir(), root: bus.root, node: 'sid-s', now: Date.now() });
+    const priv = privateKeyPath(keysDir(), 'sid-s');
+    const other = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x;
+    writeFileSync(priv, JSON.stringify({ ...JSON.parse(readFileSync(priv, 'utf8')), x: other }), { mode: 0o600 });
+    expect(() => loadOrCreateKey({ keysDir: keysDir(), root: bus.root, node: 'sid-s', now: 0 })).toThrow(`the key file ${priv} is not an Ed25519 private key (its public half (x) does not belong to its private key (d))`);
   });
 
   it('rotation: new messages use the new key, old signatures stay verifiable', () => {

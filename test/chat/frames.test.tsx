@@ -32,7 +32,7 @@ afterEach(() => {
 });
 
 function renderChat(opts: { depth?: 0 | 1 | 2 | 3 } = {}) {
-  const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human' });
+  const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human', userName: 'tester' });
   const root = makeCtx().root();
   // What start-chat's heartbeat does, so the operator is live for others to address.
   writePresence(root, { id: 'tester', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });

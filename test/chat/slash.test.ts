@@ -38,7 +38,7 @@ function live(name: string): FakeSession {
 }
 
 function chat(tabChannel: string | null = null) {
-  const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human' });
+  const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human', userName: 'tester' });
   const root = makeCtx().root();
   writePresence(root, { id: 'tester', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
   const actions = createChatActions({ makeCtx, root, now: Date.now });
@@ -149,7 +149,7 @@ describe('one key table for every help text', () => {
   it('`attend chat --help` and /help list every row of the key table', async () => {
     const r = await runInProcess(['chat', '--help'], { env: bus.env });
     expect(r.exitCode).toBe(0);
-    const help = runSlash('/help', { actions: createChatActions({ makeCtx: () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human' }), root: bus.root, now: Date.now }), tabChannel: null, replyTarget: () => undefined });
+    const help = runSlash('/help', { actions: createChatActions({ makeCtx: () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human', userName: 'tester' }), root: bus.root, now: Date.now }), tabChannel: null, replyTarget: () => undefined });
     for (const line of keyHelpLines()) {
       expect(r.stdout).toContain(`  ${line}\n`);
       expect(help.lines.map((l) => l.text)).toContain(line);

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
 import { readChannels } from '../../tools/bus/channels.js';
-import { BIN, type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
+import { BIN, ME, type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -20,8 +20,12 @@ function runAsync(args: string[], env: Record<string, string>): Promise<{ code: 
 }
 
 it('40 concurrent join/leave processes with different identities lose no update', async () => {
-  const user = (i: number) => ({ ...bus.env, USER: `u${i}` });
-  // Before the race: u20..u29 are in #room.
+  // Thirty identities besides the ten joining sessions: the person (0) and sessions (one
+  // person per Unix user: no variable makes another, issue 14 §6).
+  const others = Array.from({ length: 30 }, (_, i) => (i === 0 ? null : session()));
+  const user = (i: number) => others[i]?.env ?? bus.env;
+  const idOf = (i: number) => others[i]?.sessionId ?? ME;
+  // Before the race: 20..29 are in #room.
   for (let i = 20; i < 30; i++) expect((await runInProcess(['join', 'room'], { env: user(i) })).exitCode).toBe(0);
   const agents = Array.from({ length: 10 }, () => {
     const s = session();
@@ -36,9 +40,9 @@ it('40 concurrent join/leave processes with different identities lose no update'
   for (const r of results) expect(r.code, r.stderr).toBe(0);
 
   const store = readChannels(bus.root);
-  const expectedRoom = [...Array.from({ length: 20 }, (_, i) => `u${i}`), ...agents.slice(0, 5).map((a) => a.sessionId)].sort();
+  const expectedRoom = [...Array.from({ length: 20 }, (_, i) => idOf(i)), ...agents.slice(0, 5).map((a) => a.sessionId)].sort();
   expect(JSON.stringify(Object.keys(store.channels.room?.members ?? {}).sort())).toEqual(JSON.stringify(expectedRoom));
   expect(Object.keys(store.channels.room2?.members ?? {}).sort()).toEqual(agents.slice(5).map((a) => a.sessionId).sort());
-  expect(store.channels.room?.members.u0?.kind).toBe('human');
+  expect(store.channels.room?.members[ME]?.kind).toBe('human');
   expect(store.channels.room?.members[agents[0]!.sessionId]?.kind).toBe('agent');
 });

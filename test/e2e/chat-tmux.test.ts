@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type FakeSession, fakeSession, makeTempBus, runBin, type TempBus, waitFor } from '../helpers/bus.js';
+import { BIN, ME, type FakeSession, fakeSession, makeTempBus, runBin, type TempBus, waitFor } from '../helpers/bus.js';
 
 let bus: TempBus;
 let nick: FakeSession;
@@ -19,7 +19,10 @@ const screen = () => tmux('capture-pane', '-p', '-t', 'chat');
 let statusFile: string;
 function startChat(env: Record<string, string>, cols: number, rows: number, args: string[] = []): void {
   const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
-  tmux('new-session', '-d', '-x', String(cols), '-y', String(rows), '-s', 'chat', 'env', ...vars, 'sh', '-c', `"$0" "$@"; echo $? > '${statusFile}'`, process.execPath, BIN, 'chat', ...args);
+  // A tmux server passes on the environment of whoever started it: Claude Code's variables
+  // from a session running these tests would make the chat that session's, and refused.
+  const unset = ['CLAUDECODE', 'CLAUDE_PID', 'CLAUDE_CODE_SESSION_ID'].flatMap((k) => ['-u', k]);
+  tmux('new-session', '-d', '-x', String(cols), '-y', String(rows), '-s', 'chat', 'env', ...unset, ...vars, 'sh', '-c', `"$0" "$@"; echo $? > '${statusFile}'`, process.execPath, BIN, 'chat', ...args);
   // Keep the pane after the command exits, to read what it left behind.
   tmux('set-option', '-t', 'chat', 'remain-on-exit', 'on');
 }
@@ -62,7 +65,7 @@ describe('attend chat in tmux', () => {
   it('sends, receives, holds its layout on resize, and restores the terminal on quit', async () => {
     startChat({ ...bus.env, TERM: 'xterm-256color' }, 100, 30);
     await until((s) => s.includes('Esc quit') && s.includes('Nick idle'), 'first frame with the roster');
-    const presence = join(bus.root, 'state', 'presence', 'tester~chat.json');
+    const presence = join(bus.root, 'state', 'presence', `${ME}~chat.json`);
     expect(existsSync(presence)).toBe(true);
 
     tmux('send-keys', '-t', 'chat', '-l', 'hello from tmux');
@@ -71,7 +74,7 @@ describe('attend chat in tmux', () => {
     const open = join(bus.root, 'signals', '_broadcast');
     const file = await waitFor(() => existsSync(open) && readdirSync(open).find((n) => n.endsWith('.signal')), { what: 'signal file', timeoutMs: 10_000 });
     const line = readFileSync(join(open, file), 'utf8');
-    expect(line).toMatch(/^external:tester@[^|]+\|[^|]*\|[^|]*\|from_kind:human\|from_id:tester\|to:\*\|hello from tmux\n$/);
+    expect(line).toMatch(new RegExp(`^external:${ME}@[^|]+\\|[^|]*\\|[^|]*\\|from_kind:human\\|from_id:${ME}\\|to:\\*\\|hello from tmux\\n$`));
 
     const sent = runBin(['send', 'from another process'], { env: nick.env });
     expect(sent.exitCode).toBe(0);
@@ -127,7 +130,7 @@ describe('attend chat in tmux', () => {
     process.kill(pid, 'SIGTERM');
     expect(await exitStatus('exit on SIGTERM')).toBe('143');
     expect(screen()).not.toContain('Enter send');
-    expect(existsSync(join(bus.root, 'state', 'presence', 'tester~chat.json'))).toBe(false);
+    expect(existsSync(join(bus.root, 'state', 'presence', `${ME}~chat.json`))).toBe(false);
   });
 
   it('Alt-↑ selects an older message and Enter replies to it: re: is its id, to: its sender', async () => {
@@ -154,7 +157,7 @@ describe('attend chat in tmux', () => {
         () => readdirSync(open).map((n) => (n.endsWith('.signal') ? readFileSync(join(open, n), 'utf8') : '')).find((l) => l.includes('|re:')),
         { what: 'the reply on disk', timeoutMs: 10_000 },
       );
-      expect(line).toMatch(new RegExp(`\\|from_kind:human\\|from_id:tester\\|to:${nick.sessionId}\\|re:${nickId}\\|got it\\n$`));
+      expect(line).toMatch(new RegExp(`\\|from_kind:human\\|from_id:${ME}\\|to:${nick.sessionId}\\|re:${nickId}\\|got it\\n$`));
       expect(line).not.toContain(hanaId);
       await until((s) => s.includes('replied to Nick') && !/^▶/m.test(s), 'status after the reply, selection gone');
       // Esc with a selection lets go; the next Esc quits.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listLive } from '../../tools/bus/roster.js';
 import { procInfoFromProc } from '../../tools/identity/system.js';
-import { runBin, waitFor } from '../helpers/bus.js';
+import { ME, runBin, waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, type ClaudeRun, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
 import { type FakeAnthropic, lastText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
 
@@ -27,7 +27,7 @@ function liveSession(h: ClaudeHome, pid: number) {
 
 function outside(h: ClaudeHome, env: Record<string, string>, args: string[]) {
   // A human at a terminal: no Claude Code in its ancestry, no CLAUDE_* in its env.
-  const r = runBin(args, { env: { PATH: env.PATH!, HOME: h.home, USER: 'tester', ATTEND_HOME: h.root }, cwd: h.dir });
+  const r = runBin(args, { env: { PATH: env.PATH!, HOME: h.home, ATTEND_HOME: h.root }, cwd: h.dir });
   expect(r.exitCode, r.stderr).toBe(0);
   return r.stdout.trim();
 }
@@ -53,7 +53,7 @@ describe('claude code: delivery', () => {
     expect(carrying).toHaveLength(1);
     const seen = lastText(carrying[0]!);
     expect(seen).toMatch(/Stop hook/);
-    expect(seen).toContain(`[attend message from_kind=human from=tester sig=ok to=${b.id}`);
+    expect(seen).toContain(`[attend message from_kind=human from=${ME} sig=ok to=${b.id}`);
     expect(seen).toContain(`id=${id}`);
     // The turn the Stop hook started ended, and the hook ran again without repeating it.
     const after = api.requests.slice(api.requests.indexOf(carrying[0]!) + 1);
@@ -78,7 +78,7 @@ describe('claude code: delivery', () => {
     const event = await waitFor(() => api!.requests.find((r) => lastText(r).includes('monitor-payload-91c2')), { timeoutMs: 30_000, what: 'the Monitor event at the model' });
     const seen = lastText(event);
     expect(seen).toContain('<task-notification>');
-    expect(seen).toContain(`[attend message from_kind=human from=tester sig=ok to=${b.id}`);
+    expect(seen).toContain(`[attend message from_kind=human from=${ME} sig=ok to=${b.id}`);
     expect(seen).toContain(`id=${id}`);
     // The sensor said nothing while the bus was quiet (issue #11 §7): the first Monitor event
     // the model gets is this message, with the start line riding along in the same batch.

@@ -81,7 +81,7 @@ describe('claude code plugin, interactive', () => {
     // The plugin's monitor is up when the session's sensor claim names a live process.
     await until(() => readSensor(h.root, sid) !== null, 'the sensor claim');
     expect(api.requests).toEqual([]);
-    const sent = runBin(['send', '--to', sid, 'interactive-payload-5e1d'], { env: { PATH: env.PATH!, HOME: h.home, USER: 'tester', ATTEND_HOME: h.root }, cwd: h.dir });
+    const sent = runBin(['send', '--to', sid, 'interactive-payload-5e1d'], { env: { PATH: env.PATH!, HOME: h.home, ATTEND_HOME: h.root }, cwd: h.dir });
     expect(sent.exitCode, sent.stderr).toBe(0);
     const first = await until(() => api!.requests[0], 'a model request');
     // Nothing woke the model before the message did.

@@ -11,7 +11,7 @@ import { formatBlock, formatTable, namesFrom } from '../../tools/cli/format.js';
 import { createIo, reportError } from '../../tools/cli/io.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
+import { ME, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
 import { allSignals } from '../helpers/signals.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -83,7 +83,7 @@ describe('attend send', () => {
 
   it('a human writes as external:<user>, from_kind human', () => {
     const id = sent(asHuman(['send', 'hi']));
-    expect(line(signals()[`_broadcast/${id}.signal`]!)).toMatchObject({ from: 'external:tester', fromKind: 'human', fromId: 'tester', to: '*' });
+    expect(line(signals()[`_broadcast/${id}.signal`]!)).toMatchObject({ from: `external:${ME}`, fromKind: 'human', fromId: ME, to: '*' });
   });
 
   it('--to an origin path (absolute or relative) lands in that tray, addressed to the session id', () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { delegate, delegationFile } from '../../tools/bus/delegation.js';
 import { EXIT } from '../../tools/bus/errors.js';
 import { loadOrCreateKey } from '../../tools/bus/keys.js';
-import { type TempBus, runBin, useTempBus } from '../helpers/bus.js';
+import { ME, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -19,19 +19,19 @@ describe('attend delegate', () => {
   it('verified while the delegation covers the message; claimed without one', () => {
     const worker = session({ name: 'worker' });
     const reader = session({ name: 'reader' });
-    const claim = runBin(['send', '--to', reader.sessionId, '--on-behalf-of', 'tester', 'before any delegation'], { env: worker.env, cwd: worker.cwd });
+    const claim = runBin(['send', '--to', reader.sessionId, '--on-behalf-of', ME, 'before any delegation'], { env: worker.env, cwd: worker.cwd });
     expect(claim.exitCode, claim.stderr).toBe(0);
     const d = runBin(['delegate', worker.sessionId, '--ttl', '1h', '--json'], { env: bus.env });
     expect(d.exitCode, d.stderr).toBe(0);
-    expect(JSON.parse(d.stdout)).toMatchObject({ principal: 'tester', delegate: worker.sessionId, scopes: ['*'] });
-    expect(runBin(['send', '--to', reader.sessionId, '--on-behalf-of', 'tester', 'approved by tester'], { env: worker.env, cwd: worker.cwd }).exitCode).toBe(0);
+    expect(JSON.parse(d.stdout)).toMatchObject({ principal: ME, delegate: worker.sessionId, scopes: ['*'] });
+    expect(runBin(['send', '--to', reader.sessionId, '--on-behalf-of', ME, 'approved by tester'], { env: worker.env, cwd: worker.cwd }).exitCode).toBe(0);
     const out = drain(reader).stdout;
-    expect(out).toMatch(/on_behalf_of=tester \(claimed\) to=\S+ id=\S+\]\nmessage from worker .*\n  │ before any delegation/);
-    expect(out).toMatch(/on_behalf_of=tester \(verified\) to=\S+ id=\S+\]\nmessage from worker .*\n  │ approved by tester/);
+    expect(out).toMatch(new RegExp(`on_behalf_of=${ME} \\(claimed\\) to=\\S+ id=\\S+\\]\\nmessage from worker .*\\n  │ before any delegation`));
+    expect(out).toMatch(new RegExp(`on_behalf_of=${ME} \\(verified\\) to=\\S+ id=\\S+\\]\\nmessage from worker .*\\n  │ approved by tester`));
     const msgs = inboxJson(reader);
     expect(msgs.find((m) => m.body === 'approved by tester')?.onBehalfOfStatus).toBe('verified');
     expect(msgs.find((m) => m.body === 'before any delegation')).toMatchObject({ onBehalfOfStatus: 'claimed', onBehalfOfReason: 'the message predates the delegation' });
-    expect(runBin(['inbox'], { env: reader.env, cwd: reader.cwd }).stdout).toContain('on behalf of tester (verified)');
+    expect(runBin(['inbox'], { env: reader.env, cwd: reader.cwd }).stdout).toContain(`on behalf of ${ME} (verified)`);
   });
 
   it('an agent cannot delegate (exit 4); bad --ttl and --scope are usage errors', () => {
@@ -47,7 +47,7 @@ describe('attend delegate', () => {
     const worker = session();
     const reader = session();
     expect(runBin(['delegate', worker.sessionId, '--scope', 'ops'], { env: bus.env }).exitCode).toBe(0);
-    runBin(['send', '--to', reader.sessionId, '--on-behalf-of', 'tester', 'direct'], { env: worker.env, cwd: worker.cwd });
+    runBin(['send', '--to', reader.sessionId, '--on-behalf-of', ME, 'direct'], { env: worker.env, cwd: worker.cwd });
     expect(inboxJson(reader)[0]).toMatchObject({ onBehalfOfStatus: 'claimed', onBehalfOfReason: expect.stringMatching(/does not cover tray:/) });
   });
 });
@@ -57,9 +57,9 @@ describe('tampering with delegations', () => {
   function setup(mutate: (file: string) => void, opts: { ttlMs?: number; now?: number } = {}) {
     const worker = session();
     const reader = session();
-    delegate({ root: bus.root, keysDir: keysDir(), principal: { kind: 'human', id: 'tester' }, delegate: worker.sessionId, scopes: ['*'], now: opts.now ?? Date.now(), ttlMs: opts.ttlMs ?? 3_600_000 });
-    mutate(delegationFile(bus.root, 'tester', worker.sessionId));
-    runBin(['send', '--to', reader.sessionId, '--on-behalf-of', 'tester', 'please'], { env: worker.env, cwd: worker.cwd });
+    delegate({ root: bus.root, keysDir: keysDir(), principal: { kind: 'human', id: ME }, delegate: worker.sessionId, scopes: ['*'], now: opts.now ?? Date.now(), ttlMs: opts.ttlMs ?? 3_600_000 });
+    mutate(delegationFile(bus.root, ME, worker.sessionId));
+    runBin(['send', '--to', reader.sessionId, '--on-behalf-of', ME, 'please'], { env: worker.env, cwd: worker.cwd });
     return inboxJson(reader)[0]!;
   }
 
@@ -86,7 +86,7 @@ describe('tampering with delegations', () => {
       d.principalKey = other.keyId;
       writeFileSync(f, JSON.stringify(d));
     });
-    expect(m).toMatchObject({ onBehalfOfStatus: 'claimed', onBehalfOfReason: "the delegation is signed by a key that is not tester's" });
+    expect(m).toMatchObject({ onBehalfOfStatus: 'claimed', onBehalfOfReason: `the delegation is signed by a key that is not ${ME}'s` });
   });
 
   it('a truncated delegation file', () => {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { BIN, type TempBus, makeTempBus, runBin, waitFor } from '../helpers/bus.js';
+import { BIN, ME, type TempBus, makeTempBus, runBin, waitFor } from '../helpers/bus.js';
 
 let bus: TempBus;
 beforeEach(() => {
@@ -33,16 +33,18 @@ describe('attend demo', () => {
     // Identity resolves through real session records.
     expect(out).toMatch(/▸ api \(Claude Code session\) \$ attend whoami\n  api \(agent\)\n/);
     expect(out).toContain('resolved: yes (CLAUDE_PID ');
-    // web sees both the broadcast and aaron's directed message.
+    // web sees both the broadcast and the person's directed message.
     const webInbox = out.slice(out.indexOf('$ attend inbox    # web sees'), out.indexOf('$ attend reply'));
     expect(webInbox).toContain('please review the migration api is running');
     expect(webInbox).toContain('starting the schema migration');
-    // The thread step finds web's reply and shows it under aaron's message.
+    // The thread step finds web's reply and shows it under the person's message.
     const thread = out.slice(out.indexOf('$ attend inbox --thread'));
     expect(thread.indexOf('please review the migration')).toBeGreaterThan(0);
     expect(thread.indexOf('looking now; the users index')).toBeGreaterThan(thread.indexOf('please review the migration'));
     // The refusal is shown with its exit code and lists who is live.
-    expect(out).toMatch(/attend: no live recipient 'nobody-here'; live: aaron \(human\), api .*, web .*\n  \(exit 1\)/);
+    const refusal = /attend: no live recipient 'nobody-here'; live: (.*)\n  \(exit 1\)/.exec(out)?.[1] ?? '';
+    expect(refusal.split(/, (?=\S+ \()/).map((p) => p.split(' (')[0]).sort()).toEqual(['api', ME, 'web'].sort());
+    expect(refusal).toContain(`${ME} (human)`);
     expect(out).toMatch(/signals\/_broadcast\/[0-9a-z-]+\.signal/);
     // Nothing is left behind: not the directory, not the stand-in session processes.
     expect(existsSync(tmp!)).toBe(false);

@@ -3,7 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { readSensor } from '../../tools/bus/sensor-claim.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { runBin, type FakeSession, type TempBus, waitFor, useTempBus } from '../helpers/bus.js';
+import { ME, runBin, type FakeSession, type TempBus, waitFor, useTempBus } from '../helpers/bus.js';
 import { headerIds, ids, put, startSensor, traceIds } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -125,8 +125,8 @@ describe('attend inbox --drain', () => {
   });
 
   it('--format plain drains for any caller (a generic harness), once, with its own ledger', () => {
-    const harness = { ...bus.env, USER: 'runner' };
-    const direct = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(bus.home) }, to: 'runner', body: 'for the harness' });
+    const harness = { ...bus.env };
+    const direct = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(bus.home) }, to: ME, body: 'for the harness' });
     const open = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'for everyone' });
     const first = runBin(['inbox', '--drain', '--format', 'plain', '--trace'], { env: harness, input: '' });
     expect(first.exitCode).toBe(0);

@@ -6,7 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin, waitFor } from '../helpers/bus.js';
+import { BIN, ME, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin, waitFor } from '../helpers/bus.js';
 
 interface Notice {
   method: string;
@@ -61,9 +61,9 @@ describe('attend mcp --channel', () => {
     const { notices } = await connect(['--channel']);
     const id = sendToMe('pushed over the channel');
     const n = await waitFor(() => pushed(notices, id), { timeoutMs: 15_000, what: 'the channel notification' });
-    expect(n.params?.content).toContain(`[attend message from_kind=human from=tester sig=ok to=${me.sessionId} id=${id}]`);
+    expect(n.params?.content).toContain(`[attend message from_kind=human from=${ME} sig=ok to=${me.sessionId} id=${id}]`);
     expect(n.params?.content).toContain('pushed over the channel');
-    expect(n.params?.meta).toMatchObject({ source: 'attend', id, from_kind: 'human', from_id: 'tester', to: me.sessionId });
+    expect(n.params?.meta).toMatchObject({ source: 'attend', id, from_kind: 'human', from_id: ME, to: me.sessionId });
     // The same ledger: the Stop hook has nothing left to deliver.
     const drain = runBin(['inbox', '--drain', '--format', 'plain'], { env: me.env, cwd: me.cwd });
     expect(drain.exitCode).toBe(0);

@@ -1,7 +1,7 @@
 // The permission matrix over real processes (issue 14 §2–3): the built `attend` for send,
 // reply, channel send, and a hand-written file read back through the drain and inbox.
 //
-//   tester (human) ─┬─ lead1 ─┬─ w1        groups: {tester, lead1, lead2}
+//   ME (human)     ─┬─ lead1 ─┬─ w1        groups: {ME, lead1, lead2}
 //                   │         └─ w2                {lead1, w1, w2}
 //                   └─ lead2 ─── w3                {lead2, w3}
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../tools/bus/errors.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { BIN, type FakeSession, type RunResult, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
+import { BIN, ME, type FakeSession, type RunResult, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 import { ids } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -34,8 +34,8 @@ const sentId = (r: RunResult) => {
 
 beforeEach(() => {
   n = { lead1: session({ name: 'lead1' }), w1: session({ name: 'w1' }), w2: session({ name: 'w2' }), lead2: session({ name: 'lead2' }), w3: session({ name: 'w3' }) };
-  lineage(n.lead1.sessionId, 'tester');
-  lineage(n.lead2.sessionId, 'tester');
+  lineage(n.lead1.sessionId, ME);
+  lineage(n.lead2.sessionId, ME);
   lineage(n.w1.sessionId, n.lead1.sessionId);
   lineage(n.w2.sessionId, n.lead1.sessionId);
   lineage(n.w3.sessionId, n.lead2.sessionId);
@@ -43,7 +43,7 @@ beforeEach(() => {
 });
 
 type Name = keyof typeof n | 'human';
-const idOf = (x: Name) => (x === 'human' ? 'tester' : n[x].sessionId);
+const idOf = (x: Name) => (x === 'human' ? ME : n[x].sessionId);
 
 // A session → a human needs the human live (chat open); the pure table in
 // test/wire/permit.test.ts covers those rows.

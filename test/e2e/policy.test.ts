@@ -10,7 +10,7 @@ import { EXIT } from '../../tools/bus/errors.js';
 import { groupOf, lineageForest, recordParent } from '../../tools/bus/lineage.js';
 import { allow, deny, formatPolicy, parsePolicy, policyFile, readPolicy, updatePolicy } from '../../tools/bus/policy.js';
 import { DEFAULT_POLICY } from '../../tools/wire/permit.js';
-import { BIN, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
+import { BIN, ME, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -110,7 +110,7 @@ describe('lineage', () => {
   it('a session started from a terminal is the human’s child', () => {
     const s = session();
     const who = JSON.parse(runBin(['whoami', '--json'], { env: s.env }).stdout);
-    expect(who.parent).toBe('tester');
+    expect(who.parent).toBe(ME);
   });
 });
 

@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type FakeSession, fakeSession, runBin, waitFor } from '../helpers/bus.js';
+import { type FakeSession, ME, fakeSession, runBin, waitFor } from '../helpers/bus.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type Machine, makeMachine } from '../helpers/relay.js';
 import { writeSignal } from '../../tools/bus/signals.js';
@@ -80,7 +80,7 @@ describe('attend relay: traffic between machines', () => {
     const drain = runBin(['inbox', '--drain', '--format', 'plain'], { env: bee.env, cwd: bee.cwd });
     expect(drain.exitCode, drain.stderr).toBe(0);
     expect(drain.stdout.split('bee, take the parser').length - 1).toBe(1);
-    expect(drain.stdout.split('[1 message, tester, #open').length - 1).toBe(1);
+    expect(drain.stdout.split(`[1 message, ${ME}, #open`).length - 1).toBe(1);
     const again = runBin(['inbox', '--drain', '--format', 'plain'], { env: bee.env, cwd: bee.cwd });
     expect(again.stdout).not.toContain('bee, take the parser');
 

@@ -1,5 +1,6 @@
 // Trust through the built binary (issue 14): keys, signed sends, sig= in inbox, held
 // messages with `attend inbox --held`, and refusal of a key file with wrong permissions.
+import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import { sidecarPath } from '../../tools/bus/signing.js';
 import { EXIT } from '../../tools/bus/errors.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { BIN, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 import { type SensorProc, ids, startSensor } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -57,6 +58,21 @@ describe('attend keys', () => {
 });
 
 describe('the send fast path stays light', () => {
+  it('node:crypto loads only for a command that signs or verifies', () => {
+    const s = session();
+    // A preload that says, as the process exits, whether node:crypto was ever loaded.
+    const probe = join(bus.dir, 'probe.cjs');
+    writeFileSync(probe, `process.on('exit', () => require('node:fs').writeSync(2, 'crypto loaded: ' + process.moduleLoadList.includes('NativeModule crypto') + '\\n'));`);
+    const run = (args: string[]) => {
+      const r = spawnSync(process.execPath, ['--require', probe, BIN, ...args], { env: s.env, cwd: s.cwd, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return /crypto loaded: (true|false)/.exec(r.stderr)?.[1];
+    };
+    expect(run(['whoami'])).toBe('false');
+    expect(run(['peers'])).toBe('false');
+    expect(run(['send', 'signed'])).toBe('true');
+  });
+
   it('zod is not bundled into it (it loads only when a policy file exists)', () => {
     const bundle = readFileSync(new URL('../../dist/tools/cli/fast-send.cjs', import.meta.url), 'utf8');
     expect(bundle).not.toMatch(/class ZodError|ZodType/);

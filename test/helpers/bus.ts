@@ -2,13 +2,20 @@
 
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
+import { sanitizeMemberId } from '../../tools/wire/envelope.js';
 
 export const BIN = fileURLToPath(new URL('../../dist/tools/cli/bin.js', import.meta.url));
+
+/**
+ * The person every test process is: the user it runs as (issue 14 §6: never $USER). A test
+ * that needs a second person on one bus runs the CLI in-process with `user`.
+ */
+export const ME = sanitizeMemberId(userInfo().username);
 
 export interface TempBus {
   dir: string;
@@ -31,7 +38,6 @@ export function makeTempBus(): TempBus {
     HOME: home,
     ATTEND_HOME: root,
     CLAUDE_CONFIG_DIR: claudeDir,
-    USER: 'tester',
     NO_COLOR: '1',
   };
   return { dir, root, claudeDir, home, env, cleanup: () => removeTree(dir) };
@@ -95,8 +101,8 @@ export function runBin(args: string[], opts: { env: Record<string, string>; cwd?
   return { exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Run the CLI in-process with captured streams. */
-export async function runInProcess(args: string[], opts: { env: Record<string, string>; cwd?: string; pid?: number }): Promise<RunResult> {
+/** Run the CLI in-process with captured streams; `user` names the person (only in-process). */
+export async function runInProcess(args: string[], opts: { env: Record<string, string>; cwd?: string; pid?: number; user?: string }): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
   const { Readable } = await import('node:stream');
@@ -104,6 +110,7 @@ export async function runInProcess(args: string[], opts: { env: Record<string, s
     env: opts.env,
     cwd: opts.cwd ?? opts.env.HOME ?? process.cwd(),
     ...(opts.pid !== undefined ? { pid: opts.pid } : {}),
+    ...(opts.user !== undefined ? { userName: opts.user } : {}),
     stdout: { write: (t: string) => (stdout += t), isTTY: false },
     stderr: { write: (t: string) => (stderr += t) },
     stdin: Readable.from([]),

@@ -42,7 +42,7 @@ const rec = (pid: number, extra: Partial<SessionRecord> = {}): SessionRecord => 
 
 describe('identity: the env fast path', () => {
   it('CLAUDE_PID with a matching record and start time resolves as that session', () => {
-    const r = readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID, USER: 'aaron' }, procs: chain, records: { 300: rec(300, { name: 'api' }) } });
+    const r = readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID, USER: 'ceo' }, username: 'aaron', procs: chain, records: { 300: rec(300, { name: 'api' }) } });
     const id = resolveIdentity(r);
     expect(id).toMatchObject({ resolved: true, kind: 'agent', id: SID, from: `claude:${SID}`, origin: '/srv/api', via: 'env', pid: 300, sessionId: SID, user: 'aaron' });
     expect(id.followedClear).toBeUndefined();
@@ -51,14 +51,17 @@ describe('identity: the env fast path', () => {
   });
 
   it('a record whose start time does not match (recycled pid) is not that session', () => {
-    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID, USER: 'aaron' }, procs: chain, records: { 300: rec(300, { procStart: 'other' }) } }));
-    expect(id).toMatchObject({ resolved: false, kind: 'human', id: 'aaron' });
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID }, username: 'aaron', procs: chain, records: { 300: rec(300, { procStart: 'other' }) } }));
+    expect(id.resolved).toBe(false);
     expect(id.reason).toContain('pid recycled');
+    // Claude Code's variables with no live session behind them: refused, not the person.
+    expect(id.refused).toMatch(/carries the environment of Claude Code session 1111.*no live session owns it/);
   });
 
   it('a record naming another pid than its file is not that session', () => {
     const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs: chain, records: { 300: { ...rec(300), pid: 301 } } }));
     expect(id.resolved).toBe(false);
+    expect(id.refused).toContain('(CLAUDE_PID)');
   });
 
   it('a dead CLAUDE_PID falls back to the climb', () => {
@@ -141,15 +144,16 @@ describe('identity: origin and the human fallback', () => {
     expect(resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs: chain, records: { 300: noCwd }, cwd: '/x/y' }))).toMatchObject({ resolved: true, kind: 'agent', origin: '/x/y' });
   });
 
-  it('human: external:<user>@<terminal>, id = sanitized $USER', () => {
-    const id = resolveIdentity(readers({ env: { USER: 'Ann Lee' }, procs: chain, terminal: 'pts-3', cwd: '/home/ann/p/' }));
+  it('human: external:<user>@<terminal>, id = the sanitized name of the user the process runs as', () => {
+    const id = resolveIdentity(readers({ env: {}, username: 'Ann Lee', procs: chain, terminal: 'pts-3', cwd: '/home/ann/p/' }));
     expect(id).toMatchObject({ resolved: false, kind: 'human', id: 'Ann_Lee', from: 'external:Ann_Lee@pts-3', terminal: 'pts-3', origin: '/home/ann/p' });
+    expect(id.refused).toBeUndefined();
   });
 
-  it('human without a terminal: external:<user>; $LOGNAME, then the OS user', () => {
-    expect(resolveIdentity(readers({ env: { LOGNAME: 'bob' } })).from).toBe('external:bob');
-    expect(resolveIdentity(readers({ env: {}, username: 'carol' })).id).toBe('carol');
-    expect(resolveIdentity(readers({ env: { USER: '../../etc' } })).id).toBe('etc');
+  it('human without a terminal: external:<user>; $USER and $LOGNAME never rename the person (issue 14 §6)', () => {
+    expect(resolveIdentity(readers({ env: {}, username: 'carol' })).from).toBe('external:carol');
+    expect(resolveIdentity(readers({ env: { USER: 'ceo', LOGNAME: 'ceo' }, username: 'carol' })).id).toBe('carol');
+    expect(resolveIdentity(readers({ env: {}, username: '../../etc' })).id).toBe('etc');
   });
 });
 
@@ -161,11 +165,18 @@ describe('identity: a detached process that keeps a session env (issue 14 §6)',
     const id = resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID, USER: 'ceo' }, procs: detached }, [live]));
     expect(id).toMatchObject({ kind: 'agent', id: SID, via: 'env' });
     expect(id.reason).toMatch(/detached/);
+    expect(id.refused).toBeUndefined();
   });
-  it('a session id whose record is dead or recycled is not that session: the human', () => {
+  it('a session id whose record is dead or recycled is not that session, and not the person: refused', () => {
     const detached = { 500: { ppid: 1, start: 's500' }, 1: { ppid: 0, start: 's1' }, 300: { ppid: 1, start: 'recycled' } };
-    expect(resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID }, procs: detached }, [live])).kind).toBe('human');
-    expect(resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID }, procs: detached }, [])).kind).toBe('human');
+    for (const recs of [[live], []]) {
+      const id = resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID }, procs: detached }, recs));
+      expect(id.resolved).toBe(false);
+      expect(id.refused).toMatch(/Claude Code session 11111111-2222-4333-8444-555555555555 \(CLAUDE_CODE_SESSION_ID\), but no live session owns it/);
+    }
+    // Any one of Claude Code's variables is enough; with none, the person.
+    expect(resolveIdentity(find({ env: { CLAUDECODE: '1' }, procs: detached }, [])).refused).toContain('(CLAUDECODE)');
+    expect(resolveIdentity(find({ env: {}, procs: detached }, [])).refused).toBeUndefined();
   });
 });
 
@@ -205,7 +216,7 @@ describe('identity: agents that are not Claude Code (issue #10 §17)', () => {
     ['aider', ['/home/u/.local/bin/aider']],
     ['opencode', ['/home/u/.opencode/bin/opencode']],
   ])('%s from %j in the ancestry is an agent with its own id', (name, argv) => {
-    const id = resolveIdentity(readers({ env: { USER: 'aaron' }, procs: chainNumeric, commands: { 400: ['/bin/bash'], 300: argv } }));
+    const id = resolveIdentity(readers({ env: {}, procs: chainNumeric, commands: { 400: ['/bin/bash'], 300: argv } }));
     expect(id).toMatchObject({ resolved: false, kind: 'agent', via: 'agent-cli', id: `${name}-${(300).toString(36)}.${(3000).toString(36)}` });
     expect(id.from).toBe(`agent:${id.id}`);
   });
@@ -214,16 +225,16 @@ describe('identity: agents that are not Claude Code (issue #10 §17)', () => {
     const a = resolveIdentity(readers({ env: {}, procs: chainNumeric, commands: { 300: ['/usr/local/bin/codex'] } }));
     const b = resolveIdentity(readers({ env: {}, procs: { ...chainNumeric, 300: { ppid: 1, start: '3999' } }, commands: { 300: ['/usr/local/bin/codex'] } }));
     expect(a.id).not.toBe(b.id);
-    const human = resolveIdentity(readers({ env: { USER: 'aaron' }, procs: chainNumeric, commands: { 400: ['-bash'], 300: ['/usr/sbin/sshd'] } }));
+    const human = resolveIdentity(readers({ env: {}, username: 'aaron', procs: chainNumeric, commands: { 400: ['-bash'], 300: ['/usr/sbin/sshd'] } }));
     expect(human).toMatchObject({ kind: 'human', id: 'aaron' });
     // Not fooled by an argument that merely names one.
     expect(resolveIdentity(readers({ env: {}, procs: chainNumeric, commands: { 300: ['vim', 'codex'] } })).kind).toBe('human');
   });
 
   it('a harness declares itself with ATTEND_AGENT (and ATTEND_AGENT_ID per instance); a bad name is ignored', () => {
-    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', ATTEND_AGENT_ID: 'run-7', USER: 'aaron' }, procs: chain }))).toMatchObject({ kind: 'agent', via: 'declared', id: 'my-bot-run-7' });
-    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', USER: 'aaron' }, procs: chain }))).toMatchObject({ kind: 'agent', id: 'my-bot@aaron' });
-    const bad = resolveIdentity(readers({ env: { ATTEND_AGENT: 'not a name!', USER: 'aaron' }, procs: chain }));
+    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', ATTEND_AGENT_ID: 'run-7' }, username: 'aaron', procs: chain }))).toMatchObject({ kind: 'agent', via: 'declared', id: 'my-bot-run-7' });
+    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot' }, username: 'aaron', procs: chain }))).toMatchObject({ kind: 'agent', id: 'my-bot@aaron' });
+    const bad = resolveIdentity(readers({ env: { ATTEND_AGENT: 'not a name!' }, username: 'aaron', procs: chain }));
     expect(bad).toMatchObject({ kind: 'human', id: 'aaron' });
     expect(bad.reason).toContain('ATTEND_AGENT is not a name');
   });

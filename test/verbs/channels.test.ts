@@ -14,8 +14,14 @@ let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
 
 
-const human = (user: string) => ({ ...bus.env, USER: user });
-const as = (env: Record<string, string>) => (...args: string[]) => runInProcess(args, { env });
+// Two people on one bus exist only in-process: outside, the person is the user the process
+// runs as (issue 14 §6), and no variable renames it.
+interface Person {
+  env: Record<string, string>;
+  user: string;
+}
+const human = (user: string): Person => ({ env: bus.env, user });
+const as = (who: Record<string, string> | Person) => (...args: string[]) => runInProcess(args, typeof who.env === 'object' ? (who as Person) : { env: who as Record<string, string> });
 
 function storeBytes(): string {
   const f = join(bus.root, 'state', 'channels.json');

@@ -28,7 +28,8 @@ const session = (opts: Parameters<typeof fakeSession>[1] = {}) => {
   sessions.push(s);
   return s;
 };
-const aaron = () => ({ ...bus.env, USER: 'aaron' });
+// The person: whoever runs the tests (issue 14 §6: never $USER).
+const aaron = () => ({ ...bus.env });
 
 function put(dir: string, name: string, body: string, ageMs: number): string {
   const d = join(bus.root, 'signals', dir);

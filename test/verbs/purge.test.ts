@@ -10,7 +10,8 @@ let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
 
 const ops = () => signalsIn(bus.root, '@ops').map((s) => s.file);
-const human = () => ({ ...bus.env, USER: 'aaron' });
+// The person: whoever runs the tests (issue 14 §6: never $USER).
+const human = () => ({ ...bus.env });
 
 async function ok(args: string[], env: Record<string, string>, cwd?: string): Promise<string> {
   const r = await runInProcess(args, { env, ...(cwd ? { cwd } : {}) });

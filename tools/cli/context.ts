@@ -23,8 +23,10 @@ export interface CtxOptions {
   stderr?: Output;
   stdin?: NodeJS.ReadableStream;
   now?: () => number;
-  /** 'human' skips resolution: `attend chat` always writes as the human (docs/architecture.md, "Identity"). */
+  /** 'human': `attend chat`, which refuses unless this process is the person (tools/verbs/context.ts). */
   identity?: 'resolve' | 'human';
+  /** The person's name for an in-process caller (tests); never from a flag or the environment. */
+  userName?: string;
 }
 
 const guarded = new WeakSet<object>();
@@ -55,6 +57,7 @@ export function createContext(opts: CtxOptions = {}): Ctx {
     now: opts.now ?? Date.now,
     warn: (line) => void stderr().write(`${line}\n`),
     ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.userName !== undefined ? { userName: opts.userName } : {}),
   });
   return Object.defineProperties(base as Ctx, {
     stdout: { get: () => opts.stdout ?? quietOnClosedPipe(process.stdout), enumerable: true },

@@ -44,6 +44,10 @@ export interface IdentityReaders {
   readSessionRecord(pid: number): SessionRecord | null;
   procInfo(pid: number): ProcInfo | null;
   terminal(): string | null;
+  /**
+   * The name of the user this process runs as, from the passwd entry of its uid — never the
+   * environment: `USER=ceo` must not rename the person (issue 14 §6).
+   */
   username(): string;
   /** The live-or-not record naming this session id, if any (a scan of the sessions dir). */
   findSessionById?(sessionId: string): SessionRecord | null;
@@ -96,6 +100,12 @@ export interface Identity {
   /** The env named another session id than the record: the process was /clear-ed since. */
   followedClear?: boolean;
   terminal?: string;
+  /**
+   * Set when attend cannot tell who is speaking: the process carries a Claude Code session's
+   * environment but no live session owns it. Such an identity must never act (the verbs'
+   * context refuses it, exit 4): it is not that session, and it must not pass for the person.
+   */
+  refused?: string;
 }
 
 export const MAX_HOPS = 15;
@@ -133,8 +143,11 @@ function agentIdentity(r: IdentityReaders, rec: SessionRecord, via: 'env' | 'anc
 }
 
 function humanUser(r: IdentityReaders): string {
-  return sanitizeMemberId(r.env.USER || r.env.LOGNAME || r.username());
+  return sanitizeMemberId(r.username());
 }
+
+/** The variables Claude Code gives every process it starts (its tools, hooks, monitors). */
+const SESSION_MARKERS = ['CLAUDE_CODE_SESSION_ID', 'CLAUDE_PID', 'CLAUDECODE'] as const;
 
 export function humanIdentity(r: IdentityReaders, reason: string): Identity {
   const user = humanUser(r);
@@ -211,6 +224,17 @@ export function resolveIdentity(r: IdentityReaders): Identity {
     if (rec && recordMatches(rec, rec.pid, r.procInfo(rec.pid))) {
       return agentIdentity(r, rec, 'env', `CLAUDE_CODE_SESSION_ID names the live session of pid ${rec.pid} (not an ancestor: detached)`);
     }
+  }
+  // Claude Code's variables with no live session behind them: a detached process that outlived
+  // its session, or one whose session record is gone. It is not that session any more, and
+  // it is not the person either (an agent could leave such a process behind to speak as the
+  // person once it has ended): refused. A process that strips these variables as well cannot
+  // be told from a person at a terminal (docs/trust.md, "Who is a person").
+  const marker = SESSION_MARKERS.find((k) => r.env[k]);
+  if (marker) {
+    const which = envSid ? `Claude Code session ${sanitizeMemberId(envSid).slice(0, 64)}` : 'a Claude Code session';
+    const refused = `this process carries the environment of ${which} (${marker}), but no live session owns it, so attend cannot tell who is speaking`;
+    return { ...humanIdentity(r, [...notes, refused].join('; ')), refused };
   }
   return humanIdentity(r, notes.join('; '));
 }

@@ -156,12 +156,19 @@ export function systemReaders(opts: {
         return null;
       }
     },
-    username: () => {
-      try {
-        return userInfo().username;
-      } catch {
-        return 'user';
-      }
-    },
+    username: userName,
   };
+}
+
+/**
+ * The name of the user this process runs as: the passwd entry of its uid (what `id -un`
+ * prints), never $USER or $LOGNAME, which any process can set (issue 14 §6). A uid without
+ * an entry (a container run with an arbitrary uid) is named by its number.
+ */
+export function userName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid${process.getuid?.() ?? ''}`;
+  }
 }

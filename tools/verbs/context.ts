@@ -6,7 +6,8 @@ import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js
 import { findParent } from '../identity/lineage.js';
 import { hasParentRecord, recordParent } from '../bus/lineage.js';
 import { type Signer, createSigner } from '../bus/signing.js';
-import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
+import { resolveIdentity } from '../identity/resolve.js';
+import { refusedError } from '../bus/errors.js';
 import { procInfo as systemProcInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
 import { checkRootPath, ensureRoot } from '../bus/root.js';
@@ -42,8 +43,18 @@ export interface VerbCtxOptions {
   now?: () => number;
   warn?: (line: string) => void;
   procInfo?: (pid: number) => ProcInfo | null;
-  /** 'human' skips resolution: `attend chat` always writes as the human (docs/architecture.md, "Identity"). */
+  /**
+   * 'human': this front end is the person's own (`attend chat`): it resolves as usual and
+   * refuses, exit 4, unless the result is the person, so a session cannot speak as the person
+   * by driving chat through a pseudo-terminal (issue 14 §6).
+   */
   identity?: 'resolve' | 'human';
+  /**
+   * The person's name for a caller that runs attend in its own process (tests that need two
+   * people on one bus). No flag or environment variable reaches it: a program that can set
+   * it can as well write any file under the bus, so it proves nothing a reader relies on.
+   */
+  userName?: string;
 }
 
 export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
@@ -67,9 +78,17 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     reporter: createReporter(warn),
     procInfo,
     identity() {
-      const readers = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
       if (identity === undefined) {
-        identity = opts.identity === 'human' ? humanIdentity(readers, 'attend chat always writes as the human') : resolveIdentity(readers);
+        const system = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
+        const readers = opts.userName !== undefined ? { ...system, username: () => opts.userName as string } : system;
+        const who = resolveIdentity(readers);
+        // Nothing acts as an identity attend could not settle (issue 14 §6): not the session
+        // whose variables it carries, and never the person.
+        if (who.refused !== undefined) throw refusedError(`refused: ${who.refused}`, 'a person runs attend from a terminal that no Claude Code session started');
+        if (opts.identity === 'human' && who.kind !== 'human') {
+          throw refusedError(`attend chat is the person's terminal, and this process is ${who.kind === 'agent' && who.sessionId ? `Claude Code session ${who.sessionId}` : `the agent ${who.id}`} (${who.reason})`, 'run attend chat from a terminal that no agent started');
+        }
+        identity = who;
         noteLineage(() => ctx.root(), identity, readers);
       }
       return identity;

@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { procInfoFromProc } from '../../identity/system.js';
+import { procInfoFromProc, userName } from '../../identity/system.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ import type { Ctx } from '../context.js';
 import type { Io } from '../cli.js';
 import { readSensor } from '../../bus/sensor-claim.js';
 import { writePresence } from '../../bus/presence.js';
+import { sanitizeMemberId } from '../../wire/envelope.js';
 
 // The executable as npm links it, so the demo shows exactly what a user runs.
 const BIN = fileURLToPath(new URL('../attend.cjs', import.meta.url));
@@ -84,7 +85,6 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
     HOME: tmp,
     ATTEND_HOME: busRoot,
     CLAUDE_CONFIG_DIR: claudeDir,
-    USER: 'aaron',
     NO_COLOR: '1',
   };
   const session = (name: string, project: string): Actor => {
@@ -102,9 +102,12 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   const api = session('api', 'api');
   const web = session('web', 'web');
   const humanCwd = join(tmp, 'work');
-  const human: Actor = { label: 'aaron (human, terminal)', cwd: humanCwd, env: baseEnv };
+  // The person is whoever runs the demo: attend names a person by the user the process runs as,
+  // never by a variable (issue 14 §6).
+  const person = sanitizeMemberId(userName());
+  const human: Actor = { label: `${person} (human, terminal)`, cwd: humanCwd, env: baseEnv };
   // The human is live the way `attend chat` makes them live: a fresh heartbeat.
-  writePresence(busRoot, { id: 'aaron', kind: 'human', origin: humanCwd, heartbeat: Date.now(), role: 'chat' });
+  writePresence(busRoot, { id: person, kind: 'human', origin: humanCwd, heartbeat: Date.now(), role: 'chat' });
 
   // Steps run asynchronously so an interrupt is handled between and during them.
   const attend = (who: Actor, args: string[], input?: string) =>
@@ -136,15 +139,15 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   };
 
   io.out(`attend demo: a temporary bus at ${busRoot}`);
-  io.out('Two Claude Code sessions (api, web) and a human (aaron) talk over the bus.');
+  io.out(`Two Claude Code sessions (api, web) and a human (${person}) talk over the bus.`);
   await run(api, ['whoami']);
   await run(api, ['send', 'starting the schema migration; hold writes to users for 10 minutes'], 'to #open, everyone');
   await run(human, ['send', '--to', 'web', 'please review the migration api is running'], "directed: lands in web's tray");
   await run(web, ['inbox'], 'web sees the broadcast and the directed message');
-  await run(web, ['reply', 'looking now; the users index needs a CONCURRENTLY'], 'threads to the newest message, back to aaron');
-  await run(api, ['send', '--to', 'web', '--to', 'aaron', 'migration done, writes are open again'], 'one message, two trays, both names in to');
-  await run(human, ['inbox'], "aaron's inbox: the reply, the fan-out, the broadcast");
-  // The thread: aaron's message and web's reply to it, found the way a script would (--json).
+  await run(web, ['reply', 'looking now; the users index needs a CONCURRENTLY'], `threads to the newest message, back to ${person}`);
+  await run(api, ['send', '--to', 'web', '--to', person, 'migration done, writes are open again'], 'one message, two trays, both names in to');
+  await run(human, ['inbox'], `${person}'s inbox: the reply, the fan-out, the broadcast`);
+  // The thread: the person's message and web's reply to it, found the way a script would (--json).
   let replyId: string | undefined;
   try {
     const page = JSON.parse((await attend(human, ['inbox', '--json'])).stdout) as { messages: { id: string; re: string | null }[] };
