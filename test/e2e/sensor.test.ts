@@ -1,7 +1,7 @@
 // `attend run` as a real child process against a temporary bus, reading its stdout.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, constants as fsc } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, constants as fsc } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSensor } from '../../tools/bus/sensor-claim.js';
@@ -105,6 +105,7 @@ describe('attend run', () => {
     const mk = ids();
     // Hand-written: no line in .index, so only the settle look and a full listing find it.
     const foreign = mk();
+    mkdirSync(pjoin(bus.root, 'signals', '_broadcast'), { recursive: true });
     writeFileSync(pjoin(bus.root, 'signals', '_broadcast', `${foreign}.signal`), `external:tool@pts-9|p|/p|from_kind:human|from_id:tool|to:*|written by hand\n`, { mode: 0o600 });
     await waitFor(() => headerIds(p.stdout()).includes(foreign), { what: 'the hand-written message' });
     // Four writer processes racing: every message arrives, none twice.
@@ -119,8 +120,9 @@ describe('attend run', () => {
     expect(written).toHaveLength(100);
     await waitFor(() => written.every((id) => headerIds(p.stdout()).includes(id) || traceIds(p.stderr()).includes(id)), { what: 'all 100 raced messages', timeoutMs: 20_000 });
     const shown = [...headerIds(p.stdout()), ...traceIds(p.stderr())];
-    expect(shown.filter((id) => written.includes(id)).sort()).toEqual([...written].sort());
-    expect(shown.filter((id) => id === foreign)).toHaveLength(1);
+    const seen = `stdout:\n${p.stdout()}\nstderr:\n${p.stderr()}`;
+    expect(shown.filter((id) => written.includes(id)).sort(), seen).toEqual([...written].sort());
+    expect(shown.filter((id) => id === foreign), seen).toHaveLength(1);
   });
 
   it('turns more than 8 messages in one wake into one digest line', async () => {

@@ -20,7 +20,7 @@
 // the record happen inside one hold of it, so two conduits never surface the same message.
 // Delivery comes before the record: a crash in between repeats only the messages in flight.
 
-import { readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { type Dir, opendirSync, readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Identity } from '../identity/resolve.js';
 import type { Scope } from '../wire/envelope.js';
@@ -31,7 +31,7 @@ import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
 import { withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
-import { type DirListing, type Ledger, type Pending, idFloor, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
+import { COLD_RECENT_MS, type DirListing, type Ledger, type Pending, idFloor, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
 import { receiveScopes } from './receive.js';
 import { ensureDir } from './root.js';
 import { type Message, type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
@@ -70,28 +70,43 @@ function writeLedger(root: string, ledger: Ledger): void {
   writeFileAtomic(ledgerFile(root, ledger.sid), JSON.stringify(ledger), { sync: false });
 }
 
-/** Ids in a directory that sort at or above `mark`, ascending. Names only: nothing is read. */
-function listIdsFrom(dir: string, mark: string | undefined, reporter: Reporter): string[] {
-  let names: string[];
+/**
+ * Ids in a directory that sort at or above `mark`, ascending, and how many valid ids sort
+ * below it. Names only: nothing is read. The directory is walked entry by entry (opendir),
+ * never held as one array of every name: a sensor's first listing of a 100,000-message
+ * history must not leave its memory at twice the size it needs at rest (issue #12 §1).
+ */
+function listIdsFrom(dir: string, mark: string | undefined, reporter: Reporter): { ids: string[]; below: number } {
+  let d: Dir;
   try {
-    names = readdirSync(dir);
+    d = opendirSync(dir, { bufferSize: 1024 });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT') reporter.unreadable?.(dir, code === 'EACCES' || code === 'EPERM' ? `permission denied (${code})` : `cannot list it (${code ?? 'error'})`);
-    return [];
+    return { ids: [], below: 0 };
   }
   const out: string[] = [];
+  let below = 0;
   const markName = mark === undefined ? '' : mark;
-  for (const name of names) {
-    // A cheap, conservative first cut on the whole name (no slicing for the history below
-    // the mark), then the exact comparison on the stem.
-    if (name < markName) continue;
-    if (!name.endsWith(SIGNAL_EXT) || name.charCodeAt(0) === 46 /* . */) continue;
-    const id = name.slice(0, -SIGNAL_EXT.length);
-    if (id < markName) continue;
-    if (isMessageId(id)) out.push(id);
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      const name = e.name;
+      if (!name.endsWith(SIGNAL_EXT) || name.charCodeAt(0) === 46 /* . */) continue;
+      // A cheap, conservative first cut on the whole name, then the exact comparison.
+      if (name < markName) {
+        below++;
+        continue;
+      }
+      const id = name.slice(0, -SIGNAL_EXT.length);
+      if (id < markName) below++;
+      else if (isMessageId(id)) out.push(id);
+    }
+  } catch (err) {
+    reporter.unreadable?.(dir, `cannot list it (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  } finally {
+    d.closeSync();
   }
-  return out.sort();
+  return { ids: out.sort(), below };
 }
 
 export interface TakeOptions {
@@ -191,7 +206,10 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
       joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
       ledger.marks[dirName] = joinMark(joinedAt[scope.name], now);
     }
-    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter);
+    // A directory with no watermark yet starts by the cold-start rule: #open and channels show
+    // only what is recent, so only recent names are kept (the rest is counted, not listed).
+    const coldFloor = ledger.marks[dirName] === undefined && scope.kind !== 'tray' ? idFloor(now - COLD_RECENT_MS) : undefined;
+    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter, coldFloor);
   });
 }
 
@@ -200,7 +218,7 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
  * change since the last cycle, else from a full listing — which also hands back the files
  * below the watermark that the index never had a line for (IndexState.lmark).
  */
-function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter): DirListing {
+function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter, coldFloor?: string): DirListing {
   // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
   const problem = scopeDirProblem(dir);
   if (problem !== null) {
@@ -215,8 +233,8 @@ function listDir(dir: string, scope: Scope, dirName: string, mark: string | unde
     // now, never seen by it and without a line since (IndexState.lmark).
     const since = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark && r.state && prev.file === r.state.file ? prev : undefined;
     const indexed = since ? indexedIdsBetween(dir, since.loff!, r.state!.off) : null;
-    const floor = since && indexed ? since.lmark! : mark;
-    const all = listIdsFrom(dir, floor, reporter);
+    const floor = since && indexed ? since.lmark! : (mark ?? coldFloor);
+    const { ids: all, below } = listIdsFrom(dir, floor, reporter);
     const ids: string[] = [];
     const missed: string[] = [];
     const seen = new Set(since?.lseen);
@@ -228,7 +246,7 @@ function listDir(dir: string, scope: Scope, dirName: string, mark: string | unde
       const lmark = idFloor(now);
       Object.assign(r.state, { lmark, loff: r.state.off, lseen: all.filter((id) => id >= lmark) });
     }
-    return { scope, dirName, ids, index: r.state, ...(missed.length > 0 ? { missed } : {}) };
+    return { scope, dirName, ids, index: r.state, ...(missed.length > 0 ? { missed } : {}), ...(mark === undefined && coldFloor !== undefined ? { older: below } : {}) };
   }
   const set = new Set<string>();
   for (const id of r.state.known) if (mark === undefined || id >= mark) set.add(id);

@@ -152,6 +152,8 @@ export interface DirListing {
    * last full listing: files it missed, not consumed (see IndexState.lmark).
    */
   missed?: string[];
+  /** Cold start of #open or a channel: valid ids older than the cold-start window, counted, not listed. */
+  older?: number;
   /** Where the ledger is in the directory's index hint after this read. */
   index?: IndexState | undefined;
   /** A change the index does not explain yet (a line on its way): look again shortly. */
@@ -203,7 +205,7 @@ export function planPending(
     fresh.push(m);
   };
 
-  for (const { scope, dirName, ids, missed } of dirs) {
+  for (const { scope, dirName, ids, missed, older } of dirs) {
     if (marks[dirName] !== undefined) {
       for (const id of ids) {
         if (isConsumed(dirName, id) || freshIds.has(id)) continue;
@@ -241,7 +243,9 @@ export function planPending(
       }
       continue;
     }
-    // #open and channels: what is younger than COLD_RECENT_MS.
+    // #open and channels: what is younger than COLD_RECENT_MS (what is older may have been
+    // counted by the shell without being listed).
+    hidden += older ?? 0;
     for (const id of ids) {
       if (idTime(id) !== null && id < recentFloor) {
         hidden++;
