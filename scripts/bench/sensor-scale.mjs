@@ -1,0 +1,126 @@
+// The sensor against history (issue #12 §1): with N messages in its receive set against an
+// empty bus — cold start and warm resume to the first pending line, inotify watches, RSS at
+// rest, CPU per delivered message (the sum of its threads' on-CPU time, ns, from
+// /proc/<pid>/task/*/schedstat) and send → line latency at 2 messages/s. Histories are
+// written through attend's own writer (file, sync, index line), an hour old.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { busLib, fakeSession } from './latency.mjs';
+
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function cpuNs(pid) {
+  let n = 0;
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      n += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {}
+  }
+  return n;
+}
+
+function watches(pid) {
+  let n = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fdinfo`)) {
+    try {
+      n += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
+    } catch {}
+  }
+  return n;
+}
+
+const rssMiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+
+function startSensor(bin, s) {
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, [bin, 'run'], { cwd: s.cwd, env: s.env, stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  const waiters = [];
+  proc.stdout.setEncoding('utf8').on('data', (d) => {
+    out += d;
+    const now = performance.now();
+    for (const w of waiters.splice(0)) if (out.includes(w.text)) w.resolve(now);
+    else waiters.push(w);
+  });
+  const waitFor = (text, timeoutMs = 60_000) =>
+    new Promise((resolve, reject) => {
+      if (out.includes(text)) return resolve(performance.now());
+      waiters.push({ text, resolve });
+      setTimeout(() => reject(new Error(`timed out waiting for ${text}`)), timeoutMs).unref();
+    });
+  const exited = new Promise((r) => proc.once('exit', r));
+  return { proc, t0, waitFor, exited };
+}
+
+async function measure(bin, parent, n) {
+  // A bus of its own for each size.
+  const tmp = mkdtempSync(join(parent, `sscale-${n}-`));
+  const s = fakeSession(tmp, `sscale-${n}`);
+  const { writeSignal, createIdFactory } = await busLib(bin);
+  const env = (body) => ({ from: 'external:old@pts-1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'old', to: '*', body });
+  try {
+    let clock = Date.now() - 3_600_000;
+    const old = createIdFactory({ now: () => clock, pid: 4343, random: Math.random });
+    for (let i = 0; i < n; i++) {
+      clock += 1;
+      writeSignal(s.root, { kind: 'open' }, old(), env(`history ${i}`));
+    }
+    const mk = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+    // Cold start: no ledger; one recent message is pending.
+    const first = mk();
+    writeSignal(s.root, { kind: 'open' }, first, env('pending at start'));
+    let sensor = startSensor(bin, s);
+    const cold = (await sensor.waitFor(`id=${first}]`)) - sensor.t0;
+    await sleep(2_000);
+    const rest = { rss: rssMiB(sensor.proc.pid), watches: watches(sensor.proc.pid) };
+    // Delivery at 2 messages/s: latency and CPU per message.
+    const lat = [];
+    const c0 = cpuNs(sensor.proc.pid);
+    const count = 30;
+    for (let i = 0; i < count; i++) {
+      const id = mk();
+      const t0 = performance.now();
+      writeSignal(s.root, { kind: 'open' }, id, env(`live ${i}`));
+      lat.push((await sensor.waitFor(`id=${id}]`)) - t0);
+      await sleep(500);
+    }
+    const cpuPerMsg = (cpuNs(sensor.proc.pid) - c0) / 1e6 / count;
+    sensor.proc.kill('SIGTERM');
+    await sensor.exited;
+    // Warm resume: the ledger exists; one message arrived while no sensor ran.
+    const pending = mk();
+    writeSignal(s.root, { kind: 'open' }, pending, env('arrived while down'));
+    sensor = startSensor(bin, s);
+    const warm = (await sensor.waitFor(`id=${pending}]`)) - sensor.t0;
+    sensor.proc.kill('SIGTERM');
+    await sensor.exited;
+    lat.sort((a, b) => a - b);
+    return { n, cold, warm, ...rest, cpuPerMsg, p50: pct(lat, 50), p99: pct(lat, 99) };
+  } finally {
+    s.proc.kill('SIGKILL');
+  }
+}
+
+export default async function ({ bin, tmp, quick }) {
+  const sizes = quick ? [0, 10_000] : [0, 100_000];
+  const rows = [];
+  for (const n of sizes) rows.push(await measure(bin, tmp, n));
+  const base = rows[0];
+  const ratio = (r, k) => (r === base ? '' : ` (${(r[k] / base[k]).toFixed(2)}×)`);
+  return {
+    title: 'The sensor against history',
+    markdown: [
+      'One session\'s `attend run` with N messages of history on #open, against an empty bus, in one run. Cold start: no ledger, one recent message pending, from spawn to its line. Warm resume: the ledger exists, one message arrived while no sensor ran. Delivery: 30 messages at 2/s. CPU is the sum of the sensor\'s threads\' on-CPU time. Goals (issue #12 §1) at 100,000 against empty: watches O(directories), RSS at rest ≤ 1.2×, CPU per delivered message ≤ 1.2×, cold start and warm resume ≤ 1.5×, p99 send → line ≤ 100 ms.',
+      '',
+      '| history | cold start → first line | warm resume → first line | inotify watches | RSS at rest | CPU per delivered message | send → line p50 | p99 |',
+      '|---|---|---|---|---|---|---|---|',
+      ...rows.map(
+        (r) =>
+          `| ${r.n === 0 ? 'empty' : r.n.toLocaleString('en-US')} | ${r.cold.toFixed(0)} ms${ratio(r, 'cold')} | ${r.warm.toFixed(0)} ms${ratio(r, 'warm')} | ${r.watches} | ${r.rss.toFixed(0)} MiB${ratio(r, 'rss')} | ${r.cpuPerMsg.toFixed(2)} ms${ratio(r, 'cpuPerMsg')} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms |`,
+      ),
+    ].join('\n'),
+  };
+}
