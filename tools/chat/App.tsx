@@ -42,6 +42,14 @@ export interface AppProps {
 }
 
 const OLDER_PAGE = 1000;
+/**
+ * The first frame shows the newest FIRST_PAGE messages; the rest of the initial history (up
+ * to `initialLimit`) is read after it, FILL_CHUNK at a time between frames and keystrokes,
+ * so the first frame costs the same on a bus of a thousand messages as on one of a hundred
+ * thousand (issue #12 §2).
+ */
+const FIRST_PAGE = 500;
+const FILL_CHUNK = 250;
 const MAX_COMPOSE_ROWS = 5;
 
 export function App(props: AppProps) {
@@ -50,8 +58,11 @@ export function App(props: AppProps) {
   const { columns, rows } = useTerminalSize();
   const width = Math.max(20, columns);
 
+  const initialLimit = props.initialLimit ?? MEMORY_CAP;
+  const filled = useRef<{ taken: number; hasOlder: boolean }>({ taken: 0, hasOlder: false });
   const [feed, dispatch] = useReducer(feedReducer, null, () => {
-    const first = source.loadInitial(props.initialLimit ?? MEMORY_CAP);
+    const first = source.loadInitial(Math.min(FIRST_PAGE, initialLimit));
+    filled.current = { taken: Math.min(FIRST_PAGE, initialLimit), hasOlder: first.hasOlder };
     let s = feedReducer(initialFeed(me, width), { type: 'loaded', messages: first.messages, hasOlder: first.hasOlder });
     s = feedReducer(s, { type: 'channels', names: [...source.channelDirs(), ...actions.channels().map((c) => c.name)] });
     return s;
@@ -80,6 +91,23 @@ export function App(props: AppProps) {
       setBusStatus(`cannot read the roster: ${(err as Error).message}`);
     }
   }, [actions]);
+
+  useEffect(() => {
+    let timer: NodeJS.Timeout | null = null;
+    const step = () => {
+      const f = filled.current;
+      if (!f.hasOlder || f.taken >= initialLimit) return;
+      const n = Math.min(FILL_CHUNK, initialLimit - f.taken);
+      const older = source.loadOlder(n);
+      filled.current = { taken: f.taken + n, hasOlder: older.hasOlder };
+      dispatch({ type: 'older', messages: older.messages, hasOlder: older.hasOlder });
+      timer = setTimeout(step, 0);
+    };
+    timer = setTimeout(step, 0);
+    return () => {
+      if (timer) clearTimeout(timer);
+    };
+  }, [source, initialLimit]);
 
   useEffect(() => {
     source.start({
