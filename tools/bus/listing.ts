@@ -31,7 +31,7 @@
 // with `%` and white space percent-encoded. Entries since the base was written live in
 // state.json (`tail`) until there are enough of them to write a new base.
 
-import { closeSync, fstatSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, constants as fsc } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
 import { type Scope, addressees, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
@@ -672,6 +672,11 @@ export function withListings<T>(root: string, scopes: Scope[], opts: ListingOpti
       for (const l of ls) l.close();
     }
   }
+}
+
+/** Remove a scope's cache with its directory (cleanup, dissolve): derived data goes with its source. */
+export function removeCache(root: string, dirName: string): void {
+  rmSync(listingCacheDir(root, dirName), { recursive: true, force: true });
 }
 
 /** Forget a scope's cache (the next reader lists the directory and rebuilds it). */
