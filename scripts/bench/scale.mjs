@@ -1,12 +1,15 @@
 // Scale (issue #12 §8): what each read costs as history grows, as a growth table. Histories
 // are written through attend's own writer (writeSignal: the file, its index line), a tenth
 // of them replies, on #open. Each verb runs as a process (node start-up included), median
-// of a few runs; the ratio is against the 1,000-message bus of the same run. Goal from the
-// issue: ≤ 1.5× at 100,000. The sensor rows: inotify watches and RSS at rest after a start.
+// of a few runs after the first listing, which builds the listing cache (tools/bus/listing.ts)
+// and is shown on its own; the ratio is against the 1,000-message bus of the same run. Goal
+// from the issue: ≤ 1.5× at 100,000. The chat's first frame is timed in a child process per
+// run, from mounting the UI to the frame that shows the newest message. The sensor rows:
+// inotify watches and RSS at rest after a start.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { busLib, fakeSession } from './latency.mjs';
 
 function median(xs) {
@@ -21,6 +24,49 @@ function timeCli(bin, s, args, runs) {
     const r = spawnSync(process.execPath, [bin, ...args], { cwd: s.cwd, env: s.env, encoding: 'utf8' });
     times.push(performance.now() - t0);
     if (r.status !== 0) throw new Error(`attend ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  }
+  return median(times);
+}
+
+function timeOnce(bin, s, args) {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: s.cwd, env: s.env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`attend ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return performance.now() - t0;
+}
+
+// Mounts the chat as `attend chat` does (tools/chat/mount.ts, in-memory terminal streams) and
+// prints the ms from mounting to the first frame that shows `newest`.
+const CHAT_FRAME = `
+import { EventEmitter } from 'node:events';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+const [dist, root, home, newest] = process.argv.slice(1);
+class Out extends EventEmitter { columns = 100; rows = 30; isTTY = true; onWrite = null; write(s) { this.onWrite?.(s); return true; } }
+class In extends EventEmitter { isTTY = true; setEncoding() {} setRawMode() {} ref() {} unref() {} resume() {} pause() {} read() { return null; } }
+const load = (p) => import(pathToFileURL(join(dist, p)).href);
+const { mountChat, createBusSource, createChatActions } = await (await load('chat/load.js')).loadChatUi();
+const { createContext } = await load('cli/context.js');
+const env = { HOME: home, ATTEND_HOME: root, USER: 'bench', CLAUDE_CONFIG_DIR: join(home, 'claude'), NO_COLOR: '1' };
+const stdout = new Out();
+let first = 0;
+const t0 = performance.now();
+stdout.onWrite = (s) => { if (!first && s.includes(newest)) first = performance.now() - t0; };
+const inst = mountChat({ me: 'bench', source: createBusSource({ root }), actions: createChatActions({ makeCtx: () => createContext({ env, cwd: home, identity: 'human', stderr: { write: () => true } }), root, now: Date.now }), depth: 0, now: Date.now, mouse: false, setMouse: () => {} }, { stdout, stdin: new In(), stderr: new Out() });
+const start = Date.now();
+while (!first && Date.now() - start < 30000) await new Promise((r) => setImmediate(r));
+inst.unmount();
+process.stdout.write(String(first));
+process.exit(first ? 0 : 1);
+`;
+
+function chatFirstFrame(bin, s, newest, runs) {
+  const dist = dirname(dirname(bin));
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', CHAT_FRAME, dist, s.root, s.env.HOME, newest], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`chat first frame: ${r.stderr}`);
+    times.push(Number(r.stdout));
   }
   return median(times);
 }
@@ -82,13 +128,19 @@ async function measure(bin, tmp, n, runs) {
       if (i % 10 === 0) parent = m;
       last = m;
     }
+    // The first listing on this bus builds the listing cache (one read of every message);
+    // status before any delivery has no ledger yet (a cold start plans from a full listing).
     const row = {
       n,
+      build: timeOnce(bin, s, ['inbox']),
+      cold: timeCli(bin, s, ['status', '--json'], runs),
       inbox: timeCli(bin, s, ['inbox'], runs),
       json: timeCli(bin, s, ['inbox', '--json'], runs),
       thread: timeCli(bin, s, ['inbox', '--thread', last], runs),
-      status: timeCli(bin, s, ['status', '--json'], runs),
+      status: (timeOnce(bin, s, ['inbox', '--drain', '--format', 'plain']), timeCli(bin, s, ['status', '--json'], runs)),
+      chat: chatFirstFrame(bin, s, `history ${n - 1}`, runs),
       bytes: dirBytes(join(s.root, 'signals', '_broadcast')) / n,
+      cacheBytes: dirBytes(join(s.root, 'cache', 'listing', '_broadcast')) / n,
     };
     Object.assign(row, await sensorAtRest(bin, s));
     return row;
@@ -107,13 +159,13 @@ export default async function ({ bin, tmp, quick }) {
   return {
     title: 'Scale: cost against history',
     markdown: [
-      `Each verb as a process on a bus with N messages on #open (median of ${runs}); in brackets the ratio to 1,000 messages. Goal: ≤ 1.5× at 100,000.`,
+      `Each verb as a process on a bus with N messages on #open (median of ${runs}); in brackets the ratio to 1,000 messages. Goal: ≤ 1.5× at 100,000. The chat's first frame is the time from mounting the UI to the frame that shows the newest message (in-memory terminal, as in the chat benchmark).`,
       '',
-      `| messages | inbox | inbox --json | inbox --thread | status | sensor start | sensor inotify watches | sensor RSS at rest | disk per message |`,
-      '|---|---|---|---|---|---|---|---|---|',
-      ...rows.map((r) => `| ${r.n.toLocaleString('en')} | ${cell(r, 'inbox')} | ${cell(r, 'json')} | ${cell(r, 'thread')} | ${cell(r, 'status')} | ${cell(r, 'startMs')} | ${r.watches} | ${r.rss.toFixed(0)} MiB${r === base ? '' : ` (${(r.rss / base.rss).toFixed(2)}×)`} | ${r.bytes.toFixed(0)} B |`),
+      `| messages | inbox | inbox --json | inbox --thread | status | chat first frame | first inbox (builds the cache) | status, no ledger yet | sensor start | sensor inotify watches | sensor RSS at rest | disk per message |`,
+      '|---|---|---|---|---|---|---|---|---|---|---|---|',
+      ...rows.map((r) => `| ${r.n.toLocaleString('en')} | ${cell(r, 'inbox')} | ${cell(r, 'json')} | ${cell(r, 'thread')} | ${cell(r, 'status')} | ${cell(r, 'chat')} | ${cell(r, 'build')} | ${cell(r, 'cold')} | ${cell(r, 'startMs')} | ${r.watches} | ${r.rss.toFixed(0)} MiB${r === base ? '' : ` (${(r.rss / base.rss).toFixed(2)}×)`} | ${r.bytes.toFixed(0)} B + ${r.cacheBytes.toFixed(0)} B of listing cache |`),
       '',
-      'The sensor watches directories (one inotify watch each), so its watches and memory do not follow the history. The listings still read every message of the receive set (issue #12 §2, open): their rows are the work left.',
+      'The listings read only what they show (issue #12 §2): each scope keeps a listing cache under `cache/listing/` (docs/architecture.md), brought up to date from the directory\'s `.index`, so a page, a thread or a count reads a few blocks of it and the messages shown. The first listing on a bus builds the cache by reading every message once (that column; afterwards only what arrives is read, and a full listing of the directory happens when the index cannot explain a change, and at most every 10 minutes). `status` is timed for a session with a delivery ledger (one drain ran first, as the Stop hook or the sensor does in a session with attend installed); before its first delivery a session has no ledger and its unread count is a cold-start plan over a full listing of each receive directory (the last listing column). The chat reads the newest 500 messages for its first frame and the rest of its in-memory history after it. The sensor watches directories (one inotify watch each), so its watches and memory do not follow the history.',
     ].join('\n'),
   };
 }
