@@ -17,17 +17,6 @@ function median(xs) {
   return s[Math.floor(s.length / 2)];
 }
 
-function timeCli(bin, s, args, runs) {
-  const times = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    const r = spawnSync(process.execPath, [bin, ...args], { cwd: s.cwd, env: s.env, encoding: 'utf8' });
-    times.push(performance.now() - t0);
-    if (r.status !== 0) throw new Error(`attend ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  }
-  return median(times);
-}
-
 function timeOnce(bin, s, args) {
   const t0 = performance.now();
   const r = spawnSync(process.execPath, [bin, ...args], { cwd: s.cwd, env: s.env, encoding: 'utf8' });
@@ -112,54 +101,68 @@ async function sensorAtRest(bin, s) {
   return out;
 }
 
-async function measure(bin, tmp, n, runs) {
-  const s = fakeSession(tmp, `scale-${n}`);
+async function makeBus(bin, tmp, n) {
+  // Each size its own home and bus root (fakeSession puts the bus at <tmp>/bus).
+  const s = fakeSession(join(tmp, `scale-${n}`), `scale-${n}`);
   const { writeSignal, createIdFactory } = await busLib(bin);
-  try {
-    let clock = Date.now() - 3_600_000;
-    const id = createIdFactory({ now: () => clock, pid: 4343, random: Math.random });
-    let last = '';
-    let parent = '';
-    for (let i = 0; i < n; i++) {
-      clock += 1;
-      const m = id();
-      const re = i % 10 === 9 && parent ? { re: parent } : {};
-      writeSignal(s.root, { kind: 'open' }, m, { from: 'external:old@pts-1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'old', to: '*', body: `history ${i}`, ...re });
-      if (i % 10 === 0) parent = m;
-      last = m;
-    }
-    // The first listing on this bus builds the listing cache (one read of every message);
-    // status before any delivery has no ledger yet (a cold start plans from a full listing).
-    const row = {
-      n,
-      build: timeOnce(bin, s, ['inbox']),
-      cold: timeCli(bin, s, ['status', '--json'], runs),
-      inbox: timeCli(bin, s, ['inbox'], runs),
-      json: timeCli(bin, s, ['inbox', '--json'], runs),
-      thread: timeCli(bin, s, ['inbox', '--thread', last], runs),
-      status: (timeOnce(bin, s, ['inbox', '--drain', '--format', 'plain']), timeCli(bin, s, ['status', '--json'], runs)),
-      chat: chatFirstFrame(bin, s, `history ${n - 1}`, runs),
-      bytes: dirBytes(join(s.root, 'signals', '_broadcast')) / n,
-      cacheBytes: dirBytes(join(s.root, 'cache', 'listing', '_broadcast')) / n,
-    };
-    Object.assign(row, await sensorAtRest(bin, s));
-    return row;
-  } finally {
-    s.proc.kill('SIGKILL');
+  let clock = Date.now() - 3_600_000;
+  const id = createIdFactory({ now: () => clock, pid: 4343, random: Math.random });
+  let last = '';
+  let parent = '';
+  for (let i = 0; i < n; i++) {
+    clock += 1;
+    const m = id();
+    const re = i % 10 === 9 && parent ? { re: parent } : {};
+    writeSignal(s.root, { kind: 'open' }, m, { from: 'external:old@pts-1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'old', to: '*', body: `history ${i}`, ...re });
+    if (i % 10 === 0) parent = m;
+    last = m;
   }
+  return { n, s, last };
+}
+
+/** `runs` rounds, each timing `what` once on every bus in turn: drift on a shared machine hits every size alike. */
+function rounds(buses, runs, what) {
+  const times = buses.map(() => []);
+  for (let r = 0; r < runs; r++) buses.forEach((b, i) => times[i].push(what(b)));
+  return times.map(median);
 }
 
 export default async function ({ bin, tmp, quick }) {
   const sizes = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
-  const runs = quick ? 3 : 5;
-  const rows = [];
-  for (const n of sizes) rows.push(await measure(bin, tmp, n, runs));
+  const runs = quick ? 3 : 9;
+  const buses = [];
+  try {
+    for (const n of sizes) buses.push(await makeBus(bin, tmp, n));
+    const rows = buses.map((b) => ({ n: b.n }));
+    // The first listing on a bus builds its listing cache (one read of every message).
+    buses.forEach((b, i) => (rows[i].build = timeOnce(bin, b.s, ['inbox'])));
+    // Before any delivery a session has no ledger: its unread count is a cold-start plan.
+    const set = (k, xs) => xs.forEach((x, i) => (rows[i][k] = x));
+    set('cold', rounds(buses, runs, (b) => timeOnce(bin, b.s, ['status', '--json'])));
+    for (const b of buses) timeOnce(bin, b.s, ['inbox', '--drain', '--format', 'plain']);
+    set('inbox', rounds(buses, runs, (b) => timeOnce(bin, b.s, ['inbox'])));
+    set('json', rounds(buses, runs, (b) => timeOnce(bin, b.s, ['inbox', '--json'])));
+    set('thread', rounds(buses, runs, (b) => timeOnce(bin, b.s, ['inbox', '--thread', b.last])));
+    set('status', rounds(buses, runs, (b) => timeOnce(bin, b.s, ['status', '--json'])));
+    set('chat', rounds(buses, runs, (b) => chatFirstFrame(bin, b.s, `history ${b.n - 1}`, 1)));
+    for (const [i, b] of buses.entries()) {
+      rows[i].bytes = dirBytes(join(b.s.root, 'signals', '_broadcast')) / b.n;
+      rows[i].cacheBytes = dirBytes(join(b.s.root, 'cache', 'listing', '_broadcast')) / b.n;
+      Object.assign(rows[i], await sensorAtRest(bin, b.s));
+    }
+    return report(rows, runs);
+  } finally {
+    for (const b of buses) b.s.proc.kill('SIGKILL');
+  }
+}
+
+function report(rows, runs) {
   const base = rows[0];
   const cell = (r, k, unit = 'ms') => `${r[k].toFixed(0)} ${unit}${r === base ? '' : ` (${(r[k] / base[k]).toFixed(2)}×)`}`;
   return {
     title: 'Scale: cost against history',
     markdown: [
-      `Each verb as a process on a bus with N messages on #open (median of ${runs}); in brackets the ratio to 1,000 messages. Goal: ≤ 1.5× at 100,000. The chat's first frame is the time from mounting the UI to the frame that shows the newest message (in-memory terminal, as in the chat benchmark).`,
+      `Each verb as a process on a bus with N messages on #open (median of ${runs} rounds, each round timing every bus in turn); in brackets the ratio to 1,000 messages. Goal: ≤ 1.5× at 100,000. The chat's first frame is the time from mounting the UI to the frame that shows the newest message (in-memory terminal, as in the chat benchmark).`,
       '',
       `| messages | inbox | inbox --json | inbox --thread | status | chat first frame | first inbox (builds the cache) | status, no ledger yet | sensor start | sensor inotify watches | sensor RSS at rest | disk per message |`,
       '|---|---|---|---|---|---|---|---|---|---|---|---|',
