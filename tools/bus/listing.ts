@@ -32,7 +32,7 @@
 // state.json (`tail`) until there are enough of them to write a new base.
 
 import { closeSync, fstatSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, constants as fsc } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type Scope, addressees, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { readAll, writeFileAtomic } from './atomic.js';
@@ -77,8 +77,11 @@ export function compareKeys(a: Key, b: Key): number {
 
 /** A cache that does not read as written (edited, cut short): the caller rebuilds it. */
 export class ListingCorrupt extends Error {
-  constructor(readonly cache: string) {
-    super(`listing cache ${cache} is corrupt`);
+  /** The cache's directory (listingCacheDir). */
+  readonly cache: string;
+  constructor(file: string) {
+    super(`listing cache ${file} is corrupt`);
+    this.cache = dirname(file);
   }
 }
 
@@ -667,7 +670,7 @@ export function withListings<T>(root: string, scopes: Scope[], opts: ListingOpti
       return fn(ls);
     } catch (err) {
       if (!(err instanceof ListingCorrupt) || attempt > 0) throw err;
-      for (const l of ls) dropCache(root, l.dirName);
+      for (const l of ls) if (listingCacheDir(root, l.dirName) === err.cache) dropCache(root, l.dirName);
     } finally {
       for (const l of ls) l.close();
     }

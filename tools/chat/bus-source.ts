@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/layout.js';
 import { listIds, listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/signals.js';
 import { type IndexState, readIndex } from '../bus/dir-index.js';
-import { type Placed, type ScopeListing, ListingCorrupt, dropCache, emptyListing, entryTime, mergeDescending, openListing } from '../bus/listing.js';
+import { type Placed, type ScopeListing, ListingCorrupt, dropCache, emptyListing, entryTime, listingCacheDir, mergeDescending, openListing } from '../bus/listing.js';
 import { readKnownNames } from '../bus/names.js';
 import type { Scope } from '../wire/envelope.js';
 import { type Reader, createGate } from '../bus/gate.js';
@@ -307,7 +307,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
         } catch (err) {
           // A listing cache that does not read as written is rebuilt, once.
           if (!(err instanceof ListingCorrupt) || attempt > 0) throw err;
-          for (const l of ls) dropCache(root, l.dirName);
+          for (const l of ls) if (listingCacheDir(root, l.dirName) === err.cache) dropCache(root, l.dirName);
         }
       }
     },
