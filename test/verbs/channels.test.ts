@@ -219,6 +219,9 @@ describe('invite, kick, dissolve', () => {
     await as(bob.env)('join', 'ops');
     await as(human('aaron'))('join', 'ops');
     await as(alice.env)('send', '--channel', 'ops', 'about to go');
+    // A listing made the channel's listing cache: it goes with the directory.
+    await as(alice.env)('inbox');
+    expect(existsSync(join(bus.root, 'cache', 'listing', '@ops'))).toBe(true);
     const refused = await as(alice.env)('dissolve', 'ops');
     expect(refused.exitCode).toBe(4);
     expect(refused.stderr).toContain('--force');
@@ -232,6 +235,7 @@ describe('invite, kick, dissolve', () => {
     expect(r.removedMessages).toBe(1);
     expect(readChannels(bus.root).channels.ops).toBeUndefined();
     expect(existsSync(join(bus.root, 'signals', '@ops'))).toBe(false);
+    expect(existsSync(join(bus.root, 'cache', 'listing', '@ops'))).toBe(false);
     // bob hears it in his tray, aaron (a human) on #open; both carry the full `to` set.
     const toBob = readSignalLine(attendKey(bob.cwd), `${r.notice}.signal`);
     const toAaron = readSignalLine('_broadcast', `${r.notice}.signal`);

@@ -6,6 +6,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFile
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChannels } from '../../tools/bus/channels.js';
+import { withListings } from '../../tools/bus/listing.js';
+import { silentReporter } from '../../tools/bus/signals.js';
 import { processAlive } from '../../tools/identity/system.js';
 import { attendKey, projectSlug } from '../../tools/wire/names.js';
 import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from '../helpers/bus.js';
@@ -172,6 +174,9 @@ it("removes a dead tray's delivery index with the tray, never the index of a dir
   put(deadKey, '.index', '0old-a - 1\n', 2 * HOUR);
   const liveIndex = put(liveKey, '.index', '0old-b - 1\n', 2 * HOUR);
   put(liveKey, '0old-b.signal', line('kept'), 2 * HOUR);
+  // Listing caches of both (tools/bus/listing.ts): the dead tray's goes with it.
+  for (const key of [deadKey, liveKey]) withListings(bus.root, [{ kind: 'tray', key }], { now: Date.now(), reporter: silentReporter }, () => {});
+  expect(existsSync(join(bus.root, 'cache', 'listing', deadKey))).toBe(true);
   const real = await cleanup();
   expect(real.items.map((i) => [i.kind, i.what])).toEqual([
     ['message', `signals/${deadKey}/0old-a.signal`],
@@ -180,6 +185,8 @@ it("removes a dead tray's delivery index with the tray, never the index of a dir
   ]);
   expect(existsSync(join(bus.root, 'signals', deadKey))).toBe(false);
   expect(existsSync(liveIndex)).toBe(true);
+  expect(existsSync(join(bus.root, 'cache', 'listing', deadKey))).toBe(false);
+  expect(existsSync(join(bus.root, 'cache', 'listing', liveKey))).toBe(true);
 });
 
 it('never reaps a message imported from another machine by local project liveness (issue 13)', async () => {

@@ -10,10 +10,11 @@
 
 import { sidecarPath } from './signing.js';
 import { existsSync, lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { slugOfKey } from '../wire/names.js';
 import { type ChannelStore, pruneStore, readChannels, updateChannels } from './channels.js';
 import { INDEX_NAME } from './dir-index.js';
+import { removeCache } from './listing.js';
 import { signalsDir, stateDir } from './layout.js';
 import { owedDir } from './owed.js';
 import { HEARTBEAT_FRESH_MS, presenceDir } from './presence.js';
@@ -214,6 +215,7 @@ export function applyCleanup(root: string, plan: CleanupPlan, opts: Pick<Cleanup
         // rmdir fails on a directory that gained a file since the plan: it is kept.
         rmdirSync(join(root, item.what));
         done.push(item);
+        removeCache(root, basename(item.what));
       } catch {
         // not empty any more, or gone
       }

@@ -4,6 +4,7 @@
 //   <root>/signals/@<name>/<id>.signal      a channel
 //   <root>/signals/<attend-key>/<id>.signal a project tray
 //   <root>/state/...                        ledgers, memberships, presence (attend's own)
+//   <root>/cache/...                        derived data, rebuilt when missing (listings)
 
 import { join } from 'node:path';
 import type { Scope } from '../wire/envelope.js';
@@ -14,6 +15,11 @@ export function signalsDir(root: string): string {
 
 export function stateDir(root: string): string {
   return join(root, 'state');
+}
+
+/** Derived data (tools/bus/listing.ts): safe to delete, never under signals/ (no watch wakes). */
+export function cacheDir(root: string): string {
+  return join(root, 'cache');
 }
 
 export function scopeDirName(scope: Scope): string {

@@ -5,6 +5,7 @@
 import { Box, type Key, useApp, useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import type { Peer } from '../bus/roster.js';
+import type { Message } from '../bus/signals.js';
 import type { ChatActions, ChannelInfo } from './actions.js';
 import type { BusSource } from './bus-source.js';
 import { type ColorDepth, colorFor } from './colors.js';
@@ -42,6 +43,16 @@ export interface AppProps {
 }
 
 const OLDER_PAGE = 1000;
+/**
+ * The first frame shows the newest FIRST_PAGE messages; the rest of the initial history (up
+ * to `initialLimit`) is read after it, FILL_CHUNK at a time with input handled in between (a
+ * chunk holds the event loop ~5 ms), and goes to the feed in one update at the end: an update
+ * re-renders the feed, and forty of them would each hold a keystroke back. So the first frame
+ * costs the same on a bus of a thousand messages as on one of a hundred thousand (issue #12
+ * §2), and typing stays responsive while the rest loads.
+ */
+const FIRST_PAGE = 500;
+const FILL_CHUNK = 50;
 const MAX_COMPOSE_ROWS = 5;
 
 export function App(props: AppProps) {
@@ -50,8 +61,11 @@ export function App(props: AppProps) {
   const { columns, rows } = useTerminalSize();
   const width = Math.max(20, columns);
 
+  const initialLimit = props.initialLimit ?? MEMORY_CAP;
+  const filled = useRef<{ taken: number; hasOlder: boolean }>({ taken: 0, hasOlder: false });
   const [feed, dispatch] = useReducer(feedReducer, null, () => {
-    const first = source.loadInitial(props.initialLimit ?? MEMORY_CAP);
+    const first = source.loadInitial(Math.min(FIRST_PAGE, initialLimit));
+    filled.current = { taken: Math.min(FIRST_PAGE, initialLimit), hasOlder: first.hasOlder };
     let s = feedReducer(initialFeed(me, width), { type: 'loaded', messages: first.messages, hasOlder: first.hasOlder });
     s = feedReducer(s, { type: 'channels', names: [...source.channelDirs(), ...actions.channels().map((c) => c.name)] });
     return s;
@@ -80,6 +94,27 @@ export function App(props: AppProps) {
       setBusStatus(`cannot read the roster: ${(err as Error).message}`);
     }
   }, [actions]);
+
+  useEffect(() => {
+    let timer: NodeJS.Timeout | null = null;
+    const read: Message[] = [];
+    const step = () => {
+      const f = filled.current;
+      if (f.hasOlder && f.taken < initialLimit) {
+        const n = Math.min(FILL_CHUNK, initialLimit - f.taken);
+        const older = source.loadOlder(n);
+        filled.current = { taken: f.taken + n, hasOlder: older.hasOlder };
+        read.push(...older.messages);
+        timer = setTimeout(step, 0);
+        return;
+      }
+      if (read.length > 0 || f.taken > FIRST_PAGE) dispatch({ type: 'older', messages: read.splice(0), hasOlder: f.hasOlder });
+    };
+    timer = setTimeout(step, 0);
+    return () => {
+      if (timer) clearTimeout(timer);
+    };
+  }, [source, initialLimit]);
 
   useEffect(() => {
     source.start({

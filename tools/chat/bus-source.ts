@@ -8,6 +8,8 @@ import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:
 import { join } from 'node:path';
 import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/layout.js';
 import { listIds, listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/signals.js';
+import { type IndexState, readIndex } from '../bus/dir-index.js';
+import { type Placed, type ScopeListing, ListingCorrupt, dropCache, emptyListing, entryTime, listingCacheDir, mergeDescending, openListing } from '../bus/listing.js';
 import { readKnownNames } from '../bus/names.js';
 import type { Scope } from '../wire/envelope.js';
 import { type Reader, createGate } from '../bus/gate.js';
@@ -30,9 +32,12 @@ export interface BusSource {
   knownNames?(): ReadonlyMap<string, string>;
 }
 
-interface Entry {
-  id: string;
-  scope: Scope;
+/** What the first load saw of one directory: its history, and where its index was. */
+interface Seen {
+  listing: ScopeListing;
+  /** The listing's ids, made only when a rescan must list the directory in full. */
+  ids?: Set<string>;
+  index: IndexState | undefined;
 }
 
 export interface SourceOptions {
@@ -58,9 +63,11 @@ export const ARRIVAL_BATCH_MS = 100;
 export function createBusSource(opts: SourceOptions): BusSource {
   const root = opts.root;
   const sigDir = signalsDir(root);
-  const known = new Set<string>(); // `${dir}/${id}` seen
-  let loadedOldest: string | null = null;
-  let index: Entry[] | null = null; // every id on disk, newest first, built at first load
+  const known = new Set<string>(); // `${dir}/${id}` seen since the first load
+  // History is what the first load's listings (tools/bus/listing.ts) hold; arrivals are what
+  // they do not. Scroll-back walks the same listings, so nothing is listed in full.
+  const seenAt = new Map<string, Seen>();
+  let older: { peek(): Placed | null; next(): Placed | null } | null = null;
   const skipped: string[] = [];
   const reporter: Reporter = {
     skip(path, reason) {
@@ -97,36 +104,44 @@ export function createBusSource(opts: SourceOptions): BusSource {
   let flushScheduled = false;
   let missing = false;
 
-  function buildIndex(): Entry[] {
-    const all: Entry[] = [];
-    for (const scope of listScopes(root)) {
-      const dir = scopeDirName(scope);
-      for (const id of listIds(join(sigDir, dir), reporter)) all.push({ id, scope });
+  function history(dir: string, id: string): boolean {
+    const seen = seenAt.get(dir);
+    if (!seen) return false;
+    if (seen.ids) return seen.ids.has(id);
+    try {
+      return seen.listing.lookup(id, (x) => entryTime(join(sigDir, dir), x)) !== null;
+    } catch {
+      return false;
     }
-    // Ids sort by creation time (tools/wire/ids.ts), so newest first is a string sort.
-    return all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   }
 
-  function readEntries(entries: Entry[]): Message[] {
+  function openAll(): ScopeListing[] {
+    const now = Date.now();
+    const ls = listScopes(root).map((scope) => openListing(root, scope, { now, reporter }));
+    for (const l of ls) seenAt.set(l.dirName, { listing: l, index: l.mark });
+    return ls;
+  }
+
+  function closeListings(): void {
+    for (const s of seenAt.values()) s.listing.close();
+    seenAt.clear();
+    older = null;
+  }
+
+  /** Up to `limit` distinct ids from the walk, newest first (a fan-out's copies come along). */
+  function take(limit: number): { messages: Message[]; hasOlder: boolean } {
+    if (!older) return { messages: [], hasOlder: false };
+    const ids = new Set<string>();
     const out: Message[] = [];
-    for (const e of entries) {
-      known.add(`${scopeDirName(e.scope)}/${e.id}`);
-      const m = readMessage(root, e.scope, e.id, reporter);
+    for (let p = older.peek(); p !== null; p = older.peek()) {
+      if (!ids.has(p.entry.id) && ids.size >= limit) break;
+      older.next();
+      ids.add(p.entry.id);
+      known.add(`${p.listing.dirName}/${p.entry.id}`);
+      const m = readMessage(root, p.listing.scope, p.entry.id, reporter);
       if (admit(m)) out.push(m);
     }
-    return out;
-  }
-
-  /** Take entries until `limit` distinct ids (a fan-out's copies come along). */
-  function take(entries: Entry[], limit: number): { picked: Entry[]; rest: boolean } {
-    const ids = new Set<string>();
-    let i = 0;
-    for (; i < entries.length; i++) {
-      const e = entries[i] as Entry;
-      if (!ids.has(e.id) && ids.size >= limit) break;
-      ids.add(e.id);
-    }
-    return { picked: entries.slice(0, i), rest: i < entries.length };
+    return { messages: out, hasOlder: older.peek() !== null };
   }
 
   const batchMs = opts.batchMs ?? ARRIVAL_BATCH_MS;
@@ -147,6 +162,11 @@ export function createBusSource(opts: SourceOptions): BusSource {
     const id = name.slice(0, -SIGNAL_EXT.length);
     const key = `${dir}/${id}`;
     if (known.has(key)) return;
+    // A watch event on a file of the history (a touch, a chmod) is not an arrival.
+    if (history(dir, id)) {
+      known.add(key);
+      return;
+    }
     const scope = scopeOfDirName(dir);
     if (!scope) return;
     if (!existsSync(join(sigDir, dir, name))) return; // a rename away, or a purge
@@ -240,8 +260,34 @@ export function createBusSource(opts: SourceOptions): BusSource {
     events?.channels([...channelDirs(), ...(opts.storeChannels?.() ?? [])]);
   }
 
+  /**
+   * What arrived in `dir` since the last look: from its index hint when that explains every
+   * change (tools/bus/dir-index.ts), else from a full listing, against the first load's.
+   */
   function scanDir(dir: string): void {
-    for (const id of listIds(join(sigDir, dir), reporter)) if (!known.has(`${dir}/${id}`)) onFile(dir, `${id}${SIGNAL_EXT}`);
+    const path = join(sigDir, dir);
+    let seen = seenAt.get(dir);
+    const r = readIndex(path, seen?.index, Date.now());
+    let ids: string[];
+    if (r.ok) ids = r.ids;
+    else {
+      ids = listIds(path, reporter);
+      if (seen && !seen.ids) {
+        try {
+          seen.ids = new Set(seen.listing.all().map((e) => e.id));
+        } catch {
+          seen.ids = new Set();
+        }
+      }
+    }
+    if (seen) seen.index = r.state;
+    else if (r.state) {
+      // A directory made after the first load: everything in it is news, from here on
+      // followed by its index.
+      seen = { listing: emptyListing(scopeOfDirName(dir) as Scope), ids: new Set(), index: r.state };
+      seenAt.set(dir, seen);
+    }
+    for (const id of ids) if (!known.has(`${dir}/${id}`)) onFile(dir, `${id}${SIGNAL_EXT}`);
   }
 
   return {
@@ -252,22 +298,27 @@ export function createBusSource(opts: SourceOptions): BusSource {
       } catch {
         // reported by the first rescan
       }
-      index = buildIndex();
-      const { picked, rest } = take(index, limit);
-      // Mark everything older as known: it is history, loaded on scroll-back, not news.
-      for (const e of index) known.add(`${scopeDirName(e.scope)}/${e.id}`);
-      const last = picked[picked.length - 1];
-      loadedOldest = last ? last.id : null;
-      index = index.slice(picked.length);
-      return { messages: readEntries(picked), hasOlder: rest };
+      for (let attempt = 0; ; attempt++) {
+        closeListings();
+        const ls = openAll();
+        older = mergeDescending(ls);
+        try {
+          return take(limit);
+        } catch (err) {
+          // A listing cache that does not read as written is rebuilt, once.
+          if (!(err instanceof ListingCorrupt) || attempt > 0) throw err;
+          for (const l of ls) if (listingCacheDir(root, l.dirName) === err.cache) dropCache(root, l.dirName);
+        }
+      }
     },
     loadOlder(limit) {
-      if (!index || index.length === 0) return { messages: [], hasOlder: false };
-      const { picked, rest } = take(index, limit);
-      index = index.slice(picked.length);
-      const last = picked[picked.length - 1];
-      if (last) loadedOldest = last.id;
-      return { messages: readEntries(picked), hasOlder: rest };
+      try {
+        return take(limit);
+      } catch (err) {
+        if (!(err instanceof ListingCorrupt)) throw err;
+        older = null;
+        return { messages: [], hasOlder: false };
+      }
     },
     start(ev) {
       events = ev;
@@ -283,6 +334,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
       flushScheduled = false;
       pending = [];
       closeAll();
+      closeListings();
       events = null;
     },
     channelDirs,

@@ -22,7 +22,7 @@ export const inboxTool = defineTool({
   }),
   output: z.object({
     messages: z.array(previewOut),
-    total: z.number().int(),
+    total: z.number().int().describe('messages this session receives, held ones included (they are never shown)'),
     page: z.number().int(),
     pages: z.number().int(),
     limit: z.number().int(),

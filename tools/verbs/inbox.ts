@@ -3,10 +3,11 @@
 
 import type { VerbCtx } from './context.js';
 import { busError, notFoundError, refusedError, usageError, verbHint } from '../bus/errors.js';
-import { createGate } from '../bus/gate.js';
-import { scopeLabel } from '../bus/layout.js';
+import { type Gate, createGate } from '../bus/gate.js';
+import { scopeDir, scopeLabel } from '../bus/layout.js';
+import { type Key, type ScopeListing, compareKeys, entryForMe, entryTime, mergeDescending, withListings } from '../bus/listing.js';
 import { isForMe, receiveScopes } from '../bus/receive.js';
-import { type Message, type Unreadable, findMessage, listScopes, readScopes, unreadableDirs } from '../bus/signals.js';
+import { type Message, type Unreadable, findMessage, listScopes, readMessage, readScopes, unreadableDirs } from '../bus/signals.js';
 import { noteSurfaced } from '../bus/surfaced.js';
 import { isMessageId } from '../wire/ids.js';
 import { printable } from '../wire/names.js';
@@ -81,6 +82,11 @@ export interface InboxPage {
   unreadable?: Unreadable[];
 }
 
+/**
+ * Every message of the receive set the caller may see, oldest first: a full read. Only
+ * `--held` (the owner's look at every directory) and what must see everything use it; the
+ * listings below read only what they show.
+ */
 export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {}): Message[] {
   const root = ctx.root();
   const who = ctx.identity();
@@ -89,9 +95,7 @@ export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {
   if (opts.held && who.kind !== 'human') {
     throw refusedError('held messages are shown only to the person who owns the bus, never to a session', 'run attend inbox --held in your own terminal');
   }
-  const gate = createGate(root, who);
-  const broken = gate.broken();
-  if (broken !== null) throw busError(broken, 'fix or remove the policy file; attend grants shows what it holds');
+  const gate = openGate(ctx);
   const seen = new Set<string>();
   const out: Message[] = [];
   for (const m of readScopes(root, opts.held ? listScopes(root) : receiveScopes(root, who), ctx.reporter)) {
@@ -106,11 +110,107 @@ export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {
   return out;
 }
 
+function openGate(ctx: VerbCtx): Gate {
+  const gate = createGate(ctx.root(), ctx.identity());
+  const broken = gate.broken();
+  if (broken !== null) throw busError(broken, 'fix or remove the policy file; attend grants shows what it holds');
+  return gate;
+}
+
+/** The caller's receive set as listings (tools/bus/listing.ts), in receive order. */
+export function withReceiveListings<T>(ctx: VerbCtx, fn: (ls: ScopeListing[]) => T): T {
+  const root = ctx.root();
+  return withListings(root, receiveScopes(root, ctx.identity()), { now: ctx.now(), reporter: ctx.reporter }, fn);
+}
+
+/**
+ * How many messages of the receive set are the caller's (older than `below` when given),
+ * from the listings' counts, without reading them. A message the gate holds back is counted:
+ * telling needs reading it, and it is not shown.
+ */
+export function countInbox(ctx: VerbCtx, ls: ScopeListing[], below?: Key): number {
+  const root = ctx.root();
+  const me = ctx.identity().id;
+  let total = 0;
+  for (const l of ls) total += l.countFor(me) - (below ? l.countFrom(below, me) : 0);
+  // One message in two receive directories counts once. attend writes such copies only as
+  // mail addressed to someone (a notice to an agent's tray and, for a human, to #open), and
+  // outside trays the listings name those.
+  const copies = new Set<string>();
+  for (const l of ls) for (const x of l.xids) copies.add(x);
+  for (const id of copies) {
+    let n = 0;
+    for (const l of ls) {
+      const e = l.lookup(id, (x) => entryTime(scopeDir(root, l.scope), x));
+      if (e && !e.unknown && entryForMe(l.scope, e, me) && (!below || compareKeys(e, below) < 0)) n++;
+    }
+    if (n > 1) total -= n - 1;
+  }
+  return total;
+}
+
+/**
+ * The receive set newest first, as the caller may see it: each message once, sibling tray
+ * mail skipped from the listing, held messages skipped as they are read. Reads a message only
+ * when it is reached.
+ */
+export function* walkInbox(ctx: VerbCtx, ls: ScopeListing[], gate: Gate, below?: Key): Generator<Message> {
+  const root = ctx.root();
+  const who = ctx.identity();
+  const merged = mergeDescending(ls, below);
+  const seen = new Set<string>();
+  // Copies of one message come in receive order, and the first the caller may see is the
+  // one shown, as in a full read.
+  for (let p = merged.next(); p !== null; p = merged.next()) {
+    const { listing, entry } = p;
+    if (seen.has(entry.id) || !entryForMe(listing.scope, entry, who.id)) continue;
+    const m = readMessage(root, listing.scope, entry.id, ctx.reporter);
+    if (!m || !isForMe(m, who) || gate.held(m) !== null) continue;
+    seen.add(m.id);
+    yield m;
+  }
+}
+
 export function runInbox(ctx: VerbCtx, input: InboxInput): InboxPage {
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > 10_000) throw usageError('--limit takes a whole number from 1 to 10000');
   if (!Number.isInteger(input.page) || input.page < 1) throw usageError('--page takes a whole number from 1');
   if (input.before !== undefined && !isMessageId(input.before)) throw usageError(`--before '${printable(input.before)}' is not a message id`);
-  let all = readInbox(ctx, { held: input.held });
+  if (input.held) return heldPage(ctx, input);
+  const gate = openGate(ctx);
+  const { messages, total } = withReceiveListings(ctx, (ls) => {
+    const below = input.before === undefined ? undefined : keyOf(ctx, ls, gate, input.before);
+    const skip = (input.page - 1) * input.limit;
+    const page: Message[] = [];
+    let n = 0;
+    for (const m of walkInbox(ctx, ls, gate, below)) {
+      if (n++ < skip) continue;
+      page.push(m);
+      if (page.length === input.limit) break;
+    }
+    return { messages: page, total: countInbox(ctx, ls, below) };
+  });
+  markShown(ctx, messages);
+  const unreadable = unreadableDirs(ctx.reporter);
+  const pages = Math.max(1, Math.ceil(total / input.limit));
+  return { messages, total, page: input.page, pages, limit: input.limit, ...(unreadable.length > 0 ? { unreadable } : {}) };
+}
+
+/** Where `--before <id>` starts: the message must be one the inbox shows. */
+function keyOf(ctx: VerbCtx, ls: ScopeListing[], gate: Gate, id: string): Key {
+  const root = ctx.root();
+  const who = ctx.identity();
+  for (const l of ls) {
+    const e = l.lookup(id, (x) => entryTime(scopeDir(root, l.scope), x));
+    if (!e || !entryForMe(l.scope, e, who.id)) continue;
+    const m = readMessage(root, l.scope, id, ctx.reporter);
+    if (m && isForMe(m, who) && gate.held(m) === null) return { time: m.time, id };
+  }
+  throw notFoundError(`message ${id} is not in this inbox`);
+}
+
+/** `--held`: the owner's look at what the gate holds back, in every directory (a full read). */
+function heldPage(ctx: VerbCtx, input: InboxInput): InboxPage {
+  let all = readInbox(ctx, { held: true });
   if (input.before !== undefined) {
     const idx = all.findIndex((m) => m.id === input.before);
     if (idx < 0) throw notFoundError(`message ${input.before} is not in this inbox`);
@@ -143,13 +243,16 @@ export function runRead(ctx: VerbCtx, id: string): ReadMessage {
   return m;
 }
 
-/** The whole thread a message belongs to: its root and every reply below it, oldest first. */
+/**
+ * The whole thread a message belongs to: its root and every reply below it, oldest first.
+ * Up the `re` chain one message at a time; down through the listings' replies, reading only
+ * the thread's own messages.
+ */
 export function runThread(ctx: VerbCtx, id: string): ReadMessage[] {
   const start = runRead(ctx, id);
+  const root = ctx.root();
   const who = ctx.identity();
-  const byId = new Map<string, ReadMessage>();
-  for (const m of readInbox(ctx)) byId.set(m.id, { ...m, access: m.fromId === who.id ? 'sent' : 'received' });
-  byId.set(start.id, start);
+  const byId = new Map<string, ReadMessage>([[start.id, start]]);
   let rootMsg = start;
   const guard = new Set<string>([start.id]);
   while (rootMsg.re !== undefined) {
@@ -159,6 +262,33 @@ export function runThread(ctx: VerbCtx, id: string): ReadMessage[] {
     byId.set(parent.id, parent);
     rootMsg = parent;
   }
+  const gate = openGate(ctx);
+  withReceiveListings(ctx, (ls) => {
+    const queue = [rootMsg.id];
+    const reached = new Set<string>(queue);
+    for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+      // Per reply, the directories that hold it, in receive order: the first copy the caller
+      // may see is the one taken, as a full read would.
+      const found = new Map<string, ScopeListing[]>();
+      for (const l of ls) for (const c of l.children(p)) if (!reached.has(c)) found.set(c, [...(found.get(c) ?? []), l]);
+      for (const [c, where] of found) {
+        // The start and its ancestors are in the thread whoever they were for.
+        if (byId.has(c)) {
+          reached.add(c);
+          queue.push(c);
+          continue;
+        }
+        for (const l of where) {
+          const m = readMessage(root, l.scope, c, ctx.reporter);
+          if (!m || !isForMe(m, who) || gate.held(m) !== null) continue;
+          byId.set(c, { ...m, access: m.fromId === who.id ? 'sent' : 'received' });
+          reached.add(c);
+          queue.push(c);
+          break;
+        }
+      }
+    }
+  });
   const inThread = new Set<string>([rootMsg.id]);
   const sorted = [...byId.values()].sort((a, b) => a.time - b.time || a.id.localeCompare(b.id));
   // Replies come after their parents in time, so one pass in time order finds them all.

@@ -5,14 +5,17 @@ import type { VerbCtx } from './context.js';
 import { processAlive } from '../identity/system.js';
 import { type RelayHealth, relayHealth } from '../bus/remote.js';
 import { joinedChannels } from '../bus/channels.js';
-import { scopeDir, scopeDirName, scopeLabel } from '../bus/layout.js';
+import { scopeDirName, scopeLabel } from '../bus/layout.js';
 import { type Delivery, deliveryOf, readPresence } from '../bus/presence.js';
-import { listIds, listScopes } from '../bus/signals.js';
+import { listScopes, silentReporter } from '../bus/signals.js';
+import { withListings } from '../bus/listing.js';
+import { createGate } from '../bus/gate.js';
+import { busError } from '../bus/errors.js';
 import { peekPending } from '../bus/ledger.js';
 import { countQuarantined } from '../bus/quarantine.js';
 import { type DeliveryStatus, deliveryStatus } from '../bus/sensor-claim.js';
 import { receiveScopes } from '../bus/receive.js';
-import { readInbox } from './inbox.js';
+import { countInbox } from './inbox.js';
 
 export interface ScopeCount {
   scope: string;
@@ -27,6 +30,7 @@ export interface StatusResult {
   me: { id: string; kind: 'agent' | 'human'; name: string; origin: string; resolved: boolean };
   scopes: ScopeCount[];
   inbox: {
+    /** Messages of the receive set for this identity, held ones included (docs/reference.md). */
     total: number;
     /** What the next delivery wake would surface (the consumption ledger's answer). */
     unread: number;
@@ -46,13 +50,29 @@ export function runStatus(ctx: VerbCtx): StatusResult {
   const root = ctx.root();
   const who = ctx.identity();
   const now = ctx.now();
-  const inbox = readInbox(ctx);
-  const mineDirs = new Set(receiveScopes(root, who).map(scopeDirName));
+  // The counts come from the listing caches (tools/bus/listing.ts): nothing is read but what
+  // arrived since the last listing. Under a policy that did not parse nothing is delivered,
+  // and status says so as the inbox does.
+  const broken = createGate(root, who).broken();
+  if (broken !== null) throw busError(broken, 'fix or remove the policy file; attend grants shows what it holds');
+  const mine = receiveScopes(root, who);
+  const mineDirs = new Set(mine.map(scopeDirName));
+  const all = listScopes(root);
+  const others = all.filter((s) => !mineDirs.has(scopeDirName(s)));
   const channels = joinedChannels(root, who.id);
-  const scopes = listScopes(root).map((scope) => ({
+  const sizes = new Map<string, number>();
+  const total = withListings(root, mine, { now, reporter: ctx.reporter }, (ls) => {
+    for (const l of ls) sizes.set(l.dirName, l.size);
+    return countInbox(ctx, ls);
+  });
+  // Other sessions' trays are only counted: a problem there is theirs to hear about.
+  withListings(root, others, { now, reporter: silentReporter }, (ls) => {
+    for (const l of ls) sizes.set(l.dirName, l.size);
+  });
+  const scopes = all.map((scope) => ({
     scope: scope.kind === 'tray' ? `tray ${scope.key}` : scopeLabel(scope),
     dir: scopeDirName(scope),
-    messages: listIds(scopeDir(root, scope)).length,
+    messages: sizes.get(scopeDirName(scope)) ?? 0,
     mine: mineDirs.has(scopeDirName(scope)),
   }));
   const unread = peekPending(root, who, { now, reporter: ctx.reporter }).fresh.length;
@@ -61,7 +81,7 @@ export function runStatus(ctx: VerbCtx): StatusResult {
     busRoot: root,
     me: { id: who.id, kind: who.kind, name, origin: who.origin, resolved: who.resolved },
     scopes,
-    inbox: { total: inbox.length, unread },
+    inbox: { total, unread },
     channels: channels.map((c) => `#${c}`),
     presence: deliveryOf(readPresence(root), who.id, now),
     delivery: deliveryStatus(root, who.id),

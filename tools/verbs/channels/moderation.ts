@@ -6,7 +6,8 @@ import { rmSync } from 'node:fs';
 import type { VerbCtx } from '../context.js';
 import { type Channel, unknownChannel, readChannels, updateChannels } from '../../bus/channels.js';
 import { AttendError, EXIT, notFoundError, refusedError, usageError, verbHint } from '../../bus/errors.js';
-import { scopeDir } from '../../bus/layout.js';
+import { scopeDir, scopeDirName } from '../../bus/layout.js';
+import { removeCache } from '../../bus/listing.js';
 import { writeNotice } from '../../bus/notices.js';
 import { type PurgeResult, purgeChannel } from '../../bus/purge.js';
 import type { Peer } from '../../bus/roster.js';
@@ -137,6 +138,7 @@ export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: bool
   );
   // Dissolving is one of the three ways messages leave the disk (docs/architecture.md, "The bus on disk").
   rmSync(dir, { recursive: true, force: true });
+  removeCache(ctx.root(), scopeDirName({ kind: 'channel', name }));
   return { channel: name, notified: members.map((m) => m.id), removedMessages, notice: notice?.id ?? null };
 }
 
