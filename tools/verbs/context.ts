@@ -6,6 +6,7 @@ import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js
 import { findParent } from '../identity/lineage.js';
 import { hasParentRecord, recordParent } from '../bus/lineage.js';
 import { type Signer, createSigner } from '../bus/signing.js';
+import { localHostName } from '../bus/remote.js';
 import { humanIdentity, resolveIdentity } from '../identity/resolve.js';
 import { procInfo as systemProcInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
@@ -87,7 +88,9 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
       return paths.root;
     },
     signer() {
-      signer ??= createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: hostname(), now });
+      // The signed origin host is this machine's name on the hub when it has one, so other
+      // machines read its messages as this machine's (issue 13; tools/bus/origin.ts).
+      signer ??= createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
       return signer;
     },
   };
