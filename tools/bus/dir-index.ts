@@ -61,6 +61,26 @@ export function appendIndex(dir: string, id: string, before: string): void {
   }
 }
 
+/**
+ * Writer side for a batch renamed into `dir` at once (the relay's imports): one line per id,
+ * each with the stamp taken before the batch's first write and the one after its last
+ * rename, in one write(2), so the chain still explains every change in between.
+ */
+export function appendIndexMany(dir: string, ids: string[], before: string): void {
+  if (ids.length === 0) return;
+  try {
+    const after = dirStamp(dir);
+    const fd = openSync(join(dir, INDEX_NAME), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    try {
+      writeAll(fd, Buffer.from(ids.map((id) => `${id} ${before} ${after}\n`).join('')));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // the directory went away, or the disk is full: the reader lists in full
+  }
+}
+
 /** What a reader remembers per directory (kept in the session's ledger). */
 export interface IndexState {
   /** The index file's identity (inode and birth time): a recreated index starts over. */

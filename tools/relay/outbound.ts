@@ -19,6 +19,7 @@ import { idTime } from '../wire/ids.js';
 import type { Cursor, ImportedSet } from './store.js';
 import { type Route, dedupId, subjectFor } from './subjects.js';
 import { readAll } from '../bus/atomic.js';
+import { SIG_EXT } from '../bus/signing.js';
 
 /** How far behind the newest published id a full listing still looks. */
 export const SLACK_MS = 2 * 60_000;
@@ -31,6 +32,10 @@ export interface Pending {
   msgId: string;
   data: Uint8Array;
   timeMs: number;
+  /** The signature sidecar's exact bytes (`<id>.sig`), when the message is signed. */
+  sig?: Uint8Array;
+  /** Whose key signed it (from_id and the sidecar's key id): published before the message. */
+  signer?: { node: string; keyId: string };
 }
 
 interface DirState {
@@ -146,8 +151,17 @@ export class Outbox {
           st.done.add(id);
           continue;
         }
+        // The sidecar travels with its message (written before it, so it is there now).
+        const sig = readBytes(join(path, `${id}${SIG_EXT}`));
+        const extra: Pick<Pending, 'sig' | 'signer'> = {};
+        if (sig) {
+          extra.sig = sig;
+          const keyId = /^key (\S+)$/m.exec(sig.toString('utf8'))?.[1];
+          const node = /\|from_id:([^|]+)\|/.exec(data.toString('utf8'))?.[1];
+          if (keyId && node) extra.signer = { node, keyId };
+        }
         this.inflight.add(`${dir}/${id}`);
-        for (const route of routes) out.push({ dir, id, subject: subjectFor(route), msgId: dedupId(id, route), data, timeMs });
+        for (const route of routes) out.push({ dir, id, subject: subjectFor(route), msgId: dedupId(id, route), data, timeMs, ...extra });
       }
     }
     return out;

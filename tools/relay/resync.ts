@@ -8,13 +8,10 @@ import type { RelaySettings } from './config.js';
 import { Outbox } from './outbound.js';
 import { connectHub, ensureStream } from './run.js';
 import { ImportedSet } from './store.js';
-import { readRemoteRoster } from '../bus/remote.js';
+import { remoteHostOf } from '../bus/remote.js';
 
 export async function resync(root: string, settings: RelaySettings & { servers: string[] }, since: number, now: () => number): Promise<{ published: number; duplicates: number; failed: number }> {
-  const hostOf = (id: string) => {
-    for (const [h, v] of Object.entries(readRemoteRoster(root).hosts)) if (v.members.some((m) => m.id === id)) return h;
-    return undefined;
-  };
+  const hostOf = (id: string) => remoteHostOf(root, id);
   const outbox = new Outbox(root, settings.host, new ImportedSet(root), { since, dirs: {} }, hostOf);
   const nc = await connectHub(settings, `attend-resync-${settings.host}`);
   try {

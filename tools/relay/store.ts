@@ -8,7 +8,7 @@
 
 import { closeSync, openSync, readFileSync, readdirSync, writeSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../bus/atomic.js';
+import { writeAll, writeFileAtomic } from '../bus/atomic.js';
 import { FILE_MODE, ensureDir } from '../bus/root.js';
 import { importedLog, readImported, relayStateDir } from '../bus/remote.js';
 
@@ -71,6 +71,22 @@ export class ImportedSet {
       throw err;
     }
     this.set.add(`${dir}/${id}`);
+  }
+  /** Several at once, in one append (a batch of imports). */
+  addMany(entries: [dir: string, id: string][]): void {
+    const fresh = entries.filter(([dir, id]) => !this.set.has(`${dir}/${id}`));
+    if (fresh.length === 0) return;
+    if (this.fd === null) {
+      ensureDir(relayStateDir(this.root));
+      this.fd = openSync(importedLog(this.root), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    }
+    try {
+      writeAll(this.fd, Buffer.from(fresh.map(([dir, id]) => `${dir} ${id}\n`).join('')));
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+    for (const [dir, id] of fresh) this.set.add(`${dir}/${id}`);
   }
   close(): void {
     if (this.fd !== null) {
