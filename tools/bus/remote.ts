@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { ensureDir } from './root.js';
 import type { Peer } from './roster.js';
-import { qualifyId, splitQualified } from '../wire/hosts.js';
+import { isGlobalId, qualifyId, splitQualified } from '../wire/hosts.js';
 
 export interface RemoteMember {
   id: string;
@@ -77,6 +77,8 @@ export function remoteMembers(root: string, now: number): RemoteMember[] {
 export function remoteHostOf(root: string, id: string): string | undefined {
   const q = splitQualified(id);
   if (q) return q.host;
+  // An unqualified id that is not a session's is this machine's own (a local username).
+  if (!isGlobalId(id)) return undefined;
   for (const [h, v] of Object.entries(readRemoteRoster(root).hosts)) if (v.members.some((m) => m.id === id)) return h;
   return undefined;
 }
