@@ -25,29 +25,29 @@ const ctx = (imported: ImportedSet, self = 'bravo'): ImportContext => ({
 });
 
 describe('importMessage', () => {
-  it('writes once with the hub time as mtime and an index line; the same bytes again are already here', () => {
+  it('writes once with the hub time as mtime and an index line; the same bytes again are already here', async () => {
     const imported = new ImportedSet(bus.root);
-    const out = importMessage(ctx(imported, 'bravo'), msg());
+    const out = await importMessage(ctx(imported, 'bravo'), msg());
     expect(out.kind).toBe('written');
     const path = join(bus.root, 'signals', '_broadcast', '0mx4aaaaa000-abcdefgh.signal');
     expect(readFileSync(path)).toEqual(Buffer.from(line));
     expect(statSync(path).mtimeMs).toBe(Date.parse('2026-11-30T12:00:00Z'));
     const idx = readIndex(join(bus.root, 'signals', '_broadcast'), undefined, Date.now());
     expect(idx.state?.off ?? 0).toBeGreaterThan(0);
-    expect(importMessage(ctx(imported, 'bravo'), msg()).kind).toBe('duplicate');
-    expect(importMessage(ctx(imported, 'alpha'), msg()).kind).toBe('own');
+    expect((await importMessage(ctx(imported, 'bravo'), msg())).kind).toBe('duplicate');
+    expect((await importMessage(ctx(imported, 'alpha'), msg())).kind).toBe('own');
     // The record survives a restart of the relay.
     expect(new ImportedSet(bus.root).has('_broadcast', '0mx4aaaaa000-abcdefgh')).toBe(true);
   });
 
-  it('does not bring back what was removed here, unless the hub redelivers it (the first write never finished)', () => {
+  it('does not bring back what was removed here, unless the hub redelivers it (the first write never finished)', async () => {
     const imported = new ImportedSet(bus.root);
-    importMessage(ctx(imported, 'bravo'), msg());
+    await importMessage(ctx(imported, 'bravo'), msg());
     const path = join(bus.root, 'signals', '_broadcast', '0mx4aaaaa000-abcdefgh.signal');
     rmSync(path);
-    expect(importMessage(ctx(imported, 'bravo'), msg()).kind).toBe('duplicate');
+    expect((await importMessage(ctx(imported, 'bravo'), msg())).kind).toBe('duplicate');
     expect(existsSync(path)).toBe(false);
-    expect(importMessage(ctx(imported, 'bravo'), msg({ redelivered: true })).kind).toBe('written');
+    expect((await importMessage(ctx(imported, 'bravo'), msg({ redelivered: true }))).kind).toBe('written');
     expect(existsSync(path)).toBe(true);
   });
 });

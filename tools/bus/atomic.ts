@@ -6,7 +6,7 @@
 // any failure the temporary is removed, nothing is renamed, the previous file stays as it
 // was, and the caller gets a bus error (exit 3).
 
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { busError, type AttendError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
@@ -56,7 +56,7 @@ export function writeError(path: string, err: unknown): AttendError {
  * `path` then holds exactly what it held before. The data is always synced before the
  * rename; `mtimeMs` sets the file's time (a copy keeps the time of its original).
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number } = {}): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number; sync?: boolean } = {}): void {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
   let fd: number;
@@ -73,8 +73,10 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: {
   }
   try {
     writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-    // Sync before the rename: after a crash the name must never point at missing data.
-    fsyncSync(fd);
+    // Sync before the rename: after a crash the name must never point at missing data. Only
+    // a file that is a report rewritten every second (the relay's status) skips it: after a
+    // crash it may read as missing, which its readers take as "not running".
+    if (opts.sync !== false) fsyncSync(fd);
     // A copy of a file from elsewhere (the relay's imports) keeps the time it was made.
     if (opts.mtimeMs !== undefined) futimesSync(fd, new Date(opts.mtimeMs), new Date(opts.mtimeMs));
   } catch (err) {
@@ -98,79 +100,83 @@ export interface AtomicFile {
   mtimeMs?: number;
 }
 
-/** Files written and synced before any is renamed, at most this many descriptors open at once. */
-const BATCH_FDS = 64;
+/** Files written before any is synced, at most this many descriptors open at once. */
+const BATCH_FDS = 256;
+
+function fsyncAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+}
 
 /**
  * Many files, each as writeFileAtomic writes one, for a writer that has a batch (the relay's
- * imports, issue 13): every temporary is written and synced first, then all are renamed in
- * the order given (a signature sidecar before its message), then each directory is synced
- * once, so the renames too are durable when this returns. Syncing a batch lets the
- * filesystem commit it together instead of once per file.
+ * imports, issue 13): every temporary is written, then all are synced at once, then all are
+ * renamed in the order given (a signature sidecar before its message), then each directory
+ * is synced, so the renames too are durable when this resolves. The syncs run concurrently
+ * (libuv's thread pool), so the filesystem commits them together instead of once per file,
+ * and the event loop is never blocked waiting for the disk.
  *
  * On a failure before the renames nothing is renamed and every temporary is removed; a
  * failure part-way through the renames leaves the files renamed so far (each complete and
- * synced) and removes the rest. Either way it throws a bus error (exit 3) and the caller
- * must not report the batch written.
+ * synced) and removes the rest. Either way it rejects with a bus error (exit 3) and the
+ * caller must not report the batch written.
  */
-export function writeFilesAtomic(files: AtomicFile[]): void {
+export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
   const made: { tmp: string; path: string }[] = [];
-  const open: { fd: number; f: AtomicFile; tmp: string }[] = [];
   const dirs = new Set<string>();
-  const settle = () => {
-    // Sync and close what is open, then it counts as made.
-    while (open.length > 0) {
-      const o = open.shift()!;
-      try {
-        fsyncSync(o.fd);
-        if (o.f.mtimeMs !== undefined) futimesSync(o.fd, new Date(o.f.mtimeMs), new Date(o.f.mtimeMs));
-      } catch (err) {
+  for (let at = 0; at < files.length; at += BATCH_FDS) {
+    const open: { fd: number; f: AtomicFile; tmp: string }[] = [];
+    const discard = () => {
+      for (const o of open) {
         safeClose(o.fd);
         safeUnlink(o.tmp);
-        throw writeError(o.f.path, err);
       }
-      try {
-        closeSync(o.fd);
-      } catch (err) {
-        safeUnlink(o.tmp);
-        throw writeError(o.f.path, err);
-      }
-      made.push({ tmp: o.tmp, path: o.f.path });
-    }
-  };
-  try {
-    for (const f of files) {
-      const dir = dirname(f.path);
-      dirs.add(dir);
-      const tmp = join(dir, `.${basename(f.path)}.${process.pid}.${++tmpCounter}.tmp`);
-      let fd: number;
-      try {
+      for (const m of made) safeUnlink(m.tmp);
+    };
+    try {
+      for (const f of files.slice(at, at + BATCH_FDS)) {
+        const dir = dirname(f.path);
+        dirs.add(dir);
+        const tmp = join(dir, `.${basename(f.path)}.${process.pid}.${++tmpCounter}.tmp`);
+        let fd: number;
         try {
-          fd = openSync(tmp, 'wx', FILE_MODE);
+          try {
+            fd = openSync(tmp, 'wx', FILE_MODE);
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+            ensureDir(dir);
+            fd = openSync(tmp, 'wx', FILE_MODE);
+          }
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-          ensureDir(dir);
-          fd = openSync(tmp, 'wx', FILE_MODE);
+          throw writeError(f.path, err);
         }
-      } catch (err) {
-        throw writeError(f.path, err);
+        open.push({ fd, f, tmp });
+        try {
+          writeAll(fd, typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data);
+          if (f.mtimeMs !== undefined) futimesSync(fd, new Date(f.mtimeMs), new Date(f.mtimeMs));
+        } catch (err) {
+          throw writeError(f.path, err);
+        }
       }
-      open.push({ fd, f, tmp });
-      try {
-        writeAll(fd, typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data);
-      } catch (err) {
-        throw writeError(f.path, err);
+      const synced = await Promise.allSettled(open.map((o) => fsyncAsync(o.fd)));
+      const bad = synced.findIndex((r) => r.status === 'rejected');
+      if (bad >= 0) throw writeError(open[bad]!.f.path, (synced[bad] as PromiseRejectedResult).reason);
+      while (open.length > 0) {
+        const o = open[0]!;
+        try {
+          // close(2) can report a deferred write error (NFS): that too means "not written".
+          closeSync(o.fd);
+        } catch (err) {
+          open.shift();
+          safeUnlink(o.tmp);
+          throw writeError(o.f.path, err);
+        }
+        open.shift();
+        made.push({ tmp: o.tmp, path: o.f.path });
       }
-      if (open.length >= BATCH_FDS) settle();
+    } catch (err) {
+      discard();
+      throw err;
     }
-    settle();
-  } catch (err) {
-    for (const o of open) {
-      safeClose(o.fd);
-      safeUnlink(o.tmp);
-    }
-    for (const m of made) safeUnlink(m.tmp);
-    throw err;
   }
   let i = 0;
   try {
@@ -180,17 +186,19 @@ export function writeFilesAtomic(files: AtomicFile[]): void {
     for (let j = i; j < made.length; j++) safeUnlink(made[j]!.tmp);
     throw writeError(failed, err);
   }
-  for (const dir of dirs) {
-    let fd: number | undefined;
-    try {
-      fd = openSync(dir, 'r');
-      fsyncSync(fd);
-    } catch (err) {
-      throw writeError(dir, err);
-    } finally {
-      if (fd !== undefined) safeClose(fd);
-    }
-  }
+  await Promise.all(
+    [...dirs].map(async (dir) => {
+      let fd: number | undefined;
+      try {
+        fd = openSync(dir, 'r');
+        await fsyncAsync(fd);
+      } catch (err) {
+        throw writeError(dir, err);
+      } finally {
+        if (fd !== undefined) safeClose(fd);
+      }
+    }),
+  );
 }
 
 function safeClose(fd: number): void {

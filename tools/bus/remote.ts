@@ -53,7 +53,9 @@ export function readRemoteRoster(root: string): RemoteRoster {
 
 export function writeRemoteRoster(root: string, roster: RemoteRoster): void {
   ensureDir(relayStateDir(root));
-  writeFileAtomic(remoteFile(root), `${JSON.stringify(roster)}\n`);
+  // Rewritten on every beat from every other host and aged by time: not synced (a torn one
+  // after a crash reads as nobody remote until the next beat).
+  writeFileAtomic(remoteFile(root), `${JSON.stringify(roster)}\n`, { sync: false });
 }
 
 /**

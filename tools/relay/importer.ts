@@ -99,7 +99,7 @@ export class Importer {
       plans.push({ m, plan });
     }
     try {
-      writeImports(d.imported, writes);
+      await writeImports(d.imported, writes);
     } catch (err) {
       d.onError(err as Error);
       for (const { m, plan } of plans) {

@@ -215,7 +215,7 @@ export function planImport(ctx: ImportContext, m: Incoming): Plan {
  * synced, sidecar renamed before its message, each directory synced once), then one index
  * line per message. Throws (exit 3) when the bus refused a write: nothing may be acked then.
  */
-export function writeImports(imported: ImportedSet, writes: Write[]): void {
+export async function writeImports(imported: ImportedSet, writes: Write[]): Promise<void> {
   if (writes.length === 0) return;
   imported.addMany(writes.map((w) => [w.dirName, w.id]));
   const before = new Map<string, string>();
@@ -230,15 +230,15 @@ export function writeImports(imported: ImportedSet, writes: Write[]): void {
     if (!list) ids.set(w.dir, (list = []));
     list.push(w.id);
   }
-  writeFilesAtomic(files);
+  await writeFilesAtomic(files);
   for (const [dir, list] of ids) appendIndexMany(dir, list, before.get(dir)!);
 }
 
 /** One message on its own (tests, and anything that does not batch). */
-export function importMessage(ctx: ImportContext, m: Incoming): Outcome {
+export async function importMessage(ctx: ImportContext, m: Incoming): Promise<Outcome> {
   const plan = planImport({ ...ctx, fetched: true }, m);
   if (plan.kind === 'need-key') throw new Error('unreachable: keys were fetched');
   if (plan.kind !== 'write') return plan;
-  writeImports(ctx.imported, [plan]);
+  await writeImports(ctx.imported, [plan]);
   return { kind: 'written', path: join(plan.dir, `${plan.id}${SIGNAL_EXT}`) };
 }

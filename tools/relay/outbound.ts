@@ -11,7 +11,7 @@
 
 import { lstatSync, openSync, closeSync, fstatSync, readdirSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { type IndexState, readIndex } from '../bus/dir-index.js';
+import { type IndexState, type IndexTail, readIndex, readIndexTail } from '../bus/dir-index.js';
 import { scopeOfDirName, signalsDir } from '../bus/layout.js';
 import { MAX_FILE_BYTES, SIGNAL_EXT, listIds } from '../bus/signals.js';
 import { addressees, parseSignal } from '../wire/envelope.js';
@@ -20,6 +20,11 @@ import type { Cursor, ImportedSet } from './store.js';
 import { type Route, dedupId, subjectFor } from './subjects.js';
 import { readAll } from '../bus/atomic.js';
 import { SIG_EXT } from '../bus/signing.js';
+
+/** How long the index may leave the directory's changes unexplained before a full listing. */
+const UNEXPLAINED_MS = 1_000;
+/** How often an unexplained chain is checked again meanwhile. */
+const CHECK_MS = 100;
 
 /** How far behind the newest published id a full listing still looks. */
 export const SLACK_MS = 2 * 60_000;
@@ -39,7 +44,13 @@ export interface Pending {
 }
 
 interface DirState {
+  /** The chain check (tools/bus/dir-index.ts readIndex): advanced only when it explains the directory. */
   idx: IndexState | undefined;
+  /** Where the index was read to: new ids come from here, explained or not. */
+  tail: IndexTail | undefined;
+  /** Since when the chain has not explained the directory, and when it was last checked. */
+  unexplained: number | undefined;
+  checked: number;
   /** Ids to look at again on the next scan (a publish failed), whatever the index says. */
   again: Set<string>;
   /** Ids handled (published, local only, or unreadable) at or above the floor. */
@@ -124,13 +135,11 @@ export class Outbox {
       const path = join(signalsDir(this.root), dir);
       let st = this.dirs.get(dir);
       if (!st) {
-        st = { idx: undefined, done: new Set(), again: new Set() };
+        st = { idx: undefined, tail: undefined, unexplained: undefined, checked: 0, done: new Set(), again: new Set() };
         this.dirs.set(dir, st);
       }
-      const r = readIndex(path, st.idx, now);
-      st.idx = r.state;
       const floor = this.floor(dir);
-      const candidates = r.ok ? [...new Set([...r.ids, ...st.again])].sort() : listIds(path);
+      const candidates = this.candidates(path, st, now);
       st.again.clear();
       for (const id of candidates) {
         if (st.done.has(id) || this.inflight.has(`${dir}/${id}`)) continue;
@@ -165,6 +174,43 @@ export class Outbox {
       }
     }
     return out;
+  }
+
+  /**
+   * The ids to look at in one directory. Each writer appends its ids to the index, so those
+   * are read from its tail. A full listing is what finds a message written without a line
+   * (an older attend, a file put there by hand), but it costs the whole history: it is made
+   * when the index cannot be followed, when the index leaves a change unexplained in a quiet
+   * moment, and when it has not explained the directory for UNEXPLAINED_MS while lines keep
+   * coming. While writers are busy the chain is unexplained most of the time (each write
+   * changes the directory before its line is appended), so listing at the first gap would
+   * list a growing directory on every scan.
+   */
+  private candidates(path: string, st: DirState, now: number): string[] {
+    const t = readIndexTail(path, st.tail);
+    if (t !== null && !t.reset && st.idx !== undefined) {
+      st.tail = t.tail;
+      // The chain is what vouches that nothing was written without a line: checked now and
+      // then, and a directory it leaves unexplained for too long is listed in full.
+      if (st.unexplained === undefined || now - st.checked >= CHECK_MS) {
+        st.checked = now;
+        const r = readIndex(path, st.idx, now);
+        if (r.ok) {
+          st.idx = r.state;
+          st.unexplained = undefined;
+        } else if (r.why === 'unexplained change') st.unexplained ??= now;
+        else st.unexplained = Number.NEGATIVE_INFINITY;
+      }
+      // Unexplained while lines keep coming: writers are busy, list later. Unexplained in a
+      // quiet moment: something was written without a line, list now.
+      if (st.unexplained === undefined || (t.ids.length > 0 && now - st.unexplained < UNEXPLAINED_MS)) return [...new Set([...t.ids, ...st.again])].sort();
+    }
+    // In full; the stamps are taken first, so the listing covers everything they do.
+    st.idx = readIndex(path, undefined, now).state;
+    st.tail = t?.tail;
+    st.unexplained = undefined;
+    st.checked = now;
+    return listIds(path);
   }
 
   /** Every route of this message was acknowledged by the hub. */

@@ -10,17 +10,18 @@
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { type Authenticator, connect, credsAuthenticator, headers, nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { signalsDir } from '../bus/layout.js';
 import { type RemoteMember, remoteHostOf } from '../bus/remote.js';
 import { ensureRoot } from '../bus/root.js';
 import type { RelaySettings } from './config.js';
 import { Outbox, type Pending } from './outbound.js';
-import { ImportedSet, type RelayStatus, listParked, park, readCursor, writeCursor, writeStatus } from './store.js';
+import { ImportedSet, type RelayStatus, listParked, park, readCursor, writeCursor, writeCursorAsync, writeStatus } from './store.js';
 import { STREAM_NAME, SUBJECT_PREFIX, consumerFilters, durableName, parseSubject } from './subjects.js';
 import { Presence } from './presence.js';
 import { Importer } from './importer.js';
 import { SharedState } from './state.js';
+import { Publisher } from './publish.js';
 import { localizeId } from '../wire/hosts.js';
 
 export const MAX_MSG_BYTES = 128 * 1024;
@@ -232,6 +233,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     });
   };
   const js = jetstream(nc);
+  const pub = new Publisher(nc, `_INBOX_${host}`);
   status.ready = true;
   saveStatus(true);
 
@@ -328,12 +330,24 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   };
 
   // Outbound loop.
+  // During a burst the cursor is written every 2 s (each write is synced, and a restart looks
+  // back far more than that anyway); it is written at once whenever the outbox is idle.
   let lastCursor = 0;
+  let lastPrune = 0;
+  let cursorWrite: Promise<void> | null = null;
   const saveCursor = (force: boolean) => {
-    if (!outbox.cursorChanged || (!force && deps.now() - lastCursor < 500)) return;
-    writeCursor(root, outbox.cursor);
+    if (cursorWrite || !outbox.cursorChanged || (!force && deps.now() - lastCursor < 2_000)) return;
     outbox.cursorChanged = false;
     lastCursor = deps.now();
+    cursorWrite = writeCursorAsync(root, structuredClone(outbox.cursor))
+      .catch((err: Error) => {
+        // Not recorded: a restart looks back further, and the hub absorbs what it sees twice.
+        outbox.cursorChanged = true;
+        status.lastError = `cursor: ${err.message}`;
+      })
+      .finally(() => {
+        cursorWrite = null;
+      });
   };
   while (!stopping) {
     // Every round yields to I/O and timers: a round made only of resolved promises (the
@@ -360,13 +374,16 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
       for (let i = 0; i < pending.length && !stopping; i += BATCH) {
         const chunk = pending.slice(i, i + BATCH);
         const t0 = Date.now();
-        await publishChunk(js, chunk, host, outbox, status, root, deps, state);
+        await publishChunk(pub, chunk, host, outbox, status, root, deps, state);
         if (status.lastError && /no responders|503|stream not found/i.test(status.lastError)) repair();
         if (trace) deps.log(`trace: published ${chunk.length} in ${Date.now() - t0}ms${status.lastError ? ` (last error: ${status.lastError})` : ''}`);
         saveStatus();
       }
       saveCursor(false);
-      outbox.prune();
+      if (deps.now() - lastPrune > 5_000) {
+        outbox.prune();
+        lastPrune = deps.now();
+      }
       continue;
     }
     saveCursor(true);
@@ -382,6 +399,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     await delay(3);
   }
   for (const w of watchers.values()) w.close();
+  await cursorWrite;
   writeCursor(root, outbox.cursor);
   saveStatus(true);
   await presence.stop();
@@ -398,7 +416,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 }
 
 
-async function publishChunk(js: JetStreamClient, chunk: Pending[], host: string, outbox: Outbox, status: RelayStatus, root: string, deps: RelayDeps, state: SharedState): Promise<void> {
+async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outbox: Outbox, status: RelayStatus, root: string, deps: RelayDeps, state: SharedState): Promise<void> {
   // Every signer's key is on the hub before its messages are: a receiver that meets a key it
   // does not know asks the hub for it (tools/relay/state.ts).
   try {
@@ -417,14 +435,17 @@ async function publishChunk(js: JetStreamClient, chunk: Pending[], host: string,
     if (e) e.left++;
     else byMsg.set(k, { p, left: 1, failed: false });
   }
-  const results = await Promise.allSettled(
+  const results = await pub.publishAll(
     chunk.map((p) => {
       const h = headers();
+      // Nats-Msg-Id: the hub stores one copy per id and destination (its duplicate window).
+      h.set('Nats-Msg-Id', p.msgId);
       h.set('Attend-Id', p.id);
       h.set('Attend-Origin', host);
       if (p.sig) h.set('Attend-Sig', Buffer.from(p.sig).toString('base64'));
-      return js.publish(p.subject, p.data, { msgID: p.msgId, headers: h, timeout: 2_000 });
+      return { subject: p.subject, data: p.data, headers: h };
     }),
+    2_000,
   );
   let failure: string | undefined;
   results.forEach((r, i) => {

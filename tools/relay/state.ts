@@ -40,6 +40,7 @@ export class SharedState {
   /** Key ids known to be on the hub (put by us): the outbound publishes after them. */
   private readonly putIds = new Set<string>();
   private readonly keyStamps = new Map<string, string>();
+  private readonly keysCache = new Map<string, ReturnType<typeof readRemoteKeys>>();
   private channelsCache: { stamp: string; store: ChannelStore } | null = null;
   private pushing: Promise<void> | null = null;
   private again = false;
@@ -162,14 +163,35 @@ export class SharedState {
     await this.putKey(node);
   }
 
+  /**
+   * What `origin` published for `node`, as recorded here. Cached: this relay is the one
+   * writer of keys/@<host>/ (it drops an entry whenever it records one), and every import
+   * asks, so a burst does not read (or fail to read) the same file thousands of times.
+   */
+  private remoteKeys(origin: string, node: string) {
+    const k = `${origin}\n${node}`;
+    let v = this.keysCache.get(k);
+    if (!v) {
+      if (this.keysCache.size > 10_000) this.keysCache.clear();
+      v = readRemoteKeys(this.root, origin, node);
+      this.keysCache.set(k, v);
+    }
+    return v;
+  }
+
+  private record(origin: string, node: string, text: string): void {
+    this.keysCache.delete(`${origin}\n${node}`);
+    recordRemoteKeys(this.root, origin, node, text);
+  }
+
   /** Is `keyId` one that `origin` published for `node`, as recorded here? */
   keyKnown(origin: string, node: string, keyId: string): boolean {
-    return readRemoteKeys(this.root, origin, node).some((k) => k.keyId === keyId);
+    return this.remoteKeys(origin, node).some((k) => k.keyId === keyId);
   }
 
   /** Does `origin`'s node have a key created at or before `t`? */
   nodeSigns(origin: string, node: string, t: number): boolean {
-    const first = readRemoteKeys(this.root, origin, node)[0];
+    const first = this.remoteKeys(origin, node)[0];
     return first !== undefined && first.created <= t;
   }
 
@@ -178,7 +200,7 @@ export class SharedState {
     if (!this.kv) return;
     try {
       const e = await this.kv.get(`${origin}.keys.${b64(node)}`);
-      if (e && e.operation === 'PUT') recordRemoteKeys(this.root, origin, node, new TextDecoder().decode(e.value));
+      if (e && e.operation === 'PUT') this.record(origin, node, new TextDecoder().decode(e.value));
     } catch {
       // not there, or the hub is away: the message is judged without it
     }
@@ -212,7 +234,7 @@ export class SharedState {
           const text = new TextDecoder().decode(e.value);
           try {
             if (rest === 'channels') this.applyChannels(host, text);
-            else if (rest.startsWith('keys.')) recordRemoteKeys(this.root, host, unb64(rest.slice('keys.'.length)), text);
+            else if (rest.startsWith('keys.')) this.record(host, unb64(rest.slice('keys.'.length)), text);
           } catch (err) {
             this.log(`attend relay: applying ${e.key}: ${(err as Error).message}`);
           }

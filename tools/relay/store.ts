@@ -8,7 +8,7 @@
 
 import { closeSync, openSync, readFileSync, readdirSync, writeSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { writeAll, writeFileAtomic } from '../bus/atomic.js';
+import { writeAll, writeFileAtomic, writeFilesAtomic } from '../bus/atomic.js';
 import { FILE_MODE, ensureDir } from '../bus/root.js';
 import { importedLog, readImported, relayStateDir } from '../bus/remote.js';
 
@@ -44,6 +44,12 @@ export function readCursor(root: string): Cursor | null {
 export function writeCursor(root: string, c: Cursor): void {
   ensureDir(relayStateDir(root));
   writeFileAtomic(cursorFile(root), `${JSON.stringify(c)}\n`);
+}
+
+/** The same, synced off the event loop (during a burst the disk is busy with the messages). */
+export async function writeCursorAsync(root: string, c: Cursor): Promise<void> {
+  ensureDir(relayStateDir(root));
+  await writeFilesAtomic([{ path: cursorFile(root), data: `${JSON.stringify(c)}\n` }]);
 }
 
 /** The loop guard: imported messages, in memory and appended to imported.log. */
@@ -175,7 +181,8 @@ export interface RelayStatus {
 
 export function writeStatus(root: string, s: RelayStatus): void {
   ensureDir(relayStateDir(root));
-  writeFileAtomic(statusFile(root), `${JSON.stringify(s)}\n`);
+  // A report rewritten twice a second: not synced (a torn one after a crash reads as none).
+  writeFileAtomic(statusFile(root), `${JSON.stringify(s)}\n`, { sync: false });
 }
 
 export function readStatus(root: string): RelayStatus | null {
