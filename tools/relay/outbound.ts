@@ -120,9 +120,13 @@ export class Outbox {
     return Math.max(this.cursor.since, (this.cursor.dirs[dir] ?? this.cursor.since) - SLACK_MS);
   }
 
+  /** When a directory whose changes the index left unexplained is due for a full listing. */
+  recheckAt = Number.POSITIVE_INFINITY;
+
   /** New local messages to publish, oldest first per directory. */
   scan(now: number): Pending[] {
     const out: Pending[] = [];
+    this.recheckAt = Number.POSITIVE_INFINITY;
     let names: string[];
     try {
       names = readdirSync(signalsDir(this.root)).sort();
@@ -180,11 +184,11 @@ export class Outbox {
    * The ids to look at in one directory. Each writer appends its ids to the index, so those
    * are read from its tail. A full listing is what finds a message written without a line
    * (an older attend, a file put there by hand), but it costs the whole history: it is made
-   * when the index cannot be followed, when the index leaves a change unexplained in a quiet
-   * moment, and when it has not explained the directory for UNEXPLAINED_MS while lines keep
-   * coming. While writers are busy the chain is unexplained most of the time (each write
-   * changes the directory before its line is appended), so listing at the first gap would
-   * list a growing directory on every scan.
+   * when the index cannot be followed, and when it has left the directory's changes
+   * unexplained for UNEXPLAINED_MS (`recheckAt` tells the caller when to scan again for that).
+   * While writers are busy the chain is unexplained most of the time (each write changes the
+   * directory before its line is appended), so listing at the first gap would list a growing
+   * directory on every scan; a file written without a line waits at most that long.
    */
   private candidates(path: string, st: DirState, now: number): string[] {
     const t = readIndexTail(path, st.tail);
@@ -201,9 +205,10 @@ export class Outbox {
         } else if (r.why === 'unexplained change') st.unexplained ??= now;
         else st.unexplained = Number.NEGATIVE_INFINITY;
       }
-      // Unexplained while lines keep coming: writers are busy, list later. Unexplained in a
-      // quiet moment: something was written without a line, list now.
-      if (st.unexplained === undefined || (t.ids.length > 0 && now - st.unexplained < UNEXPLAINED_MS)) return [...new Set([...t.ids, ...st.again])].sort();
+      if (st.unexplained === undefined || now - st.unexplained < UNEXPLAINED_MS) {
+        if (st.unexplained !== undefined) this.recheckAt = Math.min(this.recheckAt, st.unexplained + UNEXPLAINED_MS);
+        return [...new Set([...t.ids, ...st.again])].sort();
+      }
     }
     // In full; the stamps are taken first, so the listing covers everything they do.
     st.idx = readIndex(path, undefined, now).state;

@@ -389,13 +389,17 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     saveCursor(true);
     await refreshInbound();
     saveStatus();
-    if (dirty || stopping) continue;
-    await new Promise<void>((r) => {
-      wakeResolve = r;
-      const t = setTimeout(() => wake(), 1_000);
-      t.unref();
-    });
-    // Let a burst of file events settle into one scan (every import here raises several).
+    if (stopping) continue;
+    if (!dirty) {
+      await new Promise<void>((r) => {
+        wakeResolve = r;
+        // The 1 s poll, or sooner when a directory is due for a full listing.
+        const t = setTimeout(() => wake(), Math.max(5, Math.min(1_000, outbox.recheckAt - deps.now() + 1)));
+        t.unref();
+      });
+    }
+    // Let a burst of file events settle into one scan: each write raises several, and a
+    // scan per message would cost more than the messages.
     await delay(3);
   }
   for (const w of watchers.values()) w.close();
