@@ -54,6 +54,7 @@ export class Presence {
         for await (const e of w) {
           if (this.stopped) break;
           if (e.key === this.host) continue;
+          const before = JSON.stringify(roster.hosts[e.key]?.members ?? null);
           if (e.operation !== 'PUT') {
             delete roster.hosts[e.key];
           } else {
@@ -65,7 +66,10 @@ export class Presence {
             }
           }
           roster.updated = this.now();
-          writeRemoteRoster(this.root, roster);
+          // A change of who is where is written at once; a beat that only says "still here"
+          // is coalesced (with ten machines every relay hears several a second).
+          if (JSON.stringify(roster.hosts[e.key]?.members ?? null) !== before) this.write(roster);
+          else this.writeSoon(roster);
         }
         // A watch that ends at once (the hub is away) must not spin.
         await new Promise((r) => setTimeout(r, 500));
@@ -75,9 +79,34 @@ export class Presence {
     }
   }
 
+  private lastWrite = 0;
+  private soon: NodeJS.Timeout | null = null;
+
+  private write(roster: RemoteRoster): void {
+    if (this.soon) clearTimeout(this.soon);
+    this.soon = null;
+    this.lastWrite = this.now();
+    try {
+      writeRemoteRoster(this.root, roster);
+    } catch (err) {
+      this.log(`attend relay: cannot write the remote roster: ${(err as Error).message}`);
+    }
+  }
+
+  /** Within a quarter of the TTL, so a host's `seen` on disk never lags enough to age it out. */
+  private writeSoon(roster: RemoteRoster): void {
+    const gap = Math.min(1_000, (this.ttlS * 1000) / 4);
+    const due = this.lastWrite + gap - this.now();
+    if (due <= 0) return this.write(roster);
+    if (this.soon) return;
+    this.soon = setTimeout(() => this.write(roster), due);
+    this.soon.unref();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.soon) clearTimeout(this.soon);
     try {
       await this.kv?.delete(this.host);
     } catch {

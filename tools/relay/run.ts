@@ -136,14 +136,20 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   };
   /** Local messages found while the hub is away, kept for the reconnect. */
   let waiting = 0;
-  // Rewritten at most twice a second (status readers judge liveness over 10 s), or at once
-  // when the connection changes.
+  // Rewritten at most twice a second while something changes, every 3 s at rest (status
+  // readers judge liveness over 10 s), and at once when the connection changes.
   let lastSaved = 0;
+  let lastShape = '';
   const saveStatus = (force = false) => {
-    if (!force && deps.now() - lastSaved < 500) return;
-    lastSaved = deps.now();
-    status.updatedAt = deps.now();
+    const now = deps.now();
+    if (!force && now - lastSaved < 500) return;
     status.outboundBacklog = Math.max(outbox.inflightCount, waiting);
+    const { updatedAt: _u, lastContact: _c, ...rest } = status;
+    const shape = JSON.stringify(rest);
+    if (!force && shape === lastShape && now - lastSaved < 3_000) return;
+    lastShape = shape;
+    lastSaved = now;
+    status.updatedAt = now;
     try {
       writeStatus(root, status);
     } catch {
