@@ -96,6 +96,31 @@ describe('channel state across machines', () => {
     expect(alpha.channels.ops!.invites).toEqual({});
   });
 
+  it('takes what another machine says as data: ids outside the value class and unprintable text are dropped', () => {
+    const alpha = storeWith('ops', 100, { [ANT]: { kind: 'agent', joined: 100 } });
+    const hostile = {
+      v: 1 as const,
+      host: 'bravo',
+      dissolved: {},
+      channels: {
+        ops: {
+          created: 100,
+          description: 'line one\nline two',
+          describedAt: 999,
+          pinned: false,
+          members: { 'evil|to:*': { kind: 'human' as const, joined: 1 }, [BEE]: { kind: 'agent' as const, joined: 120, name: 'bee\u202e' } },
+          invites: { 'x\ny': { by: ANT, at: 5 } },
+        },
+      },
+    };
+    applySnapshot(alpha, hostile, 'bravo', 'alpha', valid);
+    const ops = opsOf(alpha)!;
+    expect(Object.keys(ops.members).sort()).toEqual([ANT, BEE].sort());
+    expect(ops.members[BEE]!.name).toBeUndefined();
+    expect(ops.description).toBe('');
+    expect(ops.invites).toEqual({});
+  });
+
   it('refuses a view that does not parse or claims another host', () => {
     const text = JSON.stringify(snapshotOf(emptyStore(), 'alpha', new Map()));
     expect(parseHostChannels(text, 'alpha')).not.toBeNull();

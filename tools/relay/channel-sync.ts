@@ -16,8 +16,13 @@
 // Ids in a snapshot are as the publishing machine names them; they are read here with
 // tools/wire/hosts.ts localizeId (a username of H becomes `H:name`, `L:x` is our `x`).
 
-import type { Channel, ChannelStore, Invite } from '../bus/channels.js';
+import { type Channel, type ChannelStore, type Invite, descriptionProblem } from '../bus/channels.js';
+import { WIDE_CLASS } from '../wire/envelope.js';
 import { localizeId } from '../wire/hosts.js';
+
+/** What another machine says is taken as data: ids in the envelope's class, printable text. */
+const okId = (id: unknown): id is string => typeof id === 'string' && id.length <= 200 && WIDE_CLASS.test(id);
+const okText = (t: unknown, max: number): t is string => typeof t === 'string' && Array.from(t).length <= max && descriptionProblem(t) === null;
 
 export interface ChannelState {
   created: number;
@@ -93,7 +98,7 @@ export function applySnapshot(store: ChannelStore, snap: HostChannels, from: str
   for (const [name, t] of Object.entries(snap.dissolved)) {
     if (!validName(name) || typeof t?.at !== 'number') continue;
     const mine = store.dissolved?.[name];
-    if (!mine || mine.at < t.at) (store.dissolved ??= {})[name] = { at: t.at, by: loc(String(t.by)) };
+    if (!mine || mine.at < t.at) (store.dissolved ??= {})[name] = { at: t.at, by: okId(t.by) ? loc(t.by) : from };
     const c = store.channels[name];
     if (c && c.created <= t.at) {
       delete store.channels[name];
@@ -110,8 +115,8 @@ export function applySnapshot(store: ChannelStore, snap: HostChannels, from: str
     if (!c) {
       // An empty unpinned channel would be pruned at once; do not make it here only for that.
       if (theirs.length === 0 && !sc.pinned) continue;
-      c = { description: sc.description, pinned: sc.pinned, created: sc.created, members: {}, invites: {} };
-      if (sc.createdBy !== undefined) c.createdBy = loc(sc.createdBy);
+      c = { description: okText(sc.description, 200) ? sc.description : '', pinned: sc.pinned === true, created: sc.created, members: {}, invites: {} };
+      if (okId(sc.createdBy)) c.createdBy = loc(sc.createdBy);
       if (sc.describedAt !== undefined) c.describedAt = sc.describedAt;
       if (sc.pinnedAt !== undefined) c.pinnedAt = sc.pinnedAt;
       store.channels[name] = c;
@@ -119,38 +124,40 @@ export function applySnapshot(store: ChannelStore, snap: HostChannels, from: str
     } else {
       if (sc.created < c.created) {
         c.created = sc.created;
-        if (sc.createdBy !== undefined) c.createdBy = loc(sc.createdBy);
+        if (okId(sc.createdBy)) c.createdBy = loc(sc.createdBy);
       }
-      if ((sc.describedAt ?? 0) > (c.describedAt ?? 0)) {
+      if ((sc.describedAt ?? 0) > (c.describedAt ?? 0) && okText(sc.description, 200)) {
         c.description = sc.description;
         c.describedAt = sc.describedAt!;
       }
       if ((sc.pinnedAt ?? 0) > (c.pinnedAt ?? 0)) {
-        c.pinned = sc.pinned;
+        c.pinned = sc.pinned === true;
         c.pinnedAt = sc.pinnedAt!;
       }
     }
     for (const [id, at] of Object.entries(sc.removed ?? {})) {
-      if (typeof at !== 'number') continue;
+      if (typeof at !== 'number' || !okId(id)) continue;
       const lid = loc(id);
       if ((c.removed?.[lid] ?? -Infinity) < at) (c.removed ??= {})[lid] = at;
     }
     // `from` is the authority on its own members: exactly those it lists.
     const listed = new Set<string>();
     for (const [id, m] of theirs) {
+      if (!okId(id) || typeof m?.joined !== 'number') continue;
       const lid = loc(id);
       listed.add(lid);
       if ((c.removed?.[lid] ?? -Infinity) >= m.joined) continue;
       const here = c.members[lid];
       // A session is on one machine: a local member of that id is not overwritten.
       if (here && here.host === undefined) continue;
-      const next = { kind: m.kind === 'human' ? 'human' as const : 'agent' as const, joined: m.joined, host: from, ...(typeof m.name === 'string' ? { name: m.name } : {}) };
+      const next = { kind: m.kind === 'human' ? ('human' as const) : ('agent' as const), joined: m.joined, host: from, ...(okText(m.name, 64) ? { name: m.name } : {}) };
       c.members[lid] = next;
     }
     for (const [id, m] of Object.entries(c.members)) if (m.host === from && !listed.has(id)) delete c.members[id];
     for (const [id, inv] of Object.entries(sc.invites)) {
+      if (!okId(id) || !okId(inv?.by) || typeof inv?.at !== 'number') continue;
       const lid = loc(id);
-      if (c.members[lid] || typeof inv?.at !== 'number') continue;
+      if (c.members[lid]) continue;
       const have = c.invites[lid];
       if (!have || have.at < inv.at) c.invites[lid] = { by: loc(String(inv.by)), at: inv.at };
     }

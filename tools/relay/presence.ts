@@ -40,8 +40,15 @@ export class Presence {
     const publish = async () => {
       try {
         await this.kv?.put(this.host, JSON.stringify({ host: this.host, at: this.now(), members: this.local() }));
-      } catch {
-        // the hub is away: the next beat
+      } catch (err) {
+        // The hub is away: the next beat. A hub that lost its store has no bucket: make it again.
+        if (/no responders|503|not found/i.test(String((err as Error).message))) {
+          try {
+            this.kv = await new Kvm(this.nc).create(PRESENCE_BUCKET, { ttl: this.ttlS * 1000, history: 1 });
+          } catch {
+            // still away
+          }
+        }
       }
     };
     await publish();

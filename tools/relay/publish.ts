@@ -7,7 +7,8 @@
 // own and gives the whole chunk one timer. Deduplication (`Nats-Msg-Id`) and the server's
 // answers are the same as with `js.publish`.
 
-import { type MsgHdrs, type NatsConnection, type Subscription, nuid } from '@nats-io/transport-node';
+import { type MsgHdrs, type NatsConnection, type Subscription, headers, nuid } from '@nats-io/transport-node';
+import type { Pending } from './outbound.js';
 
 export interface PubAck {
   duplicate: boolean;
@@ -17,6 +18,18 @@ export interface PubItem {
   subject: string;
   data: Uint8Array;
   headers: MsgHdrs;
+}
+
+/** The headers one local message is published with (docs/cross-machine.md, "How it works"). */
+export function pubHeaders(p: Pending, host: string): MsgHdrs {
+  const h = headers();
+  // Nats-Msg-Id: the hub stores one copy per id and destination (its duplicate window).
+  h.set('Nats-Msg-Id', p.msgId);
+  h.set('Attend-Id', p.id);
+  h.set('Attend-Origin', host);
+  // The signature travels with its message; the receiver checks it before it imports.
+  if (p.sig) h.set('Attend-Sig', Buffer.from(p.sig).toString('base64'));
+  return h;
 }
 
 interface Waiter {

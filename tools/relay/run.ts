@@ -21,7 +21,7 @@ import { STREAM_NAME, SUBJECT_PREFIX, consumerFilters, durableName, parseSubject
 import { Presence } from './presence.js';
 import { Importer } from './importer.js';
 import { SharedState } from './state.js';
-import { Publisher } from './publish.js';
+import { Publisher, pubHeaders } from './publish.js';
 import { localizeId } from '../wire/hosts.js';
 
 export const MAX_MSG_BYTES = 128 * 1024;
@@ -446,15 +446,7 @@ async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outb
     else byMsg.set(k, { p, left: 1, failed: false });
   }
   const results = await pub.publishAll(
-    chunk.map((p) => {
-      const h = headers();
-      // Nats-Msg-Id: the hub stores one copy per id and destination (its duplicate window).
-      h.set('Nats-Msg-Id', p.msgId);
-      h.set('Attend-Id', p.id);
-      h.set('Attend-Origin', host);
-      if (p.sig) h.set('Attend-Sig', Buffer.from(p.sig).toString('base64'));
-      return { subject: p.subject, data: p.data, headers: h };
-    }),
+    chunk.map((p) => ({ subject: p.subject, data: p.data, headers: pubHeaders(p, host) })),
     2_000,
   );
   let failure: string | undefined;

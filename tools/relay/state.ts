@@ -22,12 +22,28 @@ import { applySnapshot, parseHostChannels, snapshotOf } from './channel-sync.js'
 
 export const STATE_BUCKET = 'attend-state';
 
+/** What a put says when the hub has no such bucket (its store was lost): make it again. */
+export const MISSING = /no responders|503|not found/i;
+
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 const unb64 = (s: string) => Buffer.from(s, 'base64url').toString('utf8');
 const validChannel = (name: string) => {
   const p = parseChannelName(name);
   return p.ok && p.name === name;
 };
+
+/** The shared state bucket (made when missing). */
+export function openStateBucket(nc: NatsConnection): Promise<KV> {
+  return new Kvm(nc).create(STATE_BUCKET, { history: 1 });
+}
+
+/** Put this machine's key lists for `nodes` (what `attend relay resync` needs before it publishes). */
+export async function putKeyLists(kv: KV, host: string, root: string, nodes: Iterable<string>): Promise<void> {
+  for (const node of nodes) {
+    const keys = readPublishedKeys(root, node);
+    if (keys.length > 0) await kv.put(`${host}.keys.${b64(node)}`, keys.map((k) => `${k.keyId} ${k.created}\n`).join(''));
+  }
+}
 
 export class SharedState {
   private kv: KV | null = null;
@@ -58,7 +74,7 @@ export class SharedState {
   async start(stop: () => boolean): Promise<void> {
     while (!this.kv && !stop() && !this.stopped) {
       try {
-        this.kv = await new Kvm(this.nc).create(STATE_BUCKET, { history: 1 });
+        this.kv = await openStateBucket(this.nc);
       } catch (err) {
         this.log(`attend relay: state bucket: ${(err as Error).message}`);
         await delay(1_000);
@@ -103,14 +119,28 @@ export class SharedState {
         try {
           await this.putChannels();
           await this.putAllKeys();
-        } catch {
-          // the hub is away: the next change or beat tries again
+        } catch (err) {
+          // The hub is away: the next change or beat tries again. A hub that lost its store
+          // has no bucket: make it again, and put everything again.
+          if (MISSING.test(String((err as Error).message))) await this.recreate();
         }
       } while (this.again && !this.stopped);
     })().finally(() => {
       this.pushing = null;
     });
     return this.pushing;
+  }
+
+  private async recreate(): Promise<void> {
+    try {
+      this.kv = await openStateBucket(this.nc);
+      this.lastChannels = '';
+      this.putKeys.clear();
+      this.putIds.clear();
+      this.keyStamps.clear();
+    } catch {
+      // still away
+    }
   }
 
   private async putChannels(): Promise<void> {
