@@ -17,10 +17,9 @@ import { lookupMessage, readInbox, runInbox, runThread } from '../../tools/verbs
 import { runStatus } from '../../tools/verbs/status.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
-import { makeTempBus, type TempBus } from '../helpers/bus.js';
+import { makeTempBus, type TempBus, ME } from '../helpers/bus.js';
 import { join as joinChannel, put } from '../helpers/delivery.js';
 
-const ME = 'tester';
 
 interface World {
   bus: TempBus;

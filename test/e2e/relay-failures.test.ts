@@ -125,6 +125,10 @@ describe('attend relay: a hub that lost its disk', { timeout: 120_000 }, () => {
   it('relays recreate the stream; resync republishes from the files; receivers absorb what they have', async () => {
     const [a, b] = await setup(['alpha', 'bravo']);
     const before = await burst(a!, 50);
+    // And one signed message (alpha's human): a resync carries its signature too.
+    const signed = runBin(['send', 'signed before the loss'], { env: a!.bus.env });
+    expect(signed.exitCode, signed.stderr).toBe(0);
+    before.push(signed.stdout.trim());
     await expectAll(b!, before, 'before the loss');
     await nats!.kill();
     rmSync(nats!.storeDir, { recursive: true, force: true });
@@ -140,8 +144,12 @@ describe('attend relay: a hub that lost its disk', { timeout: 120_000 }, () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const res = JSON.parse(r.stdout) as { published: number; duplicates: number; failed: number };
     expect(res.failed).toBe(0);
-    expect(res.published + res.duplicates).toBe(60);
+    expect(res.published + res.duplicates).toBe(61);
     await expectAll(c, [...before, ...after], 'charlie after the resync');
+    // The signed one verifies at charlie (its key came through the rebuilt state bucket).
+    const atC = JSON.parse(runBin(['inbox', signed.stdout.trim(), '--json'], { env: c.bus.env }).stdout) as { fromId: string; sig: string };
+    expect(atC).toMatchObject({ fromId: 'alpha:tester', sig: 'ok' });
+    expect(c.status()!.parked).toBe(0);
     // bravo had them all: nothing new, nothing parked.
     expect(b!.ids('_broadcast')).toEqual([...before, ...after].sort());
     await waitFor(() => (b!.status()!.duplicates as number) >= 50, { timeoutMs: 15_000, what: 'bravo absorbing the resync' });

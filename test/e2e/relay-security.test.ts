@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, headers, nkeyAuthenticator } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type Machine, makeMachine } from '../helpers/relay.js';
 import { runBin, waitFor } from '../helpers/bus.js';
@@ -64,6 +65,10 @@ describe('attend relay: the hub from hub-config', () => {
       // A plain publish is not stored either (the allow-list is the write permission).
       nc.publish('attend.v1.bravo.bcast', new TextEncoder().encode('external:x@y|p|/c|to:*|forged core\n'));
       await nc.flush();
+      // Nor may alpha speak for bravo's channels or keys in the shared state bucket.
+      const kv = await new Kvm(nc).open('attend-state');
+      await expect(kv.put('bravo.channels', '{"v":1,"host":"bravo","channels":{},"dissolved":{"forged":{"at":1,"by":"x"}}}', { timeout: 2_000 } as never)).rejects.toThrow(/permission|timeout|no responders/i);
+      expect(new TextDecoder().decode((await kv.get('bravo.channels'))?.value ?? new Uint8Array())).not.toContain('forged');
     } finally {
       await nc.close();
     }

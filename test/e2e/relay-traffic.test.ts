@@ -80,7 +80,8 @@ describe('attend relay: traffic between machines', () => {
     const drain = runBin(['inbox', '--drain', '--format', 'plain'], { env: bee.env, cwd: bee.cwd });
     expect(drain.exitCode, drain.stderr).toBe(0);
     expect(drain.stdout.split('bee, take the parser').length - 1).toBe(1);
-    expect(drain.stdout.split(`[1 message, ${ME}, #open`).length - 1).toBe(1);
+    // alpha's human is alpha's, never bravo's own person of the same name (issue 13: the remote identity rule).
+    expect(drain.stdout.split(`[1 message, ${ME}@alpha, #open`).length - 1, drain.stdout).toBe(1);
     const again = runBin(['inbox', '--drain', '--format', 'plain'], { env: bee.env, cwd: bee.cwd });
     expect(again.stdout).not.toContain('bee, take the parser');
 

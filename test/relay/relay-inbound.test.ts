@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
-import { importMessage } from '../../tools/relay/inbound.js';
+import { type ImportContext, importMessage } from '../../tools/relay/inbound.js';
 import { ImportedSet } from '../../tools/relay/store.js';
 import { readIndex } from '../../tools/bus/dir-index.js';
 
@@ -12,32 +12,42 @@ let bus: TempBus;
 useTempBus((b) => (bus = b));
 
 const line = new TextEncoder().encode('external:ann@pts/1|p|/p|from_kind:human|from_id:ann|to:*|hello\n');
-const msg = (over: Partial<Parameters<typeof importMessage>[3]> = {}) => ({ subject: 'attend.v1.alpha.bcast', data: line, id: '0mx4aaaaa000-abcdefgh', origin: 'alpha', timeMs: Date.parse('2026-11-30T12:00:00Z'), ...over });
+const msg = (over: Partial<Parameters<typeof importMessage>[1]> = {}) => ({ subject: 'attend.v1.alpha.bcast', data: line, id: '0mx4aaaaa000-abcdefgh', origin: 'alpha', timeMs: Date.parse('2026-11-30T12:00:00Z'), ...over });
+
+const ctx = (imported: ImportedSet, self = 'bravo'): ImportContext => ({
+  root: bus.root,
+  self,
+  imported,
+  now: Date.now(),
+  keyKnown: () => false,
+  nodeSigns: () => false,
+  dissolved: () => null,
+});
 
 describe('importMessage', () => {
-  it('writes once with the hub time as mtime and an index line; the same bytes again are already here', () => {
+  it('writes once with the hub time as mtime and an index line; the same bytes again are already here', async () => {
     const imported = new ImportedSet(bus.root);
-    const out = importMessage(bus.root, 'bravo', imported, msg(), Date.now());
+    const out = await importMessage(ctx(imported, 'bravo'), msg());
     expect(out.kind).toBe('written');
     const path = join(bus.root, 'signals', '_broadcast', '0mx4aaaaa000-abcdefgh.signal');
     expect(readFileSync(path)).toEqual(Buffer.from(line));
     expect(statSync(path).mtimeMs).toBe(Date.parse('2026-11-30T12:00:00Z'));
     const idx = readIndex(join(bus.root, 'signals', '_broadcast'), undefined, Date.now());
     expect(idx.state?.off ?? 0).toBeGreaterThan(0);
-    expect(importMessage(bus.root, 'bravo', imported, msg(), Date.now()).kind).toBe('duplicate');
-    expect(importMessage(bus.root, 'alpha', imported, msg(), Date.now()).kind).toBe('own');
+    expect((await importMessage(ctx(imported, 'bravo'), msg())).kind).toBe('duplicate');
+    expect((await importMessage(ctx(imported, 'alpha'), msg())).kind).toBe('own');
     // The record survives a restart of the relay.
     expect(new ImportedSet(bus.root).has('_broadcast', '0mx4aaaaa000-abcdefgh')).toBe(true);
   });
 
-  it('does not bring back what was removed here, unless the hub redelivers it (the first write never finished)', () => {
+  it('does not bring back what was removed here, unless the hub redelivers it (the first write never finished)', async () => {
     const imported = new ImportedSet(bus.root);
-    importMessage(bus.root, 'bravo', imported, msg(), Date.now());
+    await importMessage(ctx(imported, 'bravo'), msg());
     const path = join(bus.root, 'signals', '_broadcast', '0mx4aaaaa000-abcdefgh.signal');
     rmSync(path);
-    expect(importMessage(bus.root, 'bravo', imported, msg(), Date.now()).kind).toBe('duplicate');
+    expect((await importMessage(ctx(imported, 'bravo'), msg())).kind).toBe('duplicate');
     expect(existsSync(path)).toBe(false);
-    expect(importMessage(bus.root, 'bravo', imported, msg({ redelivered: true }), Date.now()).kind).toBe('written');
+    expect((await importMessage(ctx(imported, 'bravo'), msg({ redelivered: true }))).kind).toBe('written');
     expect(existsSync(path)).toBe(true);
   });
 });

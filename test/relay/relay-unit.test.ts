@@ -55,11 +55,11 @@ describe('settings', () => {
 });
 
 describe('hub permissions', () => {
-  it('a host may publish only under its own origin and its own presence key', () => {
+  it('a host may publish only under its own origin, its own presence key and its own shared state', () => {
     const allow = publishAllow('laptop');
     expect(allow).toContain('attend.v1.laptop.>');
     expect(allow.filter((s) => s.startsWith('attend.'))).toEqual(['attend.v1.laptop.>']);
-    expect(allow.filter((s) => s.startsWith('$KV.'))).toEqual(['$KV.attend-presence.laptop']);
+    expect(allow.filter((s) => s.startsWith('$KV.'))).toEqual(['$KV.attend-presence.laptop', '$KV.attend-state.laptop.>']);
     // No stream deletion, purge or update; consumers only its own.
     expect(allow.some((s) => /DELETE\.ATTEND|PURGE|UPDATE/.test(s))).toBe(false);
     expect(allow.filter((s) => s.includes('CONSUMER') && s.includes('ATTEND.')).every((s) => s.includes('attend-laptop-'))).toBe(true);

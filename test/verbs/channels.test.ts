@@ -38,7 +38,7 @@ describe('join, leave, channels', () => {
     expect((await aaron('join', 'ops')).stdout).toContain('already in #ops');
     const list = JSON.parse((await aaron('channels', '--json')).stdout) as { channels: { name: string; joined: boolean; members: { id: string; name: string }[] }[] };
     expect(list.channels.map((c) => c.name)).toEqual(['open', 'ops']);
-    expect(list.channels[1]?.members).toEqual([{ id: 'aaron', name: 'aaron', kind: 'human', live: false }]);
+    expect(list.channels[1]?.members).toEqual([{ id: 'aaron', name: 'aaron', kind: 'human', live: false, host: null }]);
     expect(list.channels[1]?.joined).toBe(true);
     const left = await aaron('leave', 'ops', '--json');
     expect(JSON.parse(left.stdout)).toMatchObject({ channel: 'ops', left: true, removed: true });

@@ -6,7 +6,7 @@
 // any failure the temporary is removed, nothing is renamed, the previous file stays as it
 // was, and the caller gets a bus error (exit 3).
 
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { busError, type AttendError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
@@ -92,6 +92,113 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: {
     safeUnlink(tmp);
     throw writeError(path, err);
   }
+}
+
+export interface AtomicFile {
+  path: string;
+  data: string | Uint8Array;
+  mtimeMs?: number;
+}
+
+/** Files written before any is synced, at most this many descriptors open at once. */
+const BATCH_FDS = 256;
+
+function fsyncAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+/**
+ * Many files, each as writeFileAtomic writes one, for a writer that has a batch (the relay's
+ * imports, issue 13): every temporary is written, then all are synced at once, then all are
+ * renamed in the order given (a signature sidecar before its message), then each directory
+ * is synced, so the renames too are durable when this resolves. The syncs run concurrently
+ * (libuv's thread pool), so the filesystem commits them together instead of once per file,
+ * and the event loop is never blocked waiting for the disk.
+ *
+ * On a failure before the renames nothing is renamed and every temporary is removed; a
+ * failure part-way through the renames leaves the files renamed so far (each complete and
+ * synced) and removes the rest. Either way it rejects with a bus error (exit 3) and the
+ * caller must not report the batch written.
+ */
+export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
+  const made: { tmp: string; path: string }[] = [];
+  const dirs = new Set<string>();
+  for (let at = 0; at < files.length; at += BATCH_FDS) {
+    const open: { fd: number; f: AtomicFile; tmp: string }[] = [];
+    const discard = () => {
+      for (const o of open) {
+        safeClose(o.fd);
+        safeUnlink(o.tmp);
+      }
+      for (const m of made) safeUnlink(m.tmp);
+    };
+    try {
+      for (const f of files.slice(at, at + BATCH_FDS)) {
+        const dir = dirname(f.path);
+        dirs.add(dir);
+        const tmp = join(dir, `.${basename(f.path)}.${process.pid}.${++tmpCounter}.tmp`);
+        let fd: number;
+        try {
+          try {
+            fd = openSync(tmp, 'wx', FILE_MODE);
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+            ensureDir(dir);
+            fd = openSync(tmp, 'wx', FILE_MODE);
+          }
+        } catch (err) {
+          throw writeError(f.path, err);
+        }
+        open.push({ fd, f, tmp });
+        try {
+          writeAll(fd, typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data);
+          if (f.mtimeMs !== undefined) futimesSync(fd, new Date(f.mtimeMs), new Date(f.mtimeMs));
+        } catch (err) {
+          throw writeError(f.path, err);
+        }
+      }
+      const synced = await Promise.allSettled(open.map((o) => fsyncAsync(o.fd)));
+      const bad = synced.findIndex((r) => r.status === 'rejected');
+      if (bad >= 0) throw writeError(open[bad]!.f.path, (synced[bad] as PromiseRejectedResult).reason);
+      while (open.length > 0) {
+        const o = open[0]!;
+        try {
+          // close(2) can report a deferred write error (NFS): that too means "not written".
+          closeSync(o.fd);
+        } catch (err) {
+          open.shift();
+          safeUnlink(o.tmp);
+          throw writeError(o.f.path, err);
+        }
+        open.shift();
+        made.push({ tmp: o.tmp, path: o.f.path });
+      }
+    } catch (err) {
+      discard();
+      throw err;
+    }
+  }
+  let i = 0;
+  try {
+    for (; i < made.length; i++) renameSync(made[i]!.tmp, made[i]!.path);
+  } catch (err) {
+    const failed = made[i]!.path;
+    for (let j = i; j < made.length; j++) safeUnlink(made[j]!.tmp);
+    throw writeError(failed, err);
+  }
+  await Promise.all(
+    [...dirs].map(async (dir) => {
+      let fd: number | undefined;
+      try {
+        fd = openSync(dir, 'r');
+        await fsyncAsync(fd);
+      } catch (err) {
+        throw writeError(dir, err);
+      } finally {
+        if (fd !== undefined) safeClose(fd);
+      }
+    }),
+  );
 }
 
 function safeClose(fd: number): void {

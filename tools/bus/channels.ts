@@ -11,6 +11,14 @@ import { type AttendError, notFoundError, verbHint } from './errors.js';
 export interface Member {
   kind: 'agent' | 'human';
   joined: number;
+  /**
+   * The machine this member lives on, for members of another machine (issue 13): copied
+   * from that machine's channel state by `attend relay`, judged there, never pruned here.
+   * Absent for this machine's members.
+   */
+  host?: string;
+  /** A remote member's display name on its machine (presentation only). */
+  name?: string;
 }
 
 export interface Invite {
@@ -25,11 +33,23 @@ export interface Channel {
   createdBy?: string;
   members: Record<string, Member>;
   invites: Record<string, Invite>;
+  /** When the description and the pin were last set: across machines the newer one wins. */
+  describedAt?: number;
+  pinnedAt?: number;
+  /** Members kicked, and when: a kick travels to the member's machine (issue 13). */
+  removed?: Record<string, number>;
 }
 
 export interface ChannelStore {
   version: 1;
   channels: Record<string, Channel>;
+  /**
+   * Channels dissolved, and when (issue 13): the dissolve travels to every machine, and a
+   * message for the channel that arrives from another machine afterwards is parked, never
+   * written (it would bring the directory back). A channel made again later (created after
+   * `at`) is a new channel.
+   */
+  dissolved?: Record<string, { at: number; by: string }>;
 }
 
 export function channelsFile(root: string): string {
@@ -156,7 +176,8 @@ export function pruneStore(store: ChannelStore, isAlive: (id: string) => boolean
   const out: PruneResult = { members: [], channels: [] };
   for (const [name, c] of Object.entries(store.channels)) {
     for (const [id, m] of Object.entries(c.members)) {
-      if (m.kind === 'human' || isAlive(id)) continue;
+      // A member of another machine is judged there (its relay drops it when it leaves).
+      if (m.kind === 'human' || m.host !== undefined || isAlive(id)) continue;
       delete c.members[id];
       out.members.push({ channel: name, id });
     }
@@ -166,6 +187,14 @@ export function pruneStore(store: ChannelStore, isAlive: (id: string) => boolean
     }
   }
   return out;
+}
+
+/** Is `name` dissolved with no newer channel of that name here? (A late message is not written.) */
+export function dissolvedChannel(store: ChannelStore, name: string): { at: number; by: string } | null {
+  const t = store.dissolved?.[name];
+  if (!t) return null;
+  const c = store.channels[name];
+  return c && c.created > t.at ? null : t;
 }
 
 /** The one-line "no such channel" error, listing the channels that do exist. */

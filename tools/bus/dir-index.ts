@@ -61,6 +61,67 @@ export function appendIndex(dir: string, id: string, before: string): void {
   }
 }
 
+/**
+ * Writer side for a batch renamed into `dir` at once (the relay's imports): one line per id,
+ * each with the stamp taken before the batch's first write and the one after its last
+ * rename, in one write(2), so the chain still explains every change in between.
+ */
+export function appendIndexMany(dir: string, ids: string[], before: string): void {
+  if (ids.length === 0) return;
+  try {
+    const after = dirStamp(dir);
+    const fd = openSync(join(dir, INDEX_NAME), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    try {
+      writeAll(fd, Buffer.from(ids.map((id) => `${id} ${before} ${after}\n`).join('')));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // the directory went away, or the disk is full: the reader lists in full
+  }
+}
+
+/** Where a tail reader of one index stopped: the index file's identity and a byte offset. */
+export interface IndexTail {
+  file: string;
+  off: number;
+}
+
+/**
+ * The ids appended to `dir`'s index since `prev` (whole lines only), whether or not the
+ * chain explains the directory: for a reader that lists in full on its own schedule (the
+ * relay's outbound side, which must not list a busy directory on every write). `reset` when
+ * the index is new, replaced or truncated (the ids since `prev` are unknown). Null when the
+ * index cannot be read.
+ */
+export function readIndexTail(dir: string, prev: IndexTail | undefined): { ids: string[]; tail: IndexTail; reset: boolean } | null {
+  let fd: number;
+  try {
+    fd = openSync(join(dir, INDEX_NAME), fsc.O_RDONLY | fsc.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    if (!st.isFile()) return null;
+    const file = `${st.ino}:${st.birthtimeNs}`;
+    const size = Number(st.size);
+    if (!prev || prev.file !== file || size < prev.off) return { ids: [], tail: { file, off: size }, reset: true };
+    const buf = readAll(fd, size - prev.off, prev.off);
+    const end = buf.lastIndexOf(10) + 1;
+    const ids: string[] = [];
+    for (const line of buf.toString('utf8', 0, end).split('\n')) {
+      const m = LINE.exec(line);
+      if (m) ids.push(m[1]!);
+    }
+    return { ids, tail: { file, off: prev.off + end }, reset: false };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** What a reader remembers per directory (kept in the session's ledger). */
 export interface IndexState {
   /** The index file's identity (inode and birth time): a recreated index starts over. */

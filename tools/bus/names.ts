@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
 import { withLock } from './lock.js';
+import { remoteFile, remoteMembers } from './remote.js';
+import type { KnownNames } from '../wire/party.js';
 
 /** The oldest entries (by last change) go beyond this many. */
 export const MAX_KNOWN_NAMES = 5000;
@@ -47,9 +49,23 @@ function readEntries(root: string): Record<string, Entry> {
   }
 }
 
-/** id → the last display name it was seen live under. */
-export function readKnownNames(root: string): Map<string, string> {
-  return new Map(Object.entries(readEntries(root)).map(([id, e]) => [id, e.name]));
+/**
+ * id → the last display name it was seen live under; and members live on other machines
+ * (issue 13), by the name their machine gives them with its host (`api@box`), marked as
+ * live elsewhere (tools/wire/party.ts knownName) rather than gone.
+ */
+export function readKnownNames(root: string, now = Date.now()): KnownNames & Map<string, string> {
+  const map: KnownNames & Map<string, string> = new Map(Object.entries(readEntries(root)).map(([id, e]) => [id, e.name]));
+  const remote = remoteMembers(root, now);
+  if (remote.length > 0) {
+    const elsewhere = new Set<string>();
+    for (const m of remote) {
+      map.set(m.id, `${m.name}@${m.host}`);
+      elsewhere.add(m.id);
+    }
+    map.elsewhere = elsewhere;
+  }
+  return map;
 }
 
 /**
@@ -57,16 +73,21 @@ export function readKnownNames(root: string): Map<string, string> {
  * sensor and the channel push, which look names up on every wake.
  */
 export function knownNamesSource(root: string): () => Map<string, string> {
-  let cache: { stamp: string; map: Map<string, string> } | undefined;
+  let cache: { stamp: string; at: number; map: Map<string, string> } | undefined;
   return () => {
-    let stamp = '-';
-    try {
-      const st = statSync(namesFile(root));
-      stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
-    } catch {
-      // no file yet
+    const parts: string[] = [];
+    for (const f of [namesFile(root), remoteFile(root)]) {
+      try {
+        const st = statSync(f);
+        parts.push(`${st.mtimeMs}:${st.size}:${st.ino}`);
+      } catch {
+        parts.push('-');
+      }
     }
-    if (!cache || cache.stamp !== stamp) cache = { stamp, map: stamp === '-' ? new Map() : readKnownNames(root) };
+    const stamp = parts.join('|');
+    // Members elsewhere age out on the clock, not only when a file changes.
+    const now = Date.now();
+    if (!cache || cache.stamp !== stamp || (parts[1] !== '-' && now - cache.at > 5_000)) cache = { stamp, at: now, map: stamp === '-|-' ? new Map() : readKnownNames(root, now) };
     return cache.map;
   };
 }

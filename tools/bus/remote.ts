@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { ensureDir } from './root.js';
 import type { Peer } from './roster.js';
+import { isGlobalId, qualifyId, splitQualified } from '../wire/hosts.js';
 
 export interface RemoteMember {
   id: string;
@@ -52,19 +53,36 @@ export function readRemoteRoster(root: string): RemoteRoster {
 
 export function writeRemoteRoster(root: string, roster: RemoteRoster): void {
   ensureDir(relayStateDir(root));
-  writeFileAtomic(remoteFile(root), `${JSON.stringify(roster)}\n`);
+  // Rewritten on every beat from every other host and aged by time: not synced (a torn one
+  // after a crash reads as nobody remote until the next beat).
+  writeFileAtomic(remoteFile(root), `${JSON.stringify(roster)}\n`, { sync: false });
 }
 
-/** Members on other hosts. A host the relay stopped hearing from drops out after `ttlMs`. */
+/**
+ * Members on other hosts. A host the relay stopped hearing from drops out after `ttlMs`.
+ * Ids are as this machine names them (tools/wire/hosts.ts): a session id as it is, anyone
+ * else qualified with their host (`box:aaron`), so a person elsewhere is never taken for
+ * this machine's person of the same username.
+ */
 export function remoteMembers(root: string, now: number): RemoteMember[] {
   const roster = readRemoteRoster(root);
   const ttlMs = roster.ttlMs ?? 60_000;
   const out: RemoteMember[] = [];
   for (const [host, h] of Object.entries(roster.hosts)) {
     if (now - h.seen > ttlMs) continue;
-    for (const m of h.members) out.push({ ...m, host });
+    for (const m of h.members) out.push({ ...m, id: qualifyId(m.id, host), host });
   }
   return out;
+}
+
+/** The machine a party lives on, when it is another one: by a qualified id, else by presence. */
+export function remoteHostOf(root: string, id: string): string | undefined {
+  const q = splitQualified(id);
+  if (q) return q.host;
+  // An unqualified id that is not a session's is this machine's own (a local username).
+  if (!isGlobalId(id)) return undefined;
+  for (const [h, v] of Object.entries(readRemoteRoster(root).hosts)) if (v.members.some((m) => m.id === id)) return h;
+  return undefined;
 }
 
 /** `<dir>/<id>` of every message the relay imported. */

@@ -11,7 +11,8 @@ import { appendIndex, dirStamp } from './dir-index.js';
 import { busError, refusedError } from './errors.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
 import { quarantineSettled } from './quarantine.js';
-import { type SigCheck, type Signer, SIG_EXT, checkSignature } from './signing.js';
+import { type SigCheck, type Signer, SIG_EXT, checkSignature, sidecarPath } from './signing.js';
+import { readOrigin } from './origin.js';
 import { type OboCheck, checkOnBehalfOf } from './delegation.js';
 
 export const SIGNAL_EXT = '.signal';
@@ -28,6 +29,8 @@ export interface Message extends ResolvedEnvelope {
   /** The signature check (issue 14): ok, none (unsigned) or bad, with the reason; set by every read from disk. */
   sig?: SigCheck['sig'];
   sigReason?: string;
+  /** The machine a message came from, when another one (issue 13; tools/bus/origin.ts). */
+  fromHost?: string;
   /** Set by a reader that lists held messages: why the gate holds it back. */
   heldReason?: string;
   /** `on_behalf_of` checked against the delegations (issue 14 §5); absent without one. */
@@ -263,6 +266,8 @@ export function readMessage(root: string, scope: Scope, id: string, reporter: Re
   // sibling's tray mail, one's own messages, a cold start's unread history.
   let check: SigCheck | undefined;
   const verify = () => (check ??= checkSignature(root, { id, scope, path, envelope: res.envelope, fromId: resolved.fromId }));
+  // A message from another machine reads as that machine's parties (issue 13).
+  readOrigin(root, sidecarPath(path), m, verify);
   Object.defineProperty(m, 'sig', { enumerable: true, configurable: true, get: () => verify().sig, set: (v) => Object.defineProperty(m, 'sig', { value: v, enumerable: true, writable: true, configurable: true }) });
   Object.defineProperty(m, 'sigReason', {
     enumerable: true,

@@ -7,6 +7,7 @@ import type { Envelope, Scope } from '../wire/envelope.js';
 import { idTime } from '../wire/ids.js';
 import { type Sidecar, destinationOf, formatSidecar, messageSigningBytes, parseSidecar } from '../wire/sign.js';
 import { type NodeKey, type PublishedKey, loadOrCreateKey, readPublishedKeys, signBytes, verifyBytes } from './keys.js';
+import { readRemoteKeys } from './remote-keys.js';
 
 export const SIG_EXT = '.sig';
 
@@ -50,6 +51,8 @@ export interface SigCheck {
   keyId?: string;
   /** The signed origin host, for `ok`. */
   host?: string;
+  /** Verified with a key another machine (`host`) published for the node: a remote party. */
+  remote?: boolean;
 }
 
 /**
@@ -128,8 +131,11 @@ export function checkSignature(root: string, m: { id: string; scope: Scope; path
   if (typeof side === 'string') return { sig: 'bad', sigReason: side };
   if (m.envelope.fromId === undefined) return { sig: 'bad', sigReason: 'a signature on a line without from_id' };
   const owned = lookup.keys(m.fromId, side.keyId).some((k) => k.keyId === side.keyId);
-  if (!owned) return { sig: 'bad', sigReason: `the signing key does not belong to ${m.fromId}` };
+  // Not a key of this machine's node: a party of the machine the sidecar names, when that
+  // machine's relay published the key for it (issue 13; tools/bus/remote-keys.ts).
+  const remote = !owned && readRemoteKeys(root, side.host, m.fromId).some((k) => k.keyId === side.keyId);
+  if (!owned && !remote) return { sig: 'bad', sigReason: `the signing key does not belong to ${m.fromId}` };
   const bytes = messageSigningBytes({ id: m.id, dest: destinationOf(m.scope), host: side.host, envelope: m.envelope });
   if (!verifyBytes(side.keyId, bytes, side.sig)) return { sig: 'bad', sigReason: 'the signature does not match this message (altered, moved, or another message’s signature)' };
-  return { sig: 'ok', keyId: side.keyId, host: side.host };
+  return { sig: 'ok', keyId: side.keyId, host: side.host, ...(remote ? { remote: true } : {}) };
 }

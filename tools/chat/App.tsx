@@ -26,7 +26,7 @@ import { feedReducer, initialFeed, MEMORY_CAP, tabsOf, visibleItems } from './st
 import { type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
 import { type Completion, completeAt, describeDest, type PeerRef } from './state/routing.js';
 import { neutralize } from '../wire/render.js';
-import { goneName, shortId } from '../wire/party.js';
+import { knownName, shortId } from '../wire/party.js';
 
 export interface AppProps {
   me: string;
@@ -155,7 +155,7 @@ export function App(props: AppProps) {
       tab: feed.active,
       maxBodyLines: maxBody,
       selected: feed.selected,
-      name: (id) => nameMap.get(id) ?? (known.has(id) ? goneName(known.get(id)!) : shortId(id)),
+      name: (id) => nameMap.get(id) ?? knownName(known, id) ?? shortId(id),
       colorOf: (id) => colorFor(id, depth),
       parentSender: (id) => {
         const p = feed.byId.get(id);

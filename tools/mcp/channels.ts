@@ -20,7 +20,7 @@ export const channelsTool = defineTool({
         description: z.string(),
         pinned: z.boolean(),
         joined: z.boolean(),
-        members: z.array(z.object({ id: z.string(), name: z.string(), kind: z.enum(['agent', 'human']), live: z.boolean() })),
+        members: z.array(z.object({ id: z.string(), name: z.string(), kind: z.enum(['agent', 'human']), live: z.boolean(), host: z.string().nullable() })),
         memberCount: z.number().int(),
         liveCount: z.number().int(),
         invited: z.array(z.string()),

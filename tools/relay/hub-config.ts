@@ -1,6 +1,7 @@
 // `attend relay hub-config --hosts a,b,c --out DIR`: a whole hub in one nats-server config.
 // One nkey user per host (the server stores only public keys); each may publish only under
-// its own origin (`attend.v1.<host>.>`) and its own presence key, plus the JetStream API
+// its own origin (`attend.v1.<host>.>`), its own presence key and its own keys in the shared
+// state bucket (channels, public keys), plus the JetStream API
 // calls its relay makes on the stream, its own durable consumers and the presence bucket.
 // The publish allow-list is the real write permission: a user without JetStream API rights
 // could still core-publish into a captured subject (spec §8).
@@ -11,6 +12,7 @@ import { createUser } from '@nats-io/nkeys';
 import { usageError } from '../bus/errors.js';
 import { HOST_CLASS } from './config.js';
 import { PRESENCE_BUCKET } from './presence.js';
+import { STATE_BUCKET } from './state.js';
 import { STREAM_NAME, SUBJECT_PREFIX, consumerFilters, durableName } from './subjects.js';
 
 export interface HubConfigInput {
@@ -29,23 +31,31 @@ export interface HubConfigResult {
 
 /** What one host's relay may publish: its own subjects and the JetStream calls it needs. */
 export function publishAllow(host: string): string[] {
-  const kvStream = `KV_${PRESENCE_BUCKET}`;
   const durables = consumerFilters(host).map(({ suffix }) => durableName(host, suffix));
+  // The two buckets: presence (one key per host) and shared state (keys under the host).
+  const bucket = (name: string) => {
+    const kvStream = `KV_${name}`;
+    return [
+      `$JS.API.STREAM.INFO.${kvStream}`,
+      `$JS.API.STREAM.CREATE.${kvStream}`,
+      `$JS.API.STREAM.MSG.GET.${kvStream}`,
+      `$JS.API.DIRECT.GET.${kvStream}.>`,
+      `$JS.API.CONSUMER.CREATE.${kvStream}`,
+      `$JS.API.CONSUMER.CREATE.${kvStream}.>`,
+      `$JS.API.CONSUMER.DELETE.${kvStream}.>`,
+      `$JS.API.CONSUMER.INFO.${kvStream}.>`,
+      `$JS.FC.${kvStream}.>`,
+    ];
+  };
   return [
     `${SUBJECT_PREFIX}.${host}.>`,
     `$KV.${PRESENCE_BUCKET}.${host}`,
+    `$KV.${STATE_BUCKET}.${host}.>`,
     '$JS.API.INFO',
     `$JS.API.STREAM.INFO.${STREAM_NAME}`,
     `$JS.API.STREAM.CREATE.${STREAM_NAME}`,
-    `$JS.API.STREAM.INFO.${kvStream}`,
-    `$JS.API.STREAM.CREATE.${kvStream}`,
-    `$JS.API.STREAM.MSG.GET.${kvStream}`,
-    `$JS.API.DIRECT.GET.${kvStream}.>`,
-    `$JS.API.CONSUMER.CREATE.${kvStream}`,
-    `$JS.API.CONSUMER.CREATE.${kvStream}.>`,
-    `$JS.API.CONSUMER.DELETE.${kvStream}.>`,
-    `$JS.API.CONSUMER.INFO.${kvStream}.>`,
-    `$JS.FC.${kvStream}.>`,
+    ...bucket(PRESENCE_BUCKET),
+    ...bucket(STATE_BUCKET),
     ...durables.flatMap((d) => [
       `$JS.API.CONSUMER.INFO.${STREAM_NAME}.${d}`,
       `$JS.API.CONSUMER.CREATE.${STREAM_NAME}.${d}`,

@@ -1,20 +1,30 @@
-// Inbound: one message from the hub into the local bus, or into the parked folder with a
+// Inbound: messages from the hub into the local bus, or into the parked folder with a
 // reason. No NATS here: the caller acks whatever this returns (a parked message is acked
-// too, so it is never redelivered forever).
+// too, so it is never redelivered forever), and acks a written one only once its batch is
+// durable.
 //
 // Exactly-once effect on a tray: the id never changes across machines, the same id with the
 // same bytes is "already here", the same id with other bytes is a conflict (parked, never
 // overwritten), and an id this bus imported and later cleaned up is not written again.
+//
+// Signatures (issue 14): the message's `.sig` sidecar travels with it. It is checked here —
+// signed on the machine that relayed it, by a key that machine published for the sender,
+// over these very fields — and written before the message, as a local writer does
+// (tools/bus/signals.ts writeSignal), so readers verify it like any other (`sig=ok`). A
+// message whose signature fails is parked with the reason, never written.
 
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendIndex, dirStamp } from '../bus/dir-index.js';
+import { type AtomicFile, writeFilesAtomic } from '../bus/atomic.js';
+import { appendIndexMany, dirStamp } from '../bus/dir-index.js';
+import { verifyBytes } from '../bus/keys.js';
 import { scopeDir, scopeDirName } from '../bus/layout.js';
-import { writeFileAtomic } from '../bus/atomic.js';
 import { MAX_BODY_BYTES, MAX_FILE_BYTES, SIGNAL_EXT } from '../bus/signals.js';
-import { type Scope, addressees, parseSignal } from '../wire/envelope.js';
-import { isMessageId } from '../wire/ids.js';
+import { SIG_EXT } from '../bus/signing.js';
+import { type Envelope, type Scope, addressees, parseSignal } from '../wire/envelope.js';
+import { idTime, isMessageId } from '../wire/ids.js';
 import { parseChannelName } from '../wire/names.js';
+import { destinationOf, messageSigningBytes, parseSidecar } from '../wire/sign.js';
 import { type ImportedSet, park } from './store.js';
 import { parseSubject } from './subjects.js';
 
@@ -25,6 +35,8 @@ export interface Incoming {
   id: string | undefined;
   /** The `Attend-Origin` header: the host that wrote it, checked against the subject. */
   origin: string | undefined;
+  /** The `Attend-Sig` header: the sidecar's exact bytes; absent for an unsigned message. */
+  sig?: Uint8Array | undefined;
   /** The hub's timestamp in ms (becomes the file's mtime). */
   timeMs: number;
   /** Delivered before and never acked: the relay may have died between recording and writing. */
@@ -37,11 +49,48 @@ export type Outcome =
   | { kind: 'own' }
   | { kind: 'parked'; reason: string; conflict: boolean };
 
+/** One message ready to be written (in a batch, tools/relay/inbound.ts writeImports). */
+export interface Write {
+  kind: 'write';
+  dir: string;
+  dirName: string;
+  id: string;
+  data: Uint8Array;
+  sig: Uint8Array | null;
+  timeMs: number;
+  /** The sender as written (`from_id`), for the relay's routing of replies. */
+  fromId: string | undefined;
+}
+
+export type Plan =
+  | Write
+  | Exclude<Outcome, { kind: 'written' }>
+  /** Signed with a key not recorded here yet: ask the hub for the origin's keys, then plan again. */
+  | { kind: 'need-key'; origin: string; node: string };
+
+/** What planning an import needs to know about this bus. */
+export interface ImportContext {
+  root: string;
+  self: string;
+  imported: ImportedSet;
+  now: number;
+  /** Has machine `origin` published `keyId` for its node `node`? (tools/bus/remote-keys.ts) */
+  keyKnown(origin: string, node: string, keyId: string): boolean;
+  /** Does `origin`'s node sign its messages from `t` on (a key published before `t`)? */
+  nodeSigns(origin: string, node: string, t: number): boolean;
+  /** A channel dissolved here with no newer channel of that name (tools/bus/channels.ts). */
+  dissolved(name: string): { at: number; by: string } | null;
+  /** Planned in this batch and not on disk yet: path → bytes. */
+  pending?: Map<string, Uint8Array>;
+  /** The origin's keys were just asked for: a key still unknown is final. */
+  fetched?: boolean;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const TRAY_KEY = /^[A-Za-z0-9-]{1,260}$/;
 
 /** Why this message may not be written, or the scope it goes to. */
-export function checkIncoming(self: string, m: Incoming): { ok: true; scope: Scope; id: string } | { ok: false; reason: string } | { ok: 'own' } {
+export function checkIncoming(self: string, m: Incoming): { ok: true; scope: Scope; id: string; env: Envelope } | { ok: false; reason: string } | { ok: 'own' } {
   const route = parseSubject(m.subject);
   if (!route) return { ok: false, reason: `subject '${m.subject}' is not an attend subject` };
   if (route.origin === self) return { ok: 'own' };
@@ -67,18 +116,48 @@ export function checkIncoming(self: string, m: Incoming): { ok: true; scope: Sco
   const t = route.target;
   if (t.kind === 'bcast') {
     if (to !== '*' && ids.length === 0) return { ok: false, reason: `routing: to:${to} arrived on #open` };
-    return { ok: true, scope: { kind: 'open' }, id: m.id };
+    return { ok: true, scope: { kind: 'open' }, id: m.id, env };
   }
   if (t.kind === 'chan') {
     const name = parseChannelName(t.name);
     if (!name.ok) return { ok: false, reason: `routing: channel: ${name.reason}` };
     if (to !== `#${name.name}` && ids.length === 0) return { ok: false, reason: `routing: to:${to} arrived on #${name.name}` };
-    return { ok: true, scope: { kind: 'channel', name: name.name }, id: m.id };
+    return { ok: true, scope: { kind: 'channel', name: name.name }, id: m.id, env };
   }
   if (t.host !== self) return { ok: false, reason: `routing: a tray message for host '${t.host}' arrived at '${self}'` };
   if (!TRAY_KEY.test(t.key)) return { ok: false, reason: `routing: '${t.key}' is not a tray key` };
   if (ids.length === 0) return { ok: false, reason: `routing: to:${to} arrived on a tray (a tray message names its recipients)` };
-  return { ok: true, scope: { kind: 'tray', key: t.key }, id: m.id };
+  return { ok: true, scope: { kind: 'tray', key: t.key }, id: m.id, env };
+}
+
+/**
+ * Why the signature that came with a message fails, or null when it holds (or the message
+ * is unsigned from a node that does not sign). `need-key` when the key is not recorded yet.
+ */
+function checkSig(ctx: ImportContext, origin: string, id: string, scope: Scope, env: Envelope, sig: Uint8Array | undefined): string | null | 'need-key' {
+  const node = env.fromId;
+  if (!sig || sig.length === 0) {
+    // As a reader judges a local line (tools/bus/signing.ts): unsigned after its first key is a forgery.
+    if (node !== undefined && ctx.nodeSigns(origin, node, idTime(id) ?? Number.POSITIVE_INFINITY)) return `unsigned, but ${node} on ${origin} signs its messages`;
+    return null;
+  }
+  let text: string;
+  try {
+    text = utf8.decode(sig);
+  } catch {
+    return 'the signature is not UTF-8';
+  }
+  const side = parseSidecar(text);
+  if (typeof side === 'string') return side;
+  if (side.host !== origin) return `signed on host '${side.host}' but relayed by '${origin}'`;
+  if (node === undefined) return 'a signature on a line without from_id';
+  const bytes = messageSigningBytes({ id, dest: destinationOf(scope), host: side.host, envelope: env });
+  if (!verifyBytes(side.keyId, bytes, side.sig)) return 'the signature does not match this message (altered, moved, or another message’s signature)';
+  if (!ctx.keyKnown(origin, node, side.keyId)) {
+    if (!ctx.fetched) return 'need-key';
+    return `${origin} has not published the signing key ${side.keyId.slice(0, 12)}… for ${node}`;
+  }
+  return null;
 }
 
 /** The file already there, if any: a stat first (no descriptor), read only when present. */
@@ -91,32 +170,22 @@ function readExisting(path: string): Buffer | null {
   }
 }
 
-/**
- * Write `data` as `<id>.signal` in `dir` with the bus's one atomic writer (every byte checked,
- * synced, temporary removed on failure: a full disk never leaves a short import), its time
- * the hub's, then the directory's index line.
- */
-function writeImported(dir: string, id: string, data: Uint8Array, timeMs: number): string {
-  const path = join(dir, `${id}${SIGNAL_EXT}`);
-  const before = dirStamp(dir);
-  writeFileAtomic(path, data, { mtimeMs: timeMs });
-  appendIndex(dir, id, before);
-  return path;
-}
-
-export function importMessage(root: string, self: string, imported: ImportedSet, m: Incoming, now: number): Outcome {
-  const check = checkIncoming(self, m);
+/** Decide what to do with one message; parks it (with its reason) when it must not be written. */
+export function planImport(ctx: ImportContext, m: Incoming): Plan {
+  const { root, imported } = ctx;
+  const check = checkIncoming(ctx.self, m);
   if (check.ok === 'own') return { kind: 'own' };
   const route = parseSubject(m.subject);
-  const base = { at: now, subject: m.subject, ...(m.id !== undefined ? { id: m.id } : {}), ...(route ? { origin: route.origin } : {}) };
-  if (check.ok === false) {
-    park(root, { ...base, kind: 'reject', reason: check.reason }, m.data);
-    return { kind: 'parked', reason: check.reason, conflict: false };
-  }
+  const base = { at: ctx.now, subject: m.subject, ...(m.id !== undefined ? { id: m.id } : {}), ...(route ? { origin: route.origin } : {}) };
+  const parked = (reason: string): Plan => {
+    park(root, { ...base, kind: 'reject', reason }, m.data);
+    return { kind: 'parked', reason, conflict: false };
+  };
+  if (check.ok === false) return parked(check.reason);
   const dirName = scopeDirName(check.scope);
   const dir = scopeDir(root, check.scope);
   const path = join(dir, `${check.id}${SIGNAL_EXT}`);
-  const existing = readExisting(path);
+  const existing = ctx.pending?.get(path) ?? readExisting(path);
   if (existing) {
     if (Buffer.compare(existing, Buffer.from(m.data)) === 0) {
       imported.add(dirName, check.id);
@@ -130,6 +199,46 @@ export function importMessage(root: string, self: string, imported: ImportedSet,
   // A redelivery is different: it was never acked, so the relay may have been killed after
   // recording the id and before the rename; then the file is written now.
   if (imported.has(dirName, check.id) && !m.redelivered) return { kind: 'duplicate' };
-  imported.add(dirName, check.id);
-  return { kind: 'written', path: writeImported(dir, check.id, m.data, m.timeMs) };
+  if (check.scope.kind === 'channel') {
+    const gone = ctx.dissolved(check.scope.name);
+    if (gone) return parked(`#${check.scope.name} was dissolved (${new Date(gone.at).toISOString()}); a late message does not bring it back`);
+  }
+  const sigProblem = checkSig(ctx, route!.origin, check.id, check.scope, check.env, m.sig);
+  if (sigProblem === 'need-key') return { kind: 'need-key', origin: route!.origin, node: check.env.fromId! };
+  if (sigProblem !== null) return parked(`bad signature: ${sigProblem}`);
+  return { kind: 'write', dir, dirName, id: check.id, data: m.data, sig: m.sig && m.sig.length > 0 ? m.sig : null, timeMs: m.timeMs, fromId: check.env.fromId };
+}
+
+/**
+ * Write a batch: each id recorded as imported first (the loop guard: the outbound side never
+ * sees one unmarked), then every sidecar and message with the bus's atomic writer (all
+ * synced, sidecar renamed before its message, each directory synced once), then one index
+ * line per message. Throws (exit 3) when the bus refused a write: nothing may be acked then.
+ */
+export async function writeImports(imported: ImportedSet, writes: Write[]): Promise<void> {
+  if (writes.length === 0) return;
+  imported.addMany(writes.map((w) => [w.dirName, w.id]));
+  const before = new Map<string, string>();
+  const files: AtomicFile[] = [];
+  const ids = new Map<string, string[]>();
+  for (const w of writes) {
+    if (!before.has(w.dir)) before.set(w.dir, dirStamp(w.dir));
+    if (w.sig) files.push({ path: join(w.dir, `${w.id}${SIG_EXT}`), data: w.sig });
+    // A copy of a message from elsewhere keeps the hub's time.
+    files.push({ path: join(w.dir, `${w.id}${SIGNAL_EXT}`), data: w.data, mtimeMs: w.timeMs });
+    let list = ids.get(w.dir);
+    if (!list) ids.set(w.dir, (list = []));
+    list.push(w.id);
+  }
+  await writeFilesAtomic(files);
+  for (const [dir, list] of ids) appendIndexMany(dir, list, before.get(dir)!);
+}
+
+/** One message on its own (tests, and anything that does not batch). */
+export async function importMessage(ctx: ImportContext, m: Incoming): Promise<Outcome> {
+  const plan = planImport({ ...ctx, fetched: true }, m);
+  if (plan.kind === 'need-key') throw new Error('unreachable: keys were fetched');
+  if (plan.kind !== 'write') return plan;
+  await writeImports(ctx.imported, [plan]);
+  return { kind: 'written', path: join(plan.dir, `${plan.id}${SIGNAL_EXT}`) };
 }

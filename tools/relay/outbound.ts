@@ -11,7 +11,7 @@
 
 import { lstatSync, openSync, closeSync, fstatSync, readdirSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { type IndexState, readIndex } from '../bus/dir-index.js';
+import { type IndexState, type IndexTail, readIndex, readIndexTail } from '../bus/dir-index.js';
 import { scopeOfDirName, signalsDir } from '../bus/layout.js';
 import { MAX_FILE_BYTES, SIGNAL_EXT, listIds } from '../bus/signals.js';
 import { addressees, parseSignal } from '../wire/envelope.js';
@@ -19,6 +19,12 @@ import { idTime } from '../wire/ids.js';
 import type { Cursor, ImportedSet } from './store.js';
 import { type Route, dedupId, subjectFor } from './subjects.js';
 import { readAll } from '../bus/atomic.js';
+import { SIG_EXT } from '../bus/signing.js';
+
+/** How long the index may leave the directory's changes unexplained before a full listing. */
+const UNEXPLAINED_MS = 1_000;
+/** How often an unexplained chain is checked again meanwhile. */
+const CHECK_MS = 100;
 
 /** How far behind the newest published id a full listing still looks. */
 export const SLACK_MS = 2 * 60_000;
@@ -31,10 +37,20 @@ export interface Pending {
   msgId: string;
   data: Uint8Array;
   timeMs: number;
+  /** The signature sidecar's exact bytes (`<id>.sig`), when the message is signed. */
+  sig?: Uint8Array;
+  /** Whose key signed it (from_id and the sidecar's key id): published before the message. */
+  signer?: { node: string; keyId: string };
 }
 
 interface DirState {
+  /** The chain check (tools/bus/dir-index.ts readIndex): advanced only when it explains the directory. */
   idx: IndexState | undefined;
+  /** Where the index was read to: new ids come from here, explained or not. */
+  tail: IndexTail | undefined;
+  /** Since when the chain has not explained the directory, and when it was last checked. */
+  unexplained: number | undefined;
+  checked: number;
   /** Ids to look at again on the next scan (a publish failed), whatever the index says. */
   again: Set<string>;
   /** Ids handled (published, local only, or unreadable) at or above the floor. */
@@ -104,9 +120,13 @@ export class Outbox {
     return Math.max(this.cursor.since, (this.cursor.dirs[dir] ?? this.cursor.since) - SLACK_MS);
   }
 
+  /** When a directory whose changes the index left unexplained is due for a full listing. */
+  recheckAt = Number.POSITIVE_INFINITY;
+
   /** New local messages to publish, oldest first per directory. */
   scan(now: number): Pending[] {
     const out: Pending[] = [];
+    this.recheckAt = Number.POSITIVE_INFINITY;
     let names: string[];
     try {
       names = readdirSync(signalsDir(this.root)).sort();
@@ -119,13 +139,11 @@ export class Outbox {
       const path = join(signalsDir(this.root), dir);
       let st = this.dirs.get(dir);
       if (!st) {
-        st = { idx: undefined, done: new Set(), again: new Set() };
+        st = { idx: undefined, tail: undefined, unexplained: undefined, checked: 0, done: new Set(), again: new Set() };
         this.dirs.set(dir, st);
       }
-      const r = readIndex(path, st.idx, now);
-      st.idx = r.state;
       const floor = this.floor(dir);
-      const candidates = r.ok ? [...new Set([...r.ids, ...st.again])].sort() : listIds(path);
+      const candidates = this.candidates(path, st, now);
       st.again.clear();
       for (const id of candidates) {
         if (st.done.has(id) || this.inflight.has(`${dir}/${id}`)) continue;
@@ -146,11 +164,58 @@ export class Outbox {
           st.done.add(id);
           continue;
         }
+        // The sidecar travels with its message (written before it, so it is there now).
+        const sig = readBytes(join(path, `${id}${SIG_EXT}`));
+        const extra: Pick<Pending, 'sig' | 'signer'> = {};
+        if (sig) {
+          extra.sig = sig;
+          const keyId = /^key (\S+)$/m.exec(sig.toString('utf8'))?.[1];
+          const node = /\|from_id:([^|]+)\|/.exec(data.toString('utf8'))?.[1];
+          if (keyId && node) extra.signer = { node, keyId };
+        }
         this.inflight.add(`${dir}/${id}`);
-        for (const route of routes) out.push({ dir, id, subject: subjectFor(route), msgId: dedupId(id, route), data, timeMs });
+        for (const route of routes) out.push({ dir, id, subject: subjectFor(route), msgId: dedupId(id, route), data, timeMs, ...extra });
       }
     }
     return out;
+  }
+
+  /**
+   * The ids to look at in one directory. Each writer appends its ids to the index, so those
+   * are read from its tail. A full listing is what finds a message written without a line
+   * (an older attend, a file put there by hand), but it costs the whole history: it is made
+   * when the index cannot be followed, and when it has left the directory's changes
+   * unexplained for UNEXPLAINED_MS (`recheckAt` tells the caller when to scan again for that).
+   * While writers are busy the chain is unexplained most of the time (each write changes the
+   * directory before its line is appended), so listing at the first gap would list a growing
+   * directory on every scan; a file written without a line waits at most that long.
+   */
+  private candidates(path: string, st: DirState, now: number): string[] {
+    const t = readIndexTail(path, st.tail);
+    if (t !== null && !t.reset && st.idx !== undefined) {
+      st.tail = t.tail;
+      // The chain is what vouches that nothing was written without a line: checked now and
+      // then, and a directory it leaves unexplained for too long is listed in full.
+      if (st.unexplained === undefined || now - st.checked >= CHECK_MS) {
+        st.checked = now;
+        const r = readIndex(path, st.idx, now);
+        if (r.ok) {
+          st.idx = r.state;
+          st.unexplained = undefined;
+        } else if (r.why === 'unexplained change') st.unexplained ??= now;
+        else st.unexplained = Number.NEGATIVE_INFINITY;
+      }
+      if (st.unexplained === undefined || now - st.unexplained < UNEXPLAINED_MS) {
+        if (st.unexplained !== undefined) this.recheckAt = Math.min(this.recheckAt, st.unexplained + UNEXPLAINED_MS);
+        return [...new Set([...t.ids, ...st.again])].sort();
+      }
+    }
+    // In full; the stamps are taken first, so the listing covers everything they do.
+    st.idx = readIndex(path, undefined, now).state;
+    st.tail = t?.tail;
+    st.unexplained = undefined;
+    st.checked = now;
+    return listIds(path);
   }
 
   /** Every route of this message was acknowledged by the hub. */

@@ -40,8 +40,15 @@ export class Presence {
     const publish = async () => {
       try {
         await this.kv?.put(this.host, JSON.stringify({ host: this.host, at: this.now(), members: this.local() }));
-      } catch {
-        // the hub is away: the next beat
+      } catch (err) {
+        // The hub is away: the next beat. A hub that lost its store has no bucket: make it again.
+        if (/no responders|503|not found/i.test(String((err as Error).message))) {
+          try {
+            this.kv = await new Kvm(this.nc).create(PRESENCE_BUCKET, { ttl: this.ttlS * 1000, history: 1 });
+          } catch {
+            // still away
+          }
+        }
       }
     };
     await publish();
@@ -54,6 +61,7 @@ export class Presence {
         for await (const e of w) {
           if (this.stopped) break;
           if (e.key === this.host) continue;
+          const before = JSON.stringify(roster.hosts[e.key]?.members ?? null);
           if (e.operation !== 'PUT') {
             delete roster.hosts[e.key];
           } else {
@@ -65,7 +73,10 @@ export class Presence {
             }
           }
           roster.updated = this.now();
-          writeRemoteRoster(this.root, roster);
+          // A change of who is where is written at once; a beat that only says "still here"
+          // is coalesced (with ten machines every relay hears several a second).
+          if (JSON.stringify(roster.hosts[e.key]?.members ?? null) !== before) this.write(roster);
+          else this.writeSoon(roster);
         }
         // A watch that ends at once (the hub is away) must not spin.
         await new Promise((r) => setTimeout(r, 500));
@@ -75,9 +86,34 @@ export class Presence {
     }
   }
 
+  private lastWrite = 0;
+  private soon: NodeJS.Timeout | null = null;
+
+  private write(roster: RemoteRoster): void {
+    if (this.soon) clearTimeout(this.soon);
+    this.soon = null;
+    this.lastWrite = this.now();
+    try {
+      writeRemoteRoster(this.root, roster);
+    } catch (err) {
+      this.log(`attend relay: cannot write the remote roster: ${(err as Error).message}`);
+    }
+  }
+
+  /** Within a quarter of the TTL, so a host's `seen` on disk never lags enough to age it out. */
+  private writeSoon(roster: RemoteRoster): void {
+    const gap = Math.min(1_000, (this.ttlS * 1000) / 4);
+    const due = this.lastWrite + gap - this.now();
+    if (due <= 0) return this.write(roster);
+    if (this.soon) return;
+    this.soon = setTimeout(() => this.write(roster), due);
+    this.soon.unref();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.soon) clearTimeout(this.soon);
     try {
       await this.kv?.delete(this.host);
     } catch {

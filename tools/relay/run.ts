@@ -10,16 +10,19 @@
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { type Authenticator, connect, credsAuthenticator, headers, nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { signalsDir } from '../bus/layout.js';
-import { type RemoteMember, readRemoteRoster } from '../bus/remote.js';
+import { type RemoteMember, remoteHostOf } from '../bus/remote.js';
 import { ensureRoot } from '../bus/root.js';
 import type { RelaySettings } from './config.js';
-import { importMessage } from './inbound.js';
 import { Outbox, type Pending } from './outbound.js';
-import { ImportedSet, type RelayStatus, listParked, park, readCursor, writeCursor, writeStatus } from './store.js';
+import { ImportedSet, type RelayStatus, listParked, park, readCursor, writeCursor, writeCursorAsync, writeStatus } from './store.js';
 import { STREAM_NAME, SUBJECT_PREFIX, consumerFilters, durableName, parseSubject } from './subjects.js';
 import { Presence } from './presence.js';
+import { Importer } from './importer.js';
+import { SharedState } from './state.js';
+import { Publisher, pubHeaders } from './publish.js';
+import { localizeId } from '../wire/hosts.js';
 
 export const MAX_MSG_BYTES = 128 * 1024;
 const DAY_MS = 24 * 3600_000;
@@ -113,10 +116,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   // Who is where: remote members from presence, and senders of imported messages.
   const senders = new Map<string, string>();
   const hostOf = (id: string): string | undefined => {
-    const s = senders.get(id);
-    if (s) return s;
-    for (const [h, v] of Object.entries(readRemoteRoster(root).hosts)) if (v.members.some((m) => m.id === id)) return h;
-    return undefined;
+    return senders.get(id) ?? remoteHostOf(root, id);
   };
   const outbox = new Outbox(root, host, imported, cursor, hostOf);
   const status: RelayStatus = {
@@ -136,14 +136,20 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   };
   /** Local messages found while the hub is away, kept for the reconnect. */
   let waiting = 0;
-  // Rewritten at most twice a second (status readers judge liveness over 10 s), or at once
-  // when the connection changes.
+  // Rewritten at most twice a second while something changes, every 3 s at rest (status
+  // readers judge liveness over 10 s), and at once when the connection changes.
   let lastSaved = 0;
+  let lastShape = '';
   const saveStatus = (force = false) => {
-    if (!force && deps.now() - lastSaved < 500) return;
-    lastSaved = deps.now();
-    status.updatedAt = deps.now();
+    const now = deps.now();
+    if (!force && now - lastSaved < 500) return;
     status.outboundBacklog = Math.max(outbox.inflightCount, waiting);
+    const { updatedAt: _u, lastContact: _c, ...rest } = status;
+    const shape = JSON.stringify(rest);
+    if (!force && shape === lastShape && now - lastSaved < 3_000) return;
+    lastShape = shape;
+    lastSaved = now;
+    status.updatedAt = now;
     try {
       writeStatus(root, status);
     } catch {
@@ -233,6 +239,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     });
   };
   const js = jetstream(nc);
+  const pub = new Publisher(nc, `_INBOX_${host}`);
   status.ready = true;
   saveStatus(true);
 
@@ -246,36 +253,33 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
       last = now;
     }, 10).unref();
   }
-  const onMessage = (m: JsMsg) => {
-    if (trace) deps.log(`trace: ${m.subject} seq=${m.seq} lag=${Date.now() - Math.floor(Number(m.info.timestampNanos) / 1e6)}ms pending=${m.info.pending}`);
-    const route = parseSubject(m.subject);
-    const out = importMessage(root, host, imported, {
-      subject: m.subject,
-      data: m.data,
-      id: m.headers?.get('Attend-Id') || undefined,
-      origin: m.headers?.get('Attend-Origin') || undefined,
-      timeMs: Math.floor(Number(m.info.timestampNanos) / 1e6),
-      redelivered: m.info.redelivered,
-    }, deps.now());
-    if (out.kind === 'written') {
-      status.imported++;
-      if (route) {
-        try {
-          const text = Buffer.from(m.data).toString('utf8');
-          const fromId = /\|from_id:([^|]+)\|/.exec(text)?.[1];
-          if (fromId) senders.set(fromId, route.origin);
-        } catch {
-          // not text: it was parked
-        }
+  const state = new SharedState(nc, host, root, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), (line) => deps.log(line));
+  const stateReady = state.start(() => stopping);
+  const importer = new Importer({
+    root,
+    self: host,
+    imported,
+    now: deps.now,
+    state,
+    trace: trace ? (line) => deps.log(line) : null,
+    onResult: (m, out, fromId) => {
+      if (out === 'written') {
+        status.imported++;
+        const route = parseSubject(m.subject);
+        // As this machine names the sender: a username elsewhere is `host:name`, never ours.
+        if (route && fromId) senders.set(localizeId(fromId, route.origin, host), route.origin);
+      } else if (out === 'duplicate') status.duplicates++;
+      else if (typeof out === 'object') {
+        status.parked++;
+        deps.log(`attend relay: parked ${m.subject}: ${out.reason}`);
       }
-    } else if (out.kind === 'duplicate') status.duplicates++;
-    else if (out.kind === 'parked') {
-      status.parked++;
-      deps.log(`attend relay: parked ${m.subject}: ${out.reason}`);
-    }
-    status.lastContact = deps.now();
-    m.ack();
-  };
+      status.lastContact = deps.now();
+    },
+    onError: (err) => {
+      // The bus refused the write (disk full, permissions): nothing of the batch is acked.
+      status.lastError = `import: ${err.message}`;
+    },
+  });
   // After a reconnect the pull requests the old server held are gone: start them over at
   // once rather than waiting for missed heartbeats.
   const iterators = new Set<{ stop(): void }>();
@@ -284,6 +288,9 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   };
   const loops = consumerFilters(host).map(({ suffix }) =>
     (async () => {
+      // Channel state and keys first: a message for a channel dissolved elsewhere, or signed
+      // by a key published elsewhere, is judged against them.
+      await stateReady;
       while (!stopping) {
         try {
           const c = await js.consumers.get(STREAM_NAME, durableName(host, suffix));
@@ -291,15 +298,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
           const iter = await c.consume({ max_messages: 1024, expires: 2_000 });
           const stop = deps.stopped.then(() => iter.stop());
           iterators.add(iter);
-          for await (const m of iter) {
-            try {
-              onMessage(m);
-            } catch (err) {
-              // The bus refused the write (disk full, permissions): leave it unacked, redelivered.
-              status.lastError = `import: ${(err as Error).message}`;
-              m.nak(1_000);
-            }
-          }
+          for await (const m of iter) importer.add(m);
           void stop;
           iterators.delete(iter);
           // An iterator that ends at once (the connection is away) must not turn this into a
@@ -337,12 +336,24 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   };
 
   // Outbound loop.
+  // During a burst the cursor is written every 2 s (each write is synced, and a restart looks
+  // back far more than that anyway); it is written at once whenever the outbox is idle.
   let lastCursor = 0;
+  let lastPrune = 0;
+  let cursorWrite: Promise<void> | null = null;
   const saveCursor = (force: boolean) => {
-    if (!outbox.cursorChanged || (!force && deps.now() - lastCursor < 500)) return;
-    writeCursor(root, outbox.cursor);
+    if (cursorWrite || !outbox.cursorChanged || (!force && deps.now() - lastCursor < 2_000)) return;
     outbox.cursorChanged = false;
     lastCursor = deps.now();
+    cursorWrite = writeCursorAsync(root, structuredClone(outbox.cursor))
+      .catch((err: Error) => {
+        // Not recorded: a restart looks back further, and the hub absorbs what it sees twice.
+        outbox.cursorChanged = true;
+        status.lastError = `cursor: ${err.message}`;
+      })
+      .finally(() => {
+        cursorWrite = null;
+      });
   };
   while (!stopping) {
     // Every round yields to I/O and timers: a round made only of resolved promises (the
@@ -369,31 +380,41 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
       for (let i = 0; i < pending.length && !stopping; i += BATCH) {
         const chunk = pending.slice(i, i + BATCH);
         const t0 = Date.now();
-        await publishChunk(js, chunk, host, outbox, status, root, deps);
+        await publishChunk(pub, chunk, host, outbox, status, root, deps, state);
         if (status.lastError && /no responders|503|stream not found/i.test(status.lastError)) repair();
         if (trace) deps.log(`trace: published ${chunk.length} in ${Date.now() - t0}ms${status.lastError ? ` (last error: ${status.lastError})` : ''}`);
         saveStatus();
       }
       saveCursor(false);
-      outbox.prune();
+      if (deps.now() - lastPrune > 5_000) {
+        outbox.prune();
+        lastPrune = deps.now();
+      }
       continue;
     }
     saveCursor(true);
     await refreshInbound();
     saveStatus();
-    if (dirty || stopping) continue;
-    await new Promise<void>((r) => {
-      wakeResolve = r;
-      const t = setTimeout(() => wake(), 1_000);
-      t.unref();
-    });
-    // Let a burst of file events settle into one scan (every import here raises several).
+    if (stopping) continue;
+    if (!dirty) {
+      await new Promise<void>((r) => {
+        wakeResolve = r;
+        // The 1 s poll, or sooner when a directory is due for a full listing.
+        const t = setTimeout(() => wake(), Math.max(5, Math.min(1_000, outbox.recheckAt - deps.now() + 1)));
+        t.unref();
+      });
+    }
+    // Let a burst of file events settle into one scan: each write raises several, and a
+    // scan per message would cost more than the messages.
     await delay(3);
   }
   for (const w of watchers.values()) w.close();
+  await cursorWrite;
   writeCursor(root, outbox.cursor);
   saveStatus(true);
   await presence.stop();
+  await state.stop();
+  await importer.idle();
   try {
     await nc.drain();
   } catch {
@@ -405,7 +426,18 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 }
 
 
-async function publishChunk(js: JetStreamClient, chunk: Pending[], host: string, outbox: Outbox, status: RelayStatus, root: string, deps: RelayDeps): Promise<void> {
+async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outbox: Outbox, status: RelayStatus, root: string, deps: RelayDeps, state: SharedState): Promise<void> {
+  // Every signer's key is on the hub before its messages are: a receiver that meets a key it
+  // does not know asks the hub for it (tools/relay/state.ts).
+  try {
+    const signers = new Map(chunk.flatMap((p) => (p.signer ? [[p.signer.keyId, p.signer] as const] : [])));
+    for (const s of signers.values()) await state.ensureKey(s.node, s.keyId);
+  } catch (err) {
+    for (const p of new Map(chunk.map((p) => [`${p.dir}/${p.id}`, p])).values()) outbox.retry(p);
+    status.lastError = `publish keys: ${(err as Error).message}`;
+    await delay(250);
+    return;
+  }
   const byMsg = new Map<string, { p: Pending; left: number; failed: boolean }>();
   for (const p of chunk) {
     const k = `${p.dir}/${p.id}`;
@@ -413,13 +445,9 @@ async function publishChunk(js: JetStreamClient, chunk: Pending[], host: string,
     if (e) e.left++;
     else byMsg.set(k, { p, left: 1, failed: false });
   }
-  const results = await Promise.allSettled(
-    chunk.map((p) => {
-      const h = headers();
-      h.set('Attend-Id', p.id);
-      h.set('Attend-Origin', host);
-      return js.publish(p.subject, p.data, { msgID: p.msgId, headers: h, timeout: 2_000 });
-    }),
+  const results = await pub.publishAll(
+    chunk.map((p) => ({ subject: p.subject, data: p.data, headers: pubHeaders(p, host) })),
+    2_000,
   );
   let failure: string | undefined;
   results.forEach((r, i) => {

@@ -8,7 +8,7 @@
 
 import { closeSync, openSync, readFileSync, readdirSync, writeSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../bus/atomic.js';
+import { writeAll, writeFileAtomic, writeFilesAtomic } from '../bus/atomic.js';
 import { FILE_MODE, ensureDir } from '../bus/root.js';
 import { importedLog, readImported, relayStateDir } from '../bus/remote.js';
 
@@ -46,6 +46,12 @@ export function writeCursor(root: string, c: Cursor): void {
   writeFileAtomic(cursorFile(root), `${JSON.stringify(c)}\n`);
 }
 
+/** The same, synced off the event loop (during a burst the disk is busy with the messages). */
+export async function writeCursorAsync(root: string, c: Cursor): Promise<void> {
+  ensureDir(relayStateDir(root));
+  await writeFilesAtomic([{ path: cursorFile(root), data: `${JSON.stringify(c)}\n` }]);
+}
+
 /** The loop guard: imported messages, in memory and appended to imported.log. */
 export class ImportedSet {
   private readonly set: Set<string>;
@@ -71,6 +77,22 @@ export class ImportedSet {
       throw err;
     }
     this.set.add(`${dir}/${id}`);
+  }
+  /** Several at once, in one append (a batch of imports). */
+  addMany(entries: [dir: string, id: string][]): void {
+    const fresh = entries.filter(([dir, id]) => !this.set.has(`${dir}/${id}`));
+    if (fresh.length === 0) return;
+    if (this.fd === null) {
+      ensureDir(relayStateDir(this.root));
+      this.fd = openSync(importedLog(this.root), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    }
+    try {
+      writeAll(this.fd, Buffer.from(fresh.map(([dir, id]) => `${dir} ${id}\n`).join('')));
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+    for (const [dir, id] of fresh) this.set.add(`${dir}/${id}`);
   }
   close(): void {
     if (this.fd !== null) {
@@ -159,7 +181,8 @@ export interface RelayStatus {
 
 export function writeStatus(root: string, s: RelayStatus): void {
   ensureDir(relayStateDir(root));
-  writeFileAtomic(statusFile(root), `${JSON.stringify(s)}\n`);
+  // A report rewritten twice a second: not synced (a torn one after a crash reads as none).
+  writeFileAtomic(statusFile(root), `${JSON.stringify(s)}\n`, { sync: false });
 }
 
 export function readStatus(root: string): RelayStatus | null {

@@ -8,6 +8,7 @@ import { hasParentRecord, recordParent } from '../bus/lineage.js';
 import { type Signer, createSigner } from '../bus/signing.js';
 import { resolveIdentity } from '../identity/resolve.js';
 import { refusedError } from '../bus/errors.js';
+import { localHostName } from '../bus/remote.js';
 import { procInfo as systemProcInfo, systemReaders } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/roster.js';
 import { checkRootPath, ensureRoot } from '../bus/root.js';
@@ -106,7 +107,9 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
       return paths.root;
     },
     signer() {
-      signer ??= createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: hostname(), now });
+      // The signed origin host is this machine's name on the hub when it has one, so other
+      // machines read its messages as this machine's (issue 13; tools/bus/origin.ts).
+      signer ??= createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
       return signer;
     },
   };

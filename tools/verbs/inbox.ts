@@ -21,6 +21,8 @@ export function messageJson(m: Message) {
     from: m.from,
     fromKind: m.fromKind,
     fromId: m.fromId,
+    // Issue 13: the machine a message came from, when another one (its from_id then reads host:id).
+    ...(m.fromHost !== undefined ? { fromHost: m.fromHost } : {}),
     onBehalfOf: m.onBehalfOf ?? null,
     to: m.to,
     re: m.re ?? null,

@@ -3,6 +3,7 @@
 // messages, names and the clock come in as arguments.
 
 import { addressees, type ResolvedEnvelope, type Scope } from './envelope.js';
+import { displayId, splitQualified } from './hosts.js';
 import { chunkText, defuseMarkup, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
 
 /** The fields of a message delivery needs; `Message` in tools/bus/signals.ts satisfies it. */
@@ -22,9 +23,25 @@ export interface NameLookup {
   me: string;
 }
 
-/** How an id with no live name is shown: a long session id by its first 8 characters. */
+/**
+ * How an id with no live name is shown: a long session id by its first 8 characters, a
+ * party of another machine as `name@host` (tools/wire/hosts.ts).
+ */
 export function shortId(id: string): string {
+  if (splitQualified(id)) return displayId(id);
   return id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id;
+}
+
+/** Known names may mark ids live on another machine (tools/bus/names.ts): those are not gone. */
+export interface KnownNames extends ReadonlyMap<string, string> {
+  elsewhere?: ReadonlySet<string>;
+}
+
+/** A known name as shown: live elsewhere as it is (`api@box`), else marked gone. */
+export function knownName(known: ReadonlyMap<string, string> | undefined, id: string): string | undefined {
+  const last = known?.get(id);
+  if (last === undefined) return undefined;
+  return (known as KnownNames).elsewhere?.has(id) ? last : goneName(last);
 }
 
 /** How the last known name of a party that is no longer live is shown (issue #10 item 16). */
@@ -43,8 +60,7 @@ export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: s
     name: (id) => {
       const live = map.get(id);
       if (live !== undefined) return live;
-      const last = known?.get(id);
-      return last !== undefined ? goneName(last) : shortId(id);
+      return knownName(known, id) ?? shortId(id);
     },
   };
 }

@@ -13,6 +13,7 @@ import { type PurgeResult, purgeChannel } from '../../bus/purge.js';
 import type { Peer } from '../../bus/roster.js';
 import { listIds } from '../../bus/signals.js';
 import { resolveTarget } from '../../bus/targets.js';
+import { localHostName, peersEverywhere } from '../../bus/remote.js';
 import { printable } from '../../wire/names.js';
 import { neutralize, plural } from '../../wire/render.js';
 import { checkChannelRule, livenessOf, nameOf, namedChannel, noticeTarget, parseChannelArg, shownName } from './common.js';
@@ -30,8 +31,10 @@ export function runInvite(ctx: VerbCtx, input: { who: string; channel: string })
   if (arg.open) throw refusedError('everyone is in #open already');
   const name = arg.name;
   const me = ctx.identity();
-  const peers = ctx.live();
-  const found = resolveTarget(input.who, peers, { cwd: ctx.cwd, home: ctx.paths.home });
+  // Members on other machines too (issue 13): the invitation travels with the channel's state.
+  const root = ctx.root();
+  const peers = peersEverywhere(root, ctx.live(), ctx.now());
+  const found = resolveTarget(input.who, peers, { cwd: ctx.cwd, home: ctx.paths.home, localHost: localHostName(root) });
   if (found.length > 1) throw usageError(`'${printable(input.who)}' names ${found.length} sessions: ${found.map((p) => neutralize(p.name)).join(', ')}`, 'name one of them');
   const invitee = found[0] as Peer;
   if (invitee.id === me.id) throw usageError('you cannot invite yourself', verbHint('join', [['channel', name]]));
@@ -58,7 +61,7 @@ function findMember(c: Channel, raw: string, peers: Peer[]): string | null {
   const t = raw.trim();
   if (c.members[t]) return t;
   const lower = t.toLowerCase();
-  const byName = Object.keys(c.members).filter((id) => nameOf(peers, id).toLowerCase() === lower);
+  const byName = Object.keys(c.members).filter((id) => (c.members[id]?.name ?? nameOf(peers, id)).toLowerCase() === lower);
   if (byName.length === 1) return byName[0] as string;
   if (t.length >= 8) {
     const byPrefix = Object.keys(c.members).filter((id) => id.startsWith(t));
@@ -76,7 +79,7 @@ export interface KickResult {
 export function runKick(ctx: VerbCtx, input: { who: string; channel: string }): KickResult {
   const name = namedChannel(input.channel, 'left, so nobody can be kicked from it');
   const me = ctx.identity();
-  const peers = ctx.live();
+  const peers = peersEverywhere(ctx.root(), ctx.live(), ctx.now());
   if (input.who.trim().length === 0) throw usageError('kick needs a member: a session id, a display name or a username');
   const kicked = updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
@@ -92,6 +95,8 @@ export function runKick(ctx: VerbCtx, input: { who: string; channel: string }): 
     if (me.kind === 'agent' && member.kind === 'human') throw refusedError(`an agent cannot kick a human (${shownName(peers, id)})`);
     delete c.members[id];
     delete c.invites[id];
+    // Recorded so the kick reaches a member on another machine (its relay applies it there).
+    (c.removed ??= {})[id] = ctx.now();
     return { id, kind: member.kind };
   });
   const notice = writeNotice(ctx.root(), me, ctx.newId, [noticeTarget(ctx, kicked.id, kicked.kind)], `kick: you were removed from #${name}. You no longer receive its messages.`, ctx.signer());
@@ -124,6 +129,7 @@ export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: bool
       );
     }
     delete store.channels[name];
+    (store.dissolved ??= {})[name] = { at: ctx.now(), by: me.id };
     return others.map((id) => ({ id, kind: (c.members[id] as { kind: 'agent' | 'human' }).kind }));
   });
   const dir = scopeDir(ctx.root(), { kind: 'channel', name });

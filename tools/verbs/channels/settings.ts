@@ -3,15 +3,20 @@
 import type { VerbCtx } from '../context.js';
 import { type Channel, descriptionProblem, unknownChannel, newChannel, pruneStore, readChannels, updateChannels } from '../../bus/channels.js';
 import { refusedError, usageError, verbHint } from '../../bus/errors.js';
+import { remoteMembers } from '../../bus/remote.js';
+import { splitQualified } from '../../wire/hosts.js';
 import { checkChannelRule, livenessOf, nameOf, namedChannel } from './common.js';
 
 // ---- listing and settings ------------------------------------------------------------------
 
 export interface ChannelMember {
   id: string;
+  /** Display name; a member of another machine is shown `name@host`. */
   name: string;
   kind: 'agent' | 'human';
   live: boolean;
+  /** The machine of a member that lives on another one (issue 13); null here. */
+  host: string | null;
 }
 
 export interface ChannelRow {
@@ -36,6 +41,8 @@ export function runChannels(ctx: VerbCtx, input: { joined?: boolean | undefined 
   const root = ctx.root();
   const peers = ctx.live();
   const alive = livenessOf(ctx);
+  // Members on other machines are live while their machine's relay lists them.
+  const remote = new Set(remoteMembers(root, ctx.now()).map((m) => m.id));
   // Listing is where dead members are noticed most often, so it prunes — but a read writes
   // only when there is something to prune (issue #12 §4): a rewrite wakes every sensor.
   let store = readChannels(root);
@@ -54,7 +61,7 @@ export function runChannels(ctx: VerbCtx, input: { joined?: boolean | undefined 
       description: 'the commons: everyone reads it',
       pinned: true,
       joined: true,
-      members: peers.map((p) => ({ id: p.id, name: p.name, kind: p.kind, live: true })),
+      members: peers.map((p) => ({ id: p.id, name: p.name, kind: p.kind, live: true, host: null })),
       memberCount: peers.length,
       liveCount: peers.length,
       invited: [],
@@ -64,7 +71,11 @@ export function runChannels(ctx: VerbCtx, input: { joined?: boolean | undefined 
   for (const name of Object.keys(store.channels).sort()) {
     const c = store.channels[name] as Channel;
     const members = Object.entries(c.members)
-      .map(([id, m]) => ({ id, name: nameOf(peers, id), kind: m.kind, live: alive(id) }))
+      .map(([id, m]): ChannelMember =>
+        m.host !== undefined
+          ? { id, name: `${m.name ?? splitQualified(id)?.id ?? id}@${m.host}`, kind: m.kind, live: remote.has(id), host: m.host }
+          : { id, name: nameOf(peers, id), kind: m.kind, live: alive(id), host: null },
+      )
       .sort((a, b) => a.name.localeCompare(b.name));
     rows.push({
       name,
@@ -96,7 +107,7 @@ export function runCreate(ctx: VerbCtx, input: { channel: string; description?: 
   updateChannels(ctx.root(), (store) => {
     if (store.channels[name]) throw refusedError(`#${name} already exists`, verbHint('describe', [['channel', name], ['text', '…']], { then: 'changes its description' }));
     // Created channels are pinned: nobody has joined yet, and an empty unpinned channel is removed.
-    store.channels[name] = { ...newChannel(now, who.id), description, pinned: true };
+    store.channels[name] = { ...newChannel(now, who.id), description, pinned: true, describedAt: now, pinnedAt: now };
   });
   return { channel: name, description, pinned: true };
 }
@@ -116,6 +127,7 @@ export function runDescribe(ctx: VerbCtx, input: { channel: string; text?: strin
     if (!c) throw unknownChannel(store, name);
     checkChannelRule(who, name, c, 'describe');
     c.description = description;
+    c.describedAt = ctx.now();
   });
   return { channel: name, description, changed: true };
 }
@@ -128,6 +140,7 @@ export function runPin(ctx: VerbCtx, input: { channel: string; pinned: boolean }
     if (!c) throw unknownChannel(store, name);
     checkChannelRule(who, name, c, input.pinned ? 'pin' : 'unpin');
     c.pinned = input.pinned;
+    c.pinnedAt = ctx.now();
   });
   return { channel: name, pinned: input.pinned };
 }
