@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, headers } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { type FakeSession, fakeSession, runBin, waitFor } from '../helpers/bus.js';
+import { type FakeSession, fakeSession, runBin, waitFor, ME } from '../helpers/bus.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type Machine, makeMachine } from '../helpers/relay.js';
 import { readChannels } from '../../tools/bus/channels.js';
@@ -136,7 +136,7 @@ describe('attend relay: one channel across machines', () => {
       const h = headers();
       h.set('Attend-Id', late);
       h.set('Attend-Origin', 'charlie');
-      await jetstream(nc).publish('attend.v1.charlie.chan.ops', new TextEncoder().encode(`external:tester@pts/2|w|/w|from_kind:human|from_id:tester|to:#ops|too late\n`), { headers: h });
+      await jetstream(nc).publish('attend.v1.charlie.chan.ops', new TextEncoder().encode(`external:${ME}@pts/2|w|/w|from_kind:human|from_id:${ME}|to:#ops|too late\n`), { headers: h });
     } finally {
       await nc.close();
     }

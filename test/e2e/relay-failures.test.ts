@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type Machine, makeMachine } from '../helpers/relay.js';
-import { runBin, waitFor } from '../helpers/bus.js';
+import { runBin, waitFor, ME } from '../helpers/bus.js';
 import { rmSync } from 'node:fs';
 import { writeSignal } from '../../tools/bus/signals.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
@@ -148,7 +148,7 @@ describe('attend relay: a hub that lost its disk', { timeout: 120_000 }, () => {
     await expectAll(c, [...before, ...after], 'charlie after the resync');
     // The signed one verifies at charlie (its key came through the rebuilt state bucket).
     const atC = JSON.parse(runBin(['inbox', signed.stdout.trim(), '--json'], { env: c.bus.env }).stdout) as { fromId: string; sig: string };
-    expect(atC).toMatchObject({ fromId: 'alpha:tester', sig: 'ok' });
+    expect(atC).toMatchObject({ fromId: `alpha:${ME}`, sig: 'ok' });
     expect(c.status()!.parked).toBe(0);
     // bravo had them all: nothing new, nothing parked.
     expect(b!.ids('_broadcast')).toEqual([...before, ...after].sort());

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, headers } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { type FakeSession, fakeSession, runBin, waitFor } from '../helpers/bus.js';
+import { type FakeSession, fakeSession, runBin, waitFor, ME } from '../helpers/bus.js';
 import { type SensorProc, startSensor } from '../helpers/delivery.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type Machine, makeMachine } from '../helpers/relay.js';
@@ -57,7 +57,7 @@ function session(m: Machine, name: string): FakeSession {
   return s;
 }
 
-/** As the machine's human (USER=tester on both). */
+/** As the machine's human (the same username on both). */
 function human(m: Machine, args: string[]) {
   const r = runBin(args, { env: m.bus.env });
   expect(r.exitCode, `${m.host}: ${args.join(' ')}: ${r.stderr}`).toBe(0);
@@ -85,7 +85,7 @@ describe('attend relay: a human on another machine', () => {
     const ant = session(a, 'ant');
     const bee = session(b, 'bee');
     // Both humans are live (a chat open) and sign: each `tester` has a key of its own.
-    for (const m of [a, b]) writePresence(m.bus.root, { id: 'tester', kind: 'human', origin: m.bus.home, heartbeat: Date.now(), role: 'chat', pid: process.pid });
+    for (const m of [a, b]) writePresence(m.bus.root, { id: `${ME}`, kind: 'human', origin: m.bus.home, heartbeat: Date.now(), role: 'chat', pid: process.pid });
     await Promise.all([a.startRelay(), b.startRelay()]);
     await waitFor(() => remoteMembers(a.bus.root, Date.now()).some((m) => m.id === bee.sessionId) && remoteMembers(b.bus.root, Date.now()).some((m) => m.id === ant.sessionId), { ...T, what: 'presence' });
     const sensor = startSensor(ant.env, [], ant.cwd);
@@ -95,21 +95,21 @@ describe('attend relay: a human on another machine', () => {
     const fromA = human(a, ['send', 'hello from alpha']).stdout.trim();
     const fromB = human(b, ['send', 'hello from bravo']).stdout.trim();
     // Peers: bravo's tester is listed at alpha with its host and qualified id.
-    await waitFor(() => remoteMembers(a.bus.root, Date.now()).some((m) => m.id === 'bravo:tester'), { ...T, what: "bravo's tester in alpha's roster" });
+    await waitFor(() => remoteMembers(a.bus.root, Date.now()).some((m) => m.id === `bravo:${ME}`), { ...T, what: "bravo's person in alpha's roster" });
     const peers = (JSON.parse(human(a, ['peers', '--json']).stdout) as { peers: { id: string; name: string; host: string | null; kind: string }[] }).peers;
-    expect(peers.filter((p) => p.kind === 'human').map((p) => [p.id, p.host]).sort()).toEqual([['bravo:tester', 'bravo'], ['tester', null]]);
+    expect(peers.filter((p) => p.kind === 'human').map((p) => [p.id, p.host]).sort()).toEqual([[`bravo:${ME}`, 'bravo'], [`${ME}`, null]]);
 
     // Inbox on bravo: alpha's message is from alpha:tester, verified (its sidecar came with
     // it and alpha's key was recorded); bravo's own is its own tester's.
     await waitFor(() => b.ids('_broadcast').includes(fromA) && a.ids('_broadcast').includes(fromB), { ...T, what: 'both broadcasts both ways' });
     expect(existsSync(join(b.bus.root, 'signals', '_broadcast', `${fromA}.sig`))).toBe(true);
-    expect(readRemoteKeys(b.bus.root, 'alpha', 'tester')).toHaveLength(1);
+    expect(readRemoteKeys(b.bus.root, 'alpha', `${ME}`)).toHaveLength(1);
     const atB = inbox(b);
-    expect(atB.find((m) => m.id === fromA)).toMatchObject({ fromId: 'alpha:tester', fromHost: 'alpha', sig: 'ok' });
-    expect(atB.find((m) => m.id === fromB)).toMatchObject({ fromId: 'tester', sig: 'ok' });
+    expect(atB.find((m) => m.id === fromA)).toMatchObject({ fromId: `alpha:${ME}`, fromHost: 'alpha', sig: 'ok' });
+    expect(atB.find((m) => m.id === fromB)).toMatchObject({ fromId: `${ME}`, sig: 'ok' });
     expect(atB.find((m) => m.id === fromB)!.fromHost).toBeUndefined();
     const plain = human(b, ['inbox', fromA]).stdout;
-    expect(plain).toMatch(/^from: tester@alpha \(human, alpha:tester\) sig=ok$/m);
+    expect(plain).toMatch(new RegExp(String.raw`^from: ${ME}@alpha \(human, alpha:${ME}\) sig=ok$`, 'm'));
 
     // Answering a human on #open addresses them by id: ant (alpha) answers bravo's tester,
     // then alpha's own. Both travel to bravo; each reaches only its own machine's tester.
@@ -120,36 +120,36 @@ describe('attend relay: a human on another machine', () => {
     };
     const idB = reply(fromB, 'for bravo only');
     const idA = reply(fromA, 'for alpha only');
-    expect(readFileSync(join(a.bus.root, 'signals', '_broadcast', `${idB}.signal`), 'utf8')).toContain('|to:bravo:tester|');
+    expect(readFileSync(join(a.bus.root, 'signals', '_broadcast', `${idB}.signal`), 'utf8')).toContain(`|to:bravo:${ME}|`);
     await waitFor(() => b.ids('_broadcast').includes(idB) && b.ids('_broadcast').includes(idA), { ...T, what: 'both answers at bravo' });
     const again = inbox(b);
-    expect(again.find((m) => m.id === idB)?.to).toBe('tester');
-    expect(again.find((m) => m.id === idA)?.to).toBe('alpha:tester');
+    expect(again.find((m) => m.id === idB)?.to).toBe(`${ME}`);
+    expect(again.find((m) => m.id === idA)?.to).toBe(`alpha:${ME}`);
     expect(human(b, ['inbox', idB]).stdout).toMatch(/^to: you$/m);
-    expect(human(b, ['inbox', idA]).stdout).toMatch(/^to: tester@alpha$/m);
+    expect(human(b, ['inbox', idA]).stdout).toMatch(new RegExp(String.raw`^to: ${ME}@alpha$`, 'm'));
     // And on alpha, the other way round.
-    expect(human(a, ['inbox', idB]).stdout).toMatch(/^to: tester@bravo$/m);
+    expect(human(a, ['inbox', idB]).stdout).toMatch(new RegExp(String.raw`^to: ${ME}@bravo$`, 'm'));
     expect(human(a, ['inbox', idA]).stdout).toMatch(/^to: you$/m);
     // Directed: `--to bravo:tester` goes to that human's tray on bravo; `--to tester` is
     // alpha's own and never leaves alpha.
-    const direct = runBin(['send', '--to', 'bravo:tester', 'direct to bravo'], { env: ant.env, cwd: ant.cwd });
+    const direct = runBin(['send', '--to', `bravo:${ME}`, 'direct to bravo'], { env: ant.env, cwd: ant.cwd });
     expect(direct.exitCode, direct.stderr).toBe(0);
-    const local = runBin(['send', '--to', 'tester', 'direct to alpha'], { env: ant.env, cwd: ant.cwd });
+    const local = runBin(['send', '--to', `${ME}`, 'direct to alpha'], { env: ant.env, cwd: ant.cwd });
     expect(local.exitCode, local.stderr).toBe(0);
     const bKey = attendKey(b.bus.home);
-    await waitFor(() => b.ids(bKey).includes(direct.stdout.trim()), { ...T, what: "the direct message in bravo's tester's tray" });
+    await waitFor(() => b.ids(bKey).includes(direct.stdout.trim()), { ...T, what: "the direct message in bravo's person's tray" });
     expect(human(b, ['inbox', direct.stdout.trim()]).stdout).toMatch(/^to: you$/m);
     expect(a.ids(attendKey(a.bus.home))).toEqual([local.stdout.trim()]);
 
     // A session's Stop hook on bravo names alpha's human with its host.
     const drain = runBin(['inbox', '--drain', '--format', 'plain'], { env: bee.env, cwd: bee.cwd }).stdout;
-    expect(drain).toMatch(/\[2 messages, tester@alpha and ant@alpha, #open/);
+    expect(drain).toMatch(new RegExp(String.raw`\[2 messages, ${ME}@alpha and ant@alpha, #open`));
     // ant's sensor on alpha: bravo's human and bravo's session, each with the host.
     const beeSays = runBin(['send', 'bee here'], { env: bee.env, cwd: bee.cwd });
     expect(beeSays.exitCode, beeSays.stderr).toBe(0);
     await waitFor(() => /message from bee@bravo \(agent, to #open\): bee here/.test(sensor.stdout()), { ...T, what: `bee@bravo on ant's sensor:\n${sensor.stdout()}` });
-    expect(sensor.stdout()).toMatch(/message from tester@bravo \(human, to #open\): hello from bravo/);
-    expect(sensor.stdout()).toMatch(/\[attend message from_kind=human from=bravo:tester sig=ok to=\* id=/);
+    expect(sensor.stdout()).toMatch(new RegExp(String.raw`message from ${ME}@bravo \(human, to #open\): hello from bravo`));
+    expect(sensor.stdout()).toMatch(new RegExp(String.raw`\[attend message from_kind=human from=bravo:${ME} sig=ok to=\* id=`));
   });
 });
 
@@ -173,7 +173,7 @@ describe('attend relay: signatures over the relay', () => {
       // Truncated.
       { c: forge(newId(), line, sidecar.subarray(0, 40)), reason: /bad signature: .*sidecar/ },
       // Unsigned, from a node that signs.
-      { c: forge(newId(), line, new Uint8Array()), reason: /bad signature: unsigned, but tester on alpha signs/ },
+      { c: forge(newId(), line, new Uint8Array()), reason: new RegExp(String.raw`bad signature: unsigned, but ${ME} on alpha signs`) },
     ];
     const nc = await connect({ servers: nats.url });
     try {
