@@ -4,6 +4,7 @@
 
 import type { Ctx } from '../context.js';
 import { readPresence, removePresence, writePresence } from '../../bus/presence.js';
+import { AttendError } from '../../bus/errors.js';
 
 export const HOOK_EVENTS = ['session-start', 'session-end', 'stop'] as const;
 
@@ -87,9 +88,17 @@ export function runSessionStartHook(ctx: Ctx, payloadText: string): HookResult {
 
 export function runSessionEndHook(ctx: Ctx, payloadText: string): HookResult {
   const { payload, warnings } = parseHookPayload(payloadText, ['session_id']);
-  const who = ctx.identity();
-  // The session record may already be gone at SessionEnd; the payload's id is then all we have.
-  const id = who.resolved ? who.id : typeof payload.session_id === 'string' && /^[A-Za-z0-9_.:-]+$/.test(payload.session_id) ? payload.session_id : undefined;
+  // The session record may already be gone at SessionEnd, and a process with the session's
+  // variables and no live session behind it is refused an identity (issue 14 §6): the
+  // payload's id is then all we have. Removing heartbeats speaks for nobody, so that is enough.
+  let resolvedId: string | undefined;
+  try {
+    const who = ctx.identity();
+    if (who.resolved) resolvedId = who.id;
+  } catch (err) {
+    if (!(err instanceof AttendError)) throw err;
+  }
+  const id = resolvedId ?? (typeof payload.session_id === 'string' && /^[A-Za-z0-9_.:-]+$/.test(payload.session_id) ? payload.session_id : undefined);
   if (id === undefined) {
     warnings.push('no session to mark as ended');
     return { stdout: '', warnings };
