@@ -236,6 +236,6 @@ describe('peers and status', () => {
     await runInProcess(['send', '--to', a.sessionId, 'one more'], { env: b.env });
     expect((await status()).inbox.unread).toBe(1);
     expect((await runInProcess(['status'], { env: a.env })).stdout).toContain('sensor:   not running');
-    expect(readdirSync(join(bus.root, 'signals')).sort()).toEqual(['@ops', '_broadcast', attendKey(a.cwd)].sort());
+    expect(readdirSync(join(bus.root, 'signals')).filter((n) => n !== '.tmp').sort()).toEqual(['@ops', '_broadcast', attendKey(a.cwd)].sort());
   });
 });

@@ -58,8 +58,10 @@ export function writeError(path: string, err: unknown): AttendError {
  * shown mark, heartbeats: each says why at its call); `mtimeMs` sets the file's time (a
  * copy keeps the time of its original).
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number; sync?: boolean } = {}): void {
-  const dir = dirname(path);
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number; sync?: boolean; tmpDir?: string } = {}): void {
+  // `tmpDir` (same filesystem) keeps the temporary out of a directory others watch: every
+  // sensor reading a directory wakes for each entry made in it (issue #12 §3).
+  const dir = opts.tmpDir ?? dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
   let fd: number;
   try {
@@ -87,7 +89,13 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: {
   try {
     // close(2) can report a deferred write error (NFS): that too means "not written".
     closeSync(fd);
-    renameSync(tmp, path);
+    try {
+      renameSync(tmp, path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || opts.tmpDir === undefined) throw err;
+      ensureDir(dirname(path));
+      renameSync(tmp, path);
+    }
   } catch (err) {
     safeUnlink(tmp);
     throw writeError(path, err);

@@ -14,6 +14,7 @@ import { basename, join } from 'node:path';
 import { slugOfKey } from '../wire/names.js';
 import { type ChannelStore, pruneStore, readChannels, updateChannels } from './channels.js';
 import { INDEX_NAME } from './dir-index.js';
+import { TMP_DIR } from './signals.js';
 import { removeCache } from './listing.js';
 import { signalsDir, stateDir } from './layout.js';
 import { owedDir } from './owed.js';
@@ -117,6 +118,10 @@ export function planCleanup(root: string, opts: CleanupOptions): CleanupPlan {
   if (!projectsKnown) notes.push(`${opts.projectsDir} does not exist: no tray is judged dead (is CLAUDE_CONFIG_DIR right?)`);
   const store: ChannelStore = readChannels(root);
   const imported = readImported(root);
+  // Temporaries of interrupted writes (tools/bus/signals.ts writes them here).
+  for (const f of listDir(join(signalsDir(root), TMP_DIR))) {
+    if (f.isFile && isTemporary(f.name) && opts.now - f.mtimeMs >= grace) items.push({ kind: 'temporary', what: `signals/${TMP_DIR}/${f.name}`, bytes: f.bytes, reason: 'leftover of an interrupted write' });
+  }
   for (const d of listDir(signalsDir(root))) {
     if (!d.isDir || d.name === '_broadcast' || d.name.startsWith('.')) continue;
     if (d.name.startsWith('@')) {

@@ -16,6 +16,8 @@ import { readOrigin } from './origin.js';
 import { type OboCheck, checkOnBehalfOf } from './delegation.js';
 
 export const SIGNAL_EXT = '.signal';
+/** Under signals/: where writers make their temporaries (a dot-name, so never a scope). */
+export const TMP_DIR = '.tmp';
 /** A message body may be at most 64 KiB; a file larger than this is not a signal. */
 export const MAX_BODY_BYTES = 64 * 1024;
 export const MAX_FILE_BYTES = MAX_BODY_BYTES + 16 * 1024;
@@ -130,9 +132,12 @@ export function writeSignal(root: string, scope: Scope, id: string, env: Envelop
   // The signature sidecar lands before the message (spec §7): a reader never sees a signed
   // message without its signature.
   const sig = join(dir, `${id}${SIG_EXT}`);
-  if (signer) writeFileAtomic(sig, signer.sidecar(id, scope, env));
+  // Temporaries go to signals/.tmp, so a sensor watching `dir` wakes for the message and its
+  // index line only, not for each step of the write.
+  const tmpDir = join(signalsDir(root), TMP_DIR);
+  if (signer) writeFileAtomic(sig, signer.sidecar(id, scope, env), { tmpDir });
   try {
-    writeFileAtomic(path, `${formatSignal(env)}\n`);
+    writeFileAtomic(path, `${formatSignal(env)}\n`, { tmpDir });
   } catch (err) {
     // The message did not land (a full disk): its sidecar must not stay behind alone.
     if (signer) rmSync(sig, { force: true });

@@ -10,7 +10,7 @@
 // life; a writer that recreates it first is noticed the same way (a new inode).
 
 import { type FSWatcher, type StatWatcher, existsSync, mkdirSync, statSync, unwatchFile, watch, watchFile } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { DIR_MODE } from '../bus/root.js';
 
 export interface DirWatchOptions {
@@ -94,11 +94,14 @@ export function watchDirs(opts: DirWatchOptions): DirWatch {
       );
       return;
     }
-    const w = watch(dir, { persistent: true }, (_event, name) => {
+    const self = basename(dir);
+    const w = watch(dir, { persistent: true }, (event, name) => {
       // The directory itself went away: its watch is dead from here on. It is recreated on
       // the next check (the sensor's tick), not here: a bus being removed as a whole must
-      // not have a directory put back into it while `rm -rf` is still walking it.
-      if (!existsSync(dir)) return gone(dir);
+      // not have a directory put back into it while `rm -rf` is still walking it. The event
+      // for that names the directory itself (or nothing); only then is it looked at, not on
+      // every entry (a broadcast wakes every sensor on the bus).
+      if (event === 'rename' && (name === null || String(name) === self) && !existsSync(dir)) return gone(dir);
       opts.onEntry(dir, name === null ? null : String(name));
     });
     w.on('error', () => gone(dir));
