@@ -1,4 +1,4 @@
-import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Pending, ledgerFile, moveLedger, takePending } from '../../tools/bus/ledger.js';
@@ -124,6 +124,23 @@ describe('consumption ledger', () => {
     expect(maxAbove).toBeLessThanOrEqual(650);
     expect(maxBytes).toBeLessThan(650 * 26 + 2_000);
   }, 120_000);
+
+  it('reads a ledger where an attend before 0.4 kept it, and moves it into the session\'s own directory', () => {
+    take();
+    const mk = ids();
+    const seen = put(bus.root, mk, { scope: OPEN, to: '*', body: 'seen before the upgrade' });
+    expect(take().pending.fresh.map((m) => m.id)).toEqual([seen]);
+    // Put the ledger back where the old layout had it.
+    const legacy = pjoin(bus.root, 'state', 'ledger', 'sid-a.json');
+    writeFileSync(legacy, readFileSync(ledgerFile(bus.root, 'sid-a')));
+    unlinkSync(ledgerFile(bus.root, 'sid-a'));
+    const next = put(bus.root, mk, { scope: OPEN, to: '*', body: 'after the upgrade' });
+    const r = take();
+    expect(r.pending.cold).toBe(false);
+    expect(r.pending.fresh.map((m) => m.id)).toEqual([next]);
+    expect(existsSync(legacy)).toBe(false);
+    expect(existsSync(ledgerFile(bus.root, 'sid-a'))).toBe(true);
+  });
 
   it('a channel joined later delivers from the join on, and applies without restart', () => {
     const who = agent('sid-a', ORIGIN);

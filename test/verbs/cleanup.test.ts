@@ -3,7 +3,7 @@
 // must never touch.
 
 import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, dirname } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChannels } from '../../tools/bus/channels.js';
 import { withListings } from '../../tools/bus/listing.js';
@@ -157,10 +157,17 @@ it('--all also removes old state of sessions that are gone, keeping humans and t
   const goneSurfaced = stateFile('surfaced', `${gone}.json`, 2 * HOUR);
   const goneSensor = stateFile('presence', `${gone}~sensor.json`, 2 * HOUR);
   const humanSurfaced = stateFile('surfaced', 'aaron.json', 2 * HOUR);
+  // A ledger in its own directory, and one where an attend before 0.4 kept it.
+  const goneLedger = stateFile(join('ledger', gone), 'ledger.json', 2 * HOUR);
+  const legacy = '99999999-0000-4000-8000-00000000000a';
+  const legacyLedger = stateFile('ledger', `${legacy}.json`, 2 * HOUR);
   const without = await cleanup();
   expect(without.items).toEqual([]);
   const r = await cleanup('--all');
-  expect(r.items.map((i) => i.what).sort()).toEqual([`state/presence/${gone}~sensor.json`, `state/surfaced/${gone}.json`]);
+  expect(r.items.map((i) => i.what).sort()).toEqual([`state/ledger/${gone}/ledger.json`, `state/ledger/${legacy}.json`, `state/presence/${gone}~sensor.json`, `state/surfaced/${gone}.json`]);
+  expect(existsSync(goneLedger)).toBe(false);
+  expect(existsSync(dirname(goneLedger))).toBe(false);
+  expect(existsSync(legacyLedger)).toBe(false);
   expect(existsSync(goneSurfaced)).toBe(false);
   expect(existsSync(goneSensor)).toBe(false);
   expect(existsSync(humanSurfaced)).toBe(true);
@@ -222,7 +229,7 @@ describe('cleanup --older-than (retention, issue #12 §7)', () => {
     const late = old();
     writeSignal(bus.root, { kind: 'open' }, late, env('never shown'));
     const { idFloor, ledgerFile } = await import('../../tools/bus/ledger.js');
-    mkdirSync(join(bus.root, 'state', 'ledger'), { recursive: true });
+    mkdirSync(dirname(ledgerFile(bus.root, reader.sessionId)), { recursive: true });
     writeFileSync(
       ledgerFile(bus.root, reader.sessionId),
       JSON.stringify({ version: 1, sid: reader.sessionId, created: 0, updated: 0, marks: { _broadcast: idFloor(Date.now() - 101 * 86_400_000), [attendKey(reader.cwd)]: idFloor(Date.now()) }, above: shown, taught: true, drainRounds: 0, index: {} }),

@@ -10,7 +10,7 @@
 
 import { sidecarPath } from './signing.js';
 import { existsSync, lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { slugOfKey } from '../wire/names.js';
 import { type ChannelStore, pruneStore, readChannels, updateChannels } from './channels.js';
 import { INDEX_NAME } from './dir-index.js';
@@ -177,6 +177,15 @@ function planState(root: string, opts: CleanupOptions, grace: number, items: Cle
     ['sensor', join(stateDir(root), 'sensor'), '.pid'],
   ] as const) {
     for (const f of listDir(dir)) {
+      // A ledger lives in a directory of its own (tools/bus/ledger.ts): its file goes, and
+      // the directory with it once empty.
+      if (sub === 'ledger' && f.isDir) {
+        const id = safeDecode(f.name);
+        if (id === null || !SESSION_ID.test(id) || opts.isAlive(id)) continue;
+        const inner = listDir(join(dir, f.name)).find((x) => x.name === 'ledger.json' && x.isFile);
+        if (inner && opts.now - inner.mtimeMs >= grace) items.push({ kind: 'state', what: `state/ledger/${f.name}/ledger.json`, bytes: inner.bytes, reason: 'state of a session that is gone' });
+        continue;
+      }
       if (!f.isFile || !f.name.endsWith(ext) || opts.now - f.mtimeMs < grace) continue;
       const id = safeDecode(f.name.slice(0, -ext.length));
       if (id === null || !SESSION_ID.test(id) || opts.isAlive(id)) continue;
@@ -203,6 +212,13 @@ export function applyCleanup(root: string, plan: CleanupPlan, opts: Pick<Cleanup
         done.push(item);
       } catch {
         // already gone
+      }
+      if (item.kind === 'state' && item.what.startsWith('state/ledger/') && item.what.endsWith('/ledger.json')) {
+        try {
+          rmdirSync(join(root, dirname(item.what)));
+        } catch {
+          // not empty (a lock) or gone
+        }
       }
       // A message's signature goes with it (issue 14), so its tray can be removed.
       if (item.kind === 'message' && item.what.endsWith('.signal')) {

@@ -20,7 +20,7 @@
 // the record happen inside one hold of it, so two conduits never surface the same message.
 // Delivery comes before the record: a crash in between repeats only the messages in flight.
 
-import { type Dir, opendirSync, readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { type Dir, opendirSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Identity } from '../identity/resolve.js';
 import type { Scope } from '../wire/envelope.js';
@@ -43,21 +43,59 @@ export function ledgerDir(root: string): string {
   return join(stateDir(root), 'ledger');
 }
 
+/**
+ * Each session's ledger, its lock and its temporaries live in a directory of their own. In
+ * one shared directory, a broadcast to 100 sessions meant 100 sensors each creating,
+ * renaming and unlinking entries in that directory at the same moment, and a directory
+ * takes such changes one at a time: the last sensor waited ~100 ms for the others
+ * (issue #12 §3). Separate directories change in parallel.
+ */
+export function sessionLedgerDir(root: string, sid: string): string {
+  return join(ledgerDir(root), encodeURIComponent(sid));
+}
+
 export function ledgerFile(root: string, sid: string): string {
+  return join(sessionLedgerDir(root, sid), 'ledger.json');
+}
+
+/** Where an attend before 0.4 kept the ledger: read when the new place has none. */
+function legacyLedgerFile(root: string, sid: string): string {
   return join(ledgerDir(root), `${encodeURIComponent(sid)}.json`);
 }
 
-export type LedgerRead = { state: 'missing' } | { state: 'ok'; ledger: Ledger } | { state: 'corrupt' };
+export type LedgerRead = { state: 'missing' } | { state: 'ok'; ledger: Ledger; legacy?: boolean } | { state: 'corrupt' };
 
 export function readLedger(root: string, sid: string): LedgerRead {
   let text: string;
+  let legacy = false;
   try {
     text = readFileSync(ledgerFile(root, sid), 'utf8');
   } catch {
-    return { state: 'missing' };
+    try {
+      text = readFileSync(legacyLedgerFile(root, sid), 'utf8');
+      legacy = true;
+    } catch {
+      return { state: 'missing' };
+    }
   }
   const ledger = parseLedger(text);
-  return ledger ? { state: 'ok', ledger } : { state: 'corrupt' };
+  return ledger ? { state: 'ok', ledger, ...(legacy ? { legacy } : {}) } : { state: 'corrupt' };
+}
+
+/** Remove what is left of a session's ledger: the file, a legacy file, its directory. */
+function removeLedger(root: string, sid: string): void {
+  for (const f of [ledgerFile(root, sid), legacyLedgerFile(root, sid)]) {
+    try {
+      unlinkSync(f);
+    } catch {
+      // not there
+    }
+  }
+  try {
+    rmdirSync(sessionLedgerDir(root, sid));
+  } catch {
+    // not empty (its lock is held) or gone
+  }
 }
 
 /**
@@ -164,7 +202,14 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     recordConsumed(ledger, dirs, consumed, now);
     // A cycle that changed nothing writes nothing (a wake on a line still on its way, a tick):
     // without new consumption `above` only shrinks as the marks move, which the key shows.
-    if (read.state !== 'ok' || consumed.length > 0 || keyOf(ledger) !== was) writeLedger(root, ledger);
+    if (read.state !== 'ok' || read.legacy === true || consumed.length > 0 || keyOf(ledger) !== was) writeLedger(root, ledger);
+    if (read.state === 'ok' && read.legacy === true) {
+      try {
+        unlinkSync(legacyLedgerFile(root, who.id));
+      } catch {
+        // gone already
+      }
+    }
     for (const o of owed) clearOwed(root, who.id, o.channel);
     return result;
   });
@@ -264,13 +309,22 @@ export function isConsumedBy(root: string, sid: string, dirName: string, id: str
 
 /** Every identity that has a ledger (what has ever been delivered to). */
 export function listLedgerIds(root: string): string[] {
+  let names: string[];
   try {
-    return readdirSync(ledgerDir(root))
-      .filter((n) => n.endsWith('.json'))
-      .map((n) => decodeURIComponent(n.slice(0, -'.json'.length)));
+    names = readdirSync(ledgerDir(root));
   } catch {
     return [];
   }
+  const ids = new Set<string>();
+  for (const n of names) {
+    if (n.startsWith('.')) continue;
+    try {
+      ids.add(decodeURIComponent(n.endsWith('.json') ? n.slice(0, -'.json'.length) : n));
+    } catch {
+      // not a name attend made
+    }
+  }
+  return [...ids].filter((id) => readLedger(root, id).state !== 'missing');
 }
 
 /**
@@ -280,17 +334,21 @@ export function listLedgerIds(root: string): string[] {
 export function moveLedger(root: string, fromSid: string, toSid: string): boolean {
   if (fromSid === toSid) return false;
   const from = ledgerFile(root, fromSid);
-  ensureDir(ledgerDir(root));
-  return withLock(`${from}.lock`, () => {
+  const moved = withLock(`${from}.lock`, () => {
     const read = readLedger(root, fromSid);
     if (read.state !== 'ok' || readLedger(root, toSid).state === 'ok') return false;
     read.ledger.sid = toSid;
     writeLedger(root, read.ledger);
-    try {
-      unlinkSync(from);
-    } catch {
-      // already gone
+    for (const f of [from, legacyLedgerFile(root, fromSid)]) {
+      try {
+        unlinkSync(f);
+      } catch {
+        // already gone
+      }
     }
     return true;
   });
+  // The lock is released by now: the old session's directory can go.
+  if (moved) removeLedger(root, fromSid);
+  return moved;
 }

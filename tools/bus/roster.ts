@@ -176,7 +176,7 @@ function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
 /**
  * Display names for a long-running reader (the sensor, the channel push) without a roster
  * rebuild per message (issue #12 §3): names depend on the session records and the registry,
- * so the map is rebuilt only when the sessions directory or the registry changed (or a
+ * so the map is rebuilt only when the sessions directory or the registry changed (or about a
  * minute passed, for a record rewritten in place). With N sessions each receiving a
  * broadcast, that is O(1) per sensor per message instead of O(N).
  */
@@ -194,10 +194,14 @@ export function createNameSource(src: Omit<RosterSources, 'now'>, now: () => num
     }
     return parts.join('|');
   };
+  // The refresh for a record rewritten in place comes at a different moment in each
+  // process: sensors started together must not all rebuild the roster on the same broadcast
+  // (at 100 sessions, 100 rebuilds of ~30 ms each landed on one message's fan-out).
+  const refreshMs = 45_000 + Math.floor(Math.random() * 30_000);
   return () => {
     const t = now();
     const stamp = stampOf();
-    if (!cache || cache.stamp !== stamp || t - cache.at > 60_000) {
+    if (!cache || cache.stamp !== stamp || t - cache.at > refreshMs) {
       const peers = listLive({ ...src, now: t });
       // The registry may have been written by this very listing: stamp after it.
       cache = { stamp: stampOf(), at: t, map: new Map(peers.map((p) => [p.id, p.name])) };
