@@ -195,16 +195,36 @@ export function createNameSource(src: Omit<RosterSources, 'now'>, now: () => num
     return parts.join('|');
   };
   // The refresh for a record rewritten in place comes at a different moment in each
-  // process: sensors started together must not all rebuild the roster on the same broadcast
-  // (at 100 sessions, 100 rebuilds of ~30 ms each landed on one message's fan-out).
+  // process: sensors started together must not all rebuild the roster on the same broadcast.
   const refreshMs = 45_000 + Math.floor(Math.random() * 30_000);
+  const rebuild = (t: number) => {
+    const peers = listLive({ ...src, now: t });
+    // The registry may have been written by this very listing: stamp after it.
+    cache = { stamp: stampOf(), at: t, map: new Map(peers.map((p) => [p.id, p.name])) };
+  };
+  let pending: NodeJS.Timeout | undefined;
   return () => {
     const t = now();
+    if (!cache) {
+      rebuild(t);
+      return cache!.map;
+    }
     const stamp = stampOf();
-    if (!cache || cache.stamp !== stamp || t - cache.at > refreshMs) {
-      const peers = listLive({ ...src, now: t });
-      // The registry may have been written by this very listing: stamp after it.
-      cache = { stamp: stampOf(), at: t, map: new Map(peers.map((p) => [p.id, p.name])) };
+    if ((cache.stamp !== stamp || t - cache.at > refreshMs) && !pending) {
+      // Stale while it is rebuilt: with N sessions a rebuild reads N records, and a change to
+      // the roster (a session started) makes every reader's map stale at once. Rebuilding on
+      // the next message meant N rebuilds on one broadcast's fan-out; instead each reader
+      // answers from the map it has and rebuilds a moment later, at its own random moment.
+      // A sender new since then reads by its last known name (tools/bus/names.ts).
+      pending = setTimeout(() => {
+        pending = undefined;
+        try {
+          rebuild(now());
+        } catch {
+          // names are presentation: the old map stays
+        }
+      }, Math.floor(Math.random() * 1_000));
+      pending.unref?.();
     }
     return cache.map;
   };
