@@ -176,7 +176,7 @@ const LINE = /^([A-Za-z0-9_-]{1,128}) (-|\d{1,30}) (\d{1,30})$/;
  * A gap is a change nobody indexed. A gap younger than SETTLE_MS may be a line not written
  * yet: the ids so far are returned unsettled, and the same lines are read again next time.
  */
-export function readIndex(dir: string, prev: IndexState | undefined, now: number): IndexRead {
+export function readIndex(dir: string, prev: IndexState | undefined, now: number, opts: { reconcile?: boolean } = {}): IndexRead {
   const current = dirStamp(dir);
   // Checked before the index is opened, so a reader can tell "nothing there yet" from "list it".
   if (current === '-') return { ok: false, why: 'no directory', state: undefined };
@@ -195,7 +195,9 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
     if (!prev) return { ok: false, why: 'first sight', state: fresh };
     if (prev.file !== file) return { ok: false, why: 'index replaced', state: fresh };
     if (size < prev.off) return { ok: false, why: 'index truncated', state: fresh };
-    if (now - prev.listed >= RECONCILE_MS || now < prev.listed) return { ok: false, why: 'reconcile', state: fresh };
+    // A reader that records nothing (a status peek) leaves the periodic full listing to the
+    // next delivery cycle, which records it; otherwise every peek would list in full.
+    if (opts.reconcile !== false && (now - prev.listed >= RECONCILE_MS || now < prev.listed)) return { ok: false, why: 'reconcile', state: fresh };
     const buf = readAll(fd, size - prev.off, prev.off);
     // A line is complete only with its newline; a partial tail is read next time.
     const end = buf.lastIndexOf(10) + 1;

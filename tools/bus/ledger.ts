@@ -224,7 +224,7 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
   const read = readLedger(root, who.id);
   const cold = read.state !== 'ok';
   const ledger = read.state === 'ok' ? read.ledger : newLedger(who.id, now);
-  const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
+  const dirs = readDirs(root, who, ledger, cold, now, opts.reporter, false);
   const gate = createGate(root, who);
   if (gate.broken() !== null) return { fresh: [], cold, hidden: 0, invited: [], ledger };
   const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, gatedReader(root, gate, opts.reporter));
@@ -243,7 +243,7 @@ function gatedReader(root: string, gate: Gate, reporter: Reporter): (scope: Scop
  * Each receive directory's new ids. A channel joined since the ledger began starts at the
  * join (what came before is owed only through an invite), so its watermark is set first.
  */
-function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number, reporter: Reporter): DirListing[] {
+function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number, reporter: Reporter, reconcile = true): DirListing[] {
   let joinedAt: Record<string, number> | undefined;
   return receiveScopes(root, who).map((scope) => {
     const dirName = scopeDirName(scope);
@@ -254,7 +254,7 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
     // A directory with no watermark yet starts by the cold-start rule: #open and channels show
     // only what is recent, so only recent names are kept (the rest is counted, not listed).
     const coldFloor = ledger.marks[dirName] === undefined && scope.kind !== 'tray' ? idFloor(now - COLD_RECENT_MS) : undefined;
-    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter, coldFloor);
+    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter, coldFloor, reconcile);
   });
 }
 
@@ -263,14 +263,14 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
  * change since the last cycle, else from a full listing — which also hands back the files
  * below the watermark that the index never had a line for (IndexState.lmark).
  */
-function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter, coldFloor?: string): DirListing {
+function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter, coldFloor?: string, reconcile = true): DirListing {
   // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
   const problem = scopeDirProblem(dir);
   if (problem !== null) {
     reporter.unreadable?.(dir, problem);
     return { scope, dirName, ids: [], index: undefined };
   }
-  const r = readIndex(dir, prev, now);
+  const r = readIndex(dir, prev, now, { reconcile });
   // A receive directory nobody has written to yet (a session's own tray, mostly): no listing.
   if (!r.ok && r.why === 'no directory') return { scope, dirName, ids: [], index: undefined };
   if (!r.ok) {
