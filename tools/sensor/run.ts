@@ -176,13 +176,13 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   const dirsOf = () => [...receiveScopes(root, who).map((s) => scopeDir(root, s)), stDir];
   const onEntry = (dir: string, name: string | null) => {
     if (dir === stDir) {
-      if (name === null || name === 'channels.json') void onMembership();
+      if (name === probeName) sawProbe = true;
+      else if (name === null || name === 'channels.json') void onMembership();
       return;
     }
-    if (name === probeName) sawProbe = true;
     // An indexed writer's line comes right after its rename: scan on the line, so the scan
     // finds the index explaining the change. The rename alone only arms the settle look.
-    else if (name === null || name === INDEX_NAME) requestScan();
+    if (name === null || name === INDEX_NAME) requestScan();
     else if (name.endsWith('.signal')) {
       renames++;
       settleScan();
@@ -223,8 +223,10 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   await startWatcher();
   if (!usePolling) {
     // Some filesystems (network mounts, some containers) never deliver native events:
-    // prove that one arrives, else fall back to polling.
-    const probe = join(scopeDir(root, { kind: 'open' }), probeName);
+    // prove that one arrives, else fall back to polling. The proof is made in state/, beside
+    // signals/ on the bus root: a file made and removed in #open would be a change its index
+    // cannot explain, and every restart would cost each reader a full listing of #open.
+    const probe = join(stDir, probeName);
     try {
       writeFileSync(probe, '');
       const deadline = Date.now() + PROBE_WAIT_MS;
