@@ -166,6 +166,25 @@ describe('tampering seen by the sensor and by chat', () => {
     expect(held.find((m) => m.body === 'COPIED-IN')?.held).toMatch(/^bad signature: the signature does not match/);
   });
 
+  it('the drain verifies what it presents: no tampered copy is shown, whatever it leaves in the remainder', () => {
+    const victim = session({ name: 'victim' });
+    const reader = session({ name: 'reader' });
+    const other = session({ name: 'other' });
+    tamper(victim, reader, other);
+    // More genuine mail than the drain shows in full, so some is only counted.
+    for (let i = 0; i < 12; i++) expect(runBin(['send', '--to', reader.sessionId, `GENUINE-${i}`], { env: victim.env, cwd: victim.cwd }).exitCode).toBe(0);
+    const r = runBin(['inbox', '--drain', '--format', 'plain', '--trace'], { env: reader.env, cwd: reader.cwd });
+    expect(r.exitCode, r.stderr).toBe(0);
+    for (const bad of ['FORGED-LINE', 'ALTERED-BODY', 'ORIGINAL-BODY', 'SWAPPED-SIDECAR']) expect(r.stdout, r.stdout).not.toContain(bad);
+    expect(r.stdout).toContain('DONOR');
+    expect(r.stdout).toMatch(/\+\d+ more — attend inbox/);
+    // Ten shown in full, every one of them verified.
+    expect(r.stdout.match(/^\[attend message .* sig=ok /gm)?.length, r.stdout).toBe(10);
+    expect(r.stdout).not.toMatch(/sig=bad/);
+    // Nothing is left pending: the held copies were consumed like every held message.
+    expect(runBin(['inbox', '--drain', '--format', 'plain'], { env: reader.env, cwd: reader.cwd }).stdout).toBe('');
+  });
+
   it('chat (the operator view) never lists a tampered copy and counts what it holds', () => {
     const victim = session({ name: 'victim' });
     const reader = session({ name: 'reader' });

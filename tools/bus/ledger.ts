@@ -151,6 +151,11 @@ export interface TakeOptions {
   now: number;
   reporter: Reporter;
   warn(line: string): void;
+  /**
+   * `presented`: the plan checks policy only, and the conduit verifies signatures of what it
+   * presents with Pending.check before presenting it (the drain). Default `all`.
+   */
+  verify?: 'all' | 'presented';
 }
 
 /**
@@ -195,9 +200,18 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       opts.warn(`attend: ${broken}`);
       return deliver({ fresh: [], cold, hidden: 0, invited: [], ledger }).result;
     }
-    const plan = planPending(ledger, cold, dirs, owed, who, now, gatedReader(root, gate, opts.reporter));
+    const deferred = opts.verify === 'presented';
+    const plan = planPending(ledger, cold, dirs, owed, who, now, gatedReader(root, gate, opts.reporter, deferred));
     const unsettled = dirs.some((d) => d.unsettled === true);
-    const { consume, result } = deliver({ fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger, ...(unsettled ? { unsettled } : {}) });
+    const { consume, result } = deliver({
+      fresh: plan.fresh,
+      cold,
+      hidden: plan.hidden,
+      invited: plan.invited,
+      ledger,
+      ...(unsettled ? { unsettled } : {}),
+      ...(deferred ? { check: (m: Message) => gate.held(m) } : {}),
+    });
     const consumed = [...plan.auto, ...consume];
     recordConsumed(ledger, dirs, consumed, now);
     // A cycle that changed nothing writes nothing (a wake on a line still on its way, a tick):
@@ -232,10 +246,10 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
 }
 
 /** readMessage through the gate: what it holds reads as null (consumed, never surfaced). */
-function gatedReader(root: string, gate: Gate, reporter: Reporter): (scope: Scope, id: string) => Message | null {
+function gatedReader(root: string, gate: Gate, reporter: Reporter, policyOnly = false): (scope: Scope, id: string) => Message | null {
   return (scope, id) => {
     const m = readMessage(root, scope, id, reporter);
-    return m !== null && gate.held(m) === null ? m : null;
+    return m !== null && (policyOnly ? gate.heldByPolicy(m) : gate.held(m)) === null ? m : null;
   };
 }
 

@@ -139,6 +139,12 @@ export interface Pending {
   ledger: Ledger;
   /** A receive directory changed in a way its index does not explain yet: look again after SETTLE_MS. */
   unsettled?: boolean;
+  /**
+   * With deferred verification (TakeOptions.verify 'presented'): the full check, signature
+   * included, which the conduit must pass for every message it presents; `fresh` was
+   * checked against policy only.
+   */
+  check?: (m: Message) => string | null;
 }
 
 /** One receive directory as the shell read it. */

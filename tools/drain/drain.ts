@@ -91,7 +91,10 @@ export function olderThan(a: string, b: string): boolean {
 }
 
 export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, format: DrainFormat): DrainOutcome {
-  return takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
+  // Signatures are verified for what the drain presents (the messages it shows in full and
+  // the senders a collapsed line names), not for the remainder it only counts: a drain of a
+  // thousand new messages shows ten (issue 14, "Performance").
+  return takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn, verify: 'presented' }, (p) => {
     const ledger = p.ledger;
     if (!payload.stopHookActive) ledger.drainRounds = 0;
     const none: DrainOutcome = { output: null, reason: 'nothing-pending', shown: [], collapsed: [], overflow: [] };
@@ -101,26 +104,43 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
       return { consume: [], result: { ...none, reason: 'ceiling' } };
     }
     const notes = wakeNotes(p);
-    if (p.fresh.length === 0 && notes.length === 0) return { consume: [], result: none };
+    const check = p.check ?? (() => null);
+    let fresh = p.fresh;
+    if (fresh.length === 0 && notes.length === 0) return { consume: [], result: none };
 
-    const known = resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter);
-    const teach = shouldTeach({ fresh: p.fresh, taught: ledger.taught });
+    const known = resolveParents(deps.root, receiveScopes(deps.root, who), fresh, deps.reporter);
     const now = deps.now();
     const names = deps.names(who.id);
-    const items = planDrain(p.fresh, who.id, known);
-    let budget = HOOK_OUTPUT_MAX - 1_000;
-    let rendered = renderDrain(items, names, now, { budget, notes, teach });
-    let output = format === 'hook' ? formatHookOutput(rendered.text, who.record?.version) : rendered.text;
-    // JSON escaping grows the text; shrink the budget until the hook output fits.
-    while (output.length >= HOOK_OUTPUT_MAX && budget > 1_000) {
-      budget -= 1_000;
-      rendered = renderDrain(items, names, now, { budget, notes, teach });
-      output = format === 'hook' ? formatHookOutput(rendered.text, who.record?.version) : rendered.text;
+    const render = () => {
+      const teach = shouldTeach({ fresh, taught: ledger.taught });
+      const items = planDrain(fresh, who.id, known);
+      let budget = HOOK_OUTPUT_MAX - 1_000;
+      let r = renderDrain(items, names, now, { budget, notes, teach });
+      let text = format === 'hook' ? formatHookOutput(r.text, who.record?.version) : r.text;
+      // JSON escaping grows the text; shrink the budget until the hook output fits.
+      while (text.length >= HOOK_OUTPUT_MAX && budget > 1_000) {
+        budget -= 1_000;
+        r = renderDrain(items, names, now, { budget, notes, teach });
+        text = format === 'hook' ? formatHookOutput(r.text, who.record?.version) : r.text;
+      }
+      return { r, text };
+    };
+    let { r: rendered, text: output } = render();
+    // What would be presented must pass the whole gate; a message that fails it (a bad
+    // signature) is left out and the rest is planned again. It is still consumed below, as
+    // every held message is: `attend inbox --held` shows it to the owner.
+    for (;;) {
+      const presented = new Set([...rendered.shown, ...rendered.collapsed]);
+      const held = new Set(fresh.filter((m) => presented.has(m.id) && check(m) !== null).map((m) => m.id));
+      if (held.size === 0) break;
+      fresh = fresh.filter((m) => !held.has(m.id));
+      if (fresh.length === 0 && notes.length === 0) return { consume: p.fresh.map((m) => m.id), result: none };
+      ({ r: rendered, text: output } = render());
     }
     deps.write(output);
-    if (p.fresh.length > 0) ledger.taught = true;
+    if (fresh.length > 0) ledger.taught = true;
     ledger.drainRounds += 1;
-    const shownMsgs = p.fresh.filter((m) => rendered.shown.includes(m.id) && m.fromId !== who.id);
+    const shownMsgs = fresh.filter((m) => rendered.shown.includes(m.id) && m.fromId !== who.id);
     const newest = shownMsgs[shownMsgs.length - 1];
     if (newest) noteShown(ledger, newest);
     deps.trace?.(`attend: trace drain shown=${rendered.shown.join(',')} collapsed=${rendered.collapsed.join(',')} overflow=${rendered.overflow.join(',')}`);
