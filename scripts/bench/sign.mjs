@@ -290,7 +290,7 @@ export default async function ({ bin, tmp, quick }) {
       `| the sensor, \`attend run\` (${sensorN.toLocaleString('en')} new, one at a time; its CPU time) | ${sensor.unsigned.toFixed(0)} ms | ${sensor.signed.toFixed(0)} ms | ${(sensor.signed / sensor.unsigned).toFixed(2)}× |`,
       `| readMessage × 1,000 (the bare read under both, in process) | ${read.unsigned.toFixed(1)} ms | ${read.signed.toFixed(1)} ms | ${(read.signed / read.unsigned).toFixed(2)}× |`,
       '',
-      'The drain verifies every new message to know which are held, though it shows the first ten in full and counts the rest (`+990 more — attend inbox`).',
+      'The drain verifies the signatures of what it presents (the ten messages it shows in full and the senders a collapsed line names), not of the remainder it only counts (`+990 more — attend inbox`); the sensor presents every message and verifies each.',
       '',
       `The unsigned side still looks for a sidecar (one failed open per message), as every reader of this build does. One Ed25519 verification costs ${read.verifyUs.toFixed(0)} µs here (node:crypto, in process): against a bare read of ${read.unsigned.toFixed(0)} µs per message, or a drain's ${drain.unsigned.toFixed(0)} µs per message including its process, that alone sets the floor of the ratios above.`,
       '',
