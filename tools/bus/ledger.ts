@@ -268,7 +268,15 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
     // A directory with no watermark yet starts by the cold-start rule: #open and channels show
     // only what is recent, so only recent names are kept (the rest is counted, not listed).
     const coldFloor = ledger.marks[dirName] === undefined && scope.kind !== 'tray' ? idFloor(now - COLD_RECENT_MS) : undefined;
-    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter, coldFloor, reconcile);
+    // Lines for ids below the watermark are late arrivals (another machine's messages
+    // imported after an outage) and are delivered, unless made before this reader could
+    // have received them: before its ledger began, or before it joined the channel.
+    let since = ledger.created;
+    if (scope.kind === 'channel') {
+      joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
+      since = Math.max(since, joinedAt[scope.name] ?? now);
+    }
+    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter, coldFloor, reconcile, idFloor(since));
   });
 }
 
@@ -277,7 +285,7 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
  * change since the last cycle, else from a full listing — which also hands back the files
  * below the watermark that the index never had a line for (IndexState.lmark).
  */
-function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter, coldFloor?: string, reconcile = true): DirListing {
+function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter, coldFloor?: string, reconcile = true, since = ''): DirListing {
   // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
   const problem = scopeDirProblem(dir);
   if (problem !== null) {
@@ -308,9 +316,13 @@ function listDir(dir: string, scope: Scope, dirName: string, mark: string | unde
     return { scope, dirName, ids, index: r.state, ...(missed.length > 0 ? { missed } : {}), ...(mark === undefined && coldFloor !== undefined ? { older: below } : {}) };
   }
   const set = new Set<string>();
-  for (const id of r.state.known) if (mark === undefined || id >= mark) set.add(id);
-  for (const id of r.ids) if ((mark === undefined || id >= mark) && isMessageId(id)) set.add(id);
-  return { scope, dirName, ids: [...set].sort(), index: r.state, ...(r.settled ? {} : { unsettled: true }) };
+  const late = new Set<string>();
+  for (const id of [...r.state.known, ...r.ids]) {
+    if (!isMessageId(id)) continue;
+    if (mark === undefined || id >= mark) set.add(id);
+    else if (id >= since) late.add(id);
+  }
+  return { scope, dirName, ids: [...set].sort(), index: r.state, ...(late.size > 0 ? { late: [...late].sort() } : {}), ...(r.settled ? {} : { unsettled: true }) };
 }
 
 /** Has `sid`'s ledger consumed message `id` of directory `dirName`? No ledger: no. */

@@ -35,6 +35,12 @@ export interface Ledger {
   /** Receive directory name → where this session is in that directory's index hint. */
   index: Record<string, IndexState>;
   /**
+   * Late arrivals (DirListing.late) consumed in the last LEDGER_GRACE_MS, with when: below
+   * the watermark, so `above` does not keep them, but a line read again (an unsettled
+   * index, a copy in a second directory) must not deliver them twice.
+   */
+  late?: Record<string, number>;
+  /**
    * The newest message from someone else a conduit surfaced, which `attend reply` threads to
    * by default. Kept here, in the file each cycle writes anyway, so a delivery costs one
    * write instead of two (issue #12 §3); listings keep theirs in state/surfaced/.
@@ -74,11 +80,17 @@ export function parseLedger(text: string): Ledger | null {
       taught: o.taught === true,
       drainRounds: typeof o.drainRounds === 'number' ? o.drainRounds : 0,
       index: parseIndexStates(o.index),
+      // Ids are text from files: a record without a prototype, so `__proto__` is just an id.
+      ...(isLate(o.late) ? { late: Object.assign(Object.create(null) as Record<string, number>, o.late) } : {}),
       ...(isShown(o.shown) ? { shown: { id: o.shown.id, time: o.shown.time } } : {}),
     };
   } catch {
     return null;
   }
+}
+
+function isLate(v: unknown): v is Record<string, number> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.entries(v).every(([k, t]) => isMessageId(k) && typeof t === 'number');
 }
 
 function isShown(v: unknown): v is Shown {
@@ -160,6 +172,12 @@ export interface DirListing {
   missed?: string[];
   /** Cold start of #open or a channel: valid ids older than the cold-start window, counted, not listed. */
   older?: number;
+  /**
+   * Ids below the watermark that the index hint names for the first time: messages made
+   * earlier that arrived late (imported from another machine after an outage). Delivered
+   * unless Ledger.late says they were consumed already.
+   */
+  late?: string[];
   /** Where the ledger is in the directory's index hint after this read. */
   index?: IndexState | undefined;
   /** A change the index does not explain yet (a line on its way): look again shortly. */
@@ -211,10 +229,15 @@ export function planPending(
     fresh.push(m);
   };
 
-  for (const { scope, dirName, ids, missed, older } of dirs) {
+  const lateDone = new Set(Object.keys(ledger.late ?? {}));
+  for (const { scope, dirName, ids, missed, older, late } of dirs) {
     if (marks[dirName] !== undefined) {
       for (const id of ids) {
         if (isConsumed(dirName, id) || freshIds.has(id)) continue;
+        take(read(scope, id), id);
+      }
+      for (const id of late ?? []) {
+        if (consumed.has(id) || lateDone.has(id) || freshIds.has(id)) continue;
         take(read(scope, id), id);
       }
       // Below the watermark, but never delivered: the index missed them.
@@ -301,7 +324,11 @@ export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Ite
   for (const d of dirs) {
     if (!d.index) continue;
     const mark = marks[d.dirName];
-    d.index.known = d.ids.filter((id) => !set.has(id) && (mark === undefined || id >= mark));
+    // Late arrivals consumed now are remembered for the grace window; those not yet
+    // consumed (more than one wake shows) stay known, below the watermark or not.
+    for (const id of d.late ?? []) if (set.has(id)) (ledger.late ??= Object.create(null) as Record<string, number>)[id] = now;
+    const late = new Set(d.late);
+    d.index.known = [...d.ids, ...late].filter((id) => !set.has(id) && !(ledger.late && id in ledger.late) && (mark === undefined || id >= mark || late.has(id)));
     ledger.index[d.dirName] = d.index;
   }
   // A directory left behind (a channel left) loses its watermark: a later join starts from
@@ -310,6 +337,10 @@ export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Ite
   for (const dir of Object.keys(marks)) if (!current.has(dir)) delete marks[dir];
   const floor = Object.values(marks).reduce<string | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined) ?? '';
   ledger.above = [...set].filter((id) => id >= floor).sort();
+  if (ledger.late) {
+    for (const [id, at] of Object.entries(ledger.late)) if (now - at > LEDGER_GRACE_MS || at > now) delete ledger.late[id];
+    if (Object.keys(ledger.late).length === 0) delete ledger.late;
+  }
   ledger.updated = now;
 }
 
