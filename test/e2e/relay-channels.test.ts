@@ -4,49 +4,22 @@
 // same backlog rule as a local one; a dissolve travels, and a late message for the
 // dissolved channel is parked there, never bringing its directory back.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, headers } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { type FakeSession, fakeSession, runBin, waitFor, ME } from '../helpers/bus.js';
-import { type NatsServer, startNats } from '../helpers/nats.js';
-import { type Machine, makeMachine } from '../helpers/relay.js';
+import { type FakeSession, runBin, waitFor, ME } from '../helpers/bus.js';
+import { type Machine, useRelayWorld } from '../helpers/relay.js';
 import { readChannels } from '../../tools/bus/channels.js';
 import { remoteMembers } from '../../tools/bus/remote.js';
 import { listParked } from '../../tools/relay/store.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 
-let nats: NatsServer;
-const machines: Machine[] = [];
-const sessions: FakeSession[] = [];
+const world = useRelayWorld();
+const machine = world.machine;
+const session = world.session;
 const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
-
-beforeAll(async () => {
-  nats = await startNats();
-});
-afterAll(async () => {
-  await nats?.stop();
-});
-afterEach(async () => {
-  for (const m of machines.splice(0)) {
-    await m.stopRelay();
-    m.bus.cleanup();
-  }
-  for (const s of sessions.splice(0)) s.kill();
-});
-
-function machine(host: string): Machine {
-  const m = makeMachine(host, () => nats.url);
-  machines.push(m);
-  return m;
-}
-
-function session(m: Machine, name: string): FakeSession {
-  const s = fakeSession(m.bus, { name });
-  sessions.push(s);
-  return s;
-}
 
 function run(s: FakeSession, args: string[]) {
   const r = runBin(args, { env: s.env, cwd: s.cwd });
@@ -131,7 +104,7 @@ describe('attend relay: one channel across machines', () => {
     // A late message for it (written on charlie before the dissolve reached it, published
     // after): parked with the reason at alpha and bravo, the directory never made again.
     const late = newId();
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect({ servers: world.url() });
     try {
       const h = headers();
       h.set('Attend-Id', late);

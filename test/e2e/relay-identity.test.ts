@@ -5,15 +5,14 @@
 // reaches bravo's tester only. Signatures travel with their messages and verify on the
 // other machine (`sig=ok`); a message whose signature fails is parked with the reason.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, headers } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { type FakeSession, fakeSession, runBin, waitFor, ME } from '../helpers/bus.js';
+import { runBin, waitFor, ME } from '../helpers/bus.js';
 import { type SensorProc, startSensor } from '../helpers/delivery.js';
-import { type NatsServer, startNats } from '../helpers/nats.js';
-import { type Machine, makeMachine } from '../helpers/relay.js';
+import { type Machine, useRelayWorld } from '../helpers/relay.js';
 import { readPresence, writePresence } from '../../tools/bus/presence.js';
 import { remoteMembers } from '../../tools/bus/remote.js';
 import { readRemoteKeys } from '../../tools/bus/remote-keys.js';
@@ -21,40 +20,17 @@ import { listParked } from '../../tools/relay/store.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 import { attendKey } from '../../tools/wire/names.js';
 
-let nats: NatsServer;
-const machines: Machine[] = [];
-const sessions: FakeSession[] = [];
-const sensors: SensorProc[] = [];
+const world = useRelayWorld();
+const machine = world.machine;
+const session = world.session;
 const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
-
-beforeAll(async () => {
-  nats = await startNats();
-});
-afterAll(async () => {
-  await nats?.stop();
-});
-afterEach(async () => {
-  for (const p of sensors.splice(0)) {
+/** A sensor, stopped after the test before its machine goes. */
+function track(p: SensorProc): SensorProc {
+  world.defer(async () => {
     p.proc.kill('SIGTERM');
     await p.exited;
-  }
-  for (const m of machines.splice(0)) {
-    await m.stopRelay();
-    m.bus.cleanup();
-  }
-  for (const s of sessions.splice(0)) s.kill();
-});
-
-function machine(host: string): Machine {
-  const m = makeMachine(host, () => nats.url);
-  machines.push(m);
-  return m;
-}
-
-function session(m: Machine, name: string): FakeSession {
-  const s = fakeSession(m.bus, { name });
-  sessions.push(s);
-  return s;
+  });
+  return p;
 }
 
 /** As the machine's human (the same username on both). */
@@ -88,8 +64,7 @@ describe('attend relay: a human on another machine', () => {
     for (const m of [a, b]) writePresence(m.bus.root, { id: `${ME}`, kind: 'human', origin: m.bus.home, heartbeat: Date.now(), role: 'chat', pid: process.pid });
     await Promise.all([a.startRelay(), b.startRelay()]);
     await waitFor(() => remoteMembers(a.bus.root, Date.now()).some((m) => m.id === bee.sessionId) && remoteMembers(b.bus.root, Date.now()).some((m) => m.id === ant.sessionId), { ...T, what: 'presence' });
-    const sensor = startSensor(ant.env, [], ant.cwd);
-    sensors.push(sensor);
+    const sensor = track(startSensor(ant.env, [], ant.cwd));
     await waitFor(() => readPresence(a.bus.root).some((r) => r.id === ant.sessionId && r.role === 'sensor'), { ...T, what: "ant's sensor" });
 
     const fromA = human(a, ['send', 'hello from alpha']).stdout.trim();
@@ -175,7 +150,7 @@ describe('attend relay: signatures over the relay', () => {
       // Unsigned, from a node that signs.
       { c: forge(newId(), line, new Uint8Array()), reason: new RegExp(String.raw`bad signature: unsigned, but ${ME} on alpha signs`) },
     ];
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect({ servers: world.url() });
     try {
       const js = jetstream(nc);
       for (const { c } of cases) {

@@ -2,54 +2,27 @@
 // a real `attend relay` process, all on one real nats-server. Broadcast, channel and
 // directed traffic arrive exactly once, with the same ids, and reach a session's drain.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type FakeSession, ME, fakeSession, runBin, waitFor } from '../helpers/bus.js';
-import { type NatsServer, startNats } from '../helpers/nats.js';
-import { type Machine, makeMachine } from '../helpers/relay.js';
+import { ME, runBin, waitFor } from '../helpers/bus.js';
+import { type Machine, useRelayWorld } from '../helpers/relay.js';
 import { writeSignal } from '../../tools/bus/signals.js';
 import { remoteMembers } from '../../tools/bus/remote.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 
-let nats: NatsServer;
-const machines: Machine[] = [];
-const sessions: FakeSession[] = [];
+const world = useRelayWorld();
+const machine = world.machine;
+const session = world.session;
 const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
-
-beforeAll(async () => {
-  nats = await startNats();
-});
-afterAll(async () => {
-  await nats?.stop();
-});
-afterEach(async () => {
-  for (const m of machines.splice(0)) {
-    await m.stopRelay();
-    m.bus.cleanup();
-  }
-  for (const s of sessions.splice(0)) s.kill();
-});
-
-function machine(host: string): Machine {
-  const m = makeMachine(host, () => nats.url);
-  machines.push(m);
-  return m;
-}
-
-function session(m: Machine, opts: { name?: string } = {}): FakeSession {
-  const s = fakeSession(m.bus, opts);
-  sessions.push(s);
-  return s;
-}
 
 const human = (m: Machine, to: string, body: string) => ({ from: `external:${m.host}-user@pts/1`, project: 'work', cwd: '/work', fromKind: 'human' as const, fromId: `${m.host}-user`, to, body });
 
 describe('attend relay: traffic between machines', () => {
   it('broadcast, channel and directed messages arrive once at the right machines with the same ids', async () => {
     const [a, b, c] = [machine('alpha'), machine('bravo'), machine('charlie')];
-    const bee = session(b, { name: 'bee' });
+    const bee = session(b, 'bee');
     await Promise.all([a.startRelay(), b.startRelay(), c.startRelay()]);
     // Presence: alpha learns bee is on bravo.
     await waitFor(() => remoteMembers(a.bus.root, Date.now()).find((m) => m.id === bee.sessionId && m.host === 'bravo'), { timeoutMs: 15_000, what: 'bee in alpha\'s remote roster' });
@@ -61,7 +34,7 @@ describe('attend relay: traffic between machines', () => {
     writeSignal(a.bus.root, { kind: 'channel', name: 'ops.team' }, chanId, human(a, '#ops.team', 'deploying now'));
     const key = attendKey(bee.cwd);
     // Directed, from a session on alpha to bee on bravo, addressed with the host.
-    const ant = session(a, { name: 'ant' });
+    const ant = session(a, 'ant');
     const direct = runBin(['send', '--to', 'bravo:bee', 'bee, take the parser'], { env: ant.env, cwd: ant.cwd });
     expect(direct.exitCode, direct.stderr).toBe(0);
     const directId = direct.stdout.trim();
@@ -112,7 +85,7 @@ describe('attend relay: traffic between machines', () => {
 describe('attend relay: addressing and presence across machines', () => {
   it('peers shows remote members with their host; a name on two hosts is refused with the qualified candidates; a stopped relay\'s sessions leave', async () => {
     const [a, b, c] = [machine('alpha'), machine('bravo'), machine('charlie')];
-    const [beeB, beeC] = [session(b, { name: 'bee' }), session(c, { name: 'bee' })];
+    const [beeB, beeC] = [session(b, 'bee'), session(c, 'bee')];
     await Promise.all([a.startRelay(), b.startRelay(), c.startRelay()]);
     await waitFor(() => remoteMembers(a.bus.root, Date.now()).filter((m) => m.name === 'bee').length === 2, { timeoutMs: 15_000, what: 'both bees at alpha' });
     const peers = runBin(['peers', '--json'], { env: a.bus.env });

@@ -4,7 +4,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, type TempBus, makeTempBus, waitFor } from './bus.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, waitFor } from './bus.js';
+import { type NatsServer, startNats } from './nats.js';
 
 export interface Machine {
   host: string;
@@ -77,4 +79,58 @@ export function makeMachine(host: string, server: () => string, opts: { creds?: 
     },
   };
   return m;
+}
+
+/** What a test file of machines on one hub works with (useRelayWorld). */
+export interface RelayWorld {
+  /** The hub's URL (the nats-server this file started). */
+  url(): string;
+  /** A machine on the hub; its relay is stopped and its bus removed after the test. */
+  machine(host: string): Machine;
+  /** A live Claude Code session on a machine, ended after the test. */
+  session(m: Machine, name: string): FakeSession;
+  /** Cleanup to run after the test, before the machines go (a sensor to stop). */
+  defer(fn: () => Promise<void> | void): void;
+}
+
+/** One real nats-server for the file; machines and sessions made per test, removed after it. */
+export function useRelayWorld(): RelayWorld {
+  let nats: NatsServer | undefined;
+  const machines: Machine[] = [];
+  const sessions: FakeSession[] = [];
+  const later: (() => Promise<void> | void)[] = [];
+  beforeAll(async () => {
+    nats = await startNats();
+  });
+  afterAll(async () => {
+    await nats?.stop();
+  });
+  afterEach(async () => {
+    for (const fn of later.splice(0)) await fn();
+    for (const m of machines.splice(0)) {
+      await m.stopRelay();
+      m.bus.cleanup();
+    }
+    for (const s of sessions.splice(0)) s.kill();
+  });
+  const url = () => {
+    if (!nats) throw new Error('the hub is not started yet (useRelayWorld runs in beforeAll)');
+    return nats.url;
+  };
+  return {
+    url,
+    machine(host) {
+      const m = makeMachine(host, url);
+      machines.push(m);
+      return m;
+    },
+    session(m, name) {
+      const s = fakeSession(m.bus, { name });
+      sessions.push(s);
+      return s;
+    },
+    defer(fn) {
+      later.push(fn);
+    },
+  };
 }
