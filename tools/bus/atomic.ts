@@ -61,20 +61,7 @@ export function writeError(path: string, err: unknown): AttendError {
 export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number; sync?: boolean; tmpDir?: string } = {}): void {
   // `tmpDir` (same filesystem) keeps the temporary out of a directory others watch: every
   // sensor reading a directory wakes for each entry made in it (issue #12 §3).
-  const dir = opts.tmpDir ?? dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
-  let fd: number;
-  try {
-    try {
-      fd = openSync(tmp, 'wx', FILE_MODE);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      ensureDir(dir);
-      fd = openSync(tmp, 'wx', FILE_MODE);
-    }
-  } catch (err) {
-    throw writeError(path, err);
-  }
+  const { fd, tmp } = openTemp(path, opts.tmpDir ?? dirname(path));
   try {
     writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
     // Sync before the rename: after a crash the name must never point at missing data.
@@ -144,19 +131,7 @@ export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
       for (const f of files.slice(at, at + BATCH_FDS)) {
         const dir = dirname(f.path);
         dirs.add(dir);
-        const tmp = join(dir, `.${basename(f.path)}.${process.pid}.${++tmpCounter}.tmp`);
-        let fd: number;
-        try {
-          try {
-            fd = openSync(tmp, 'wx', FILE_MODE);
-          } catch (err) {
-            if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-            ensureDir(dir);
-            fd = openSync(tmp, 'wx', FILE_MODE);
-          }
-        } catch (err) {
-          throw writeError(f.path, err);
-        }
+        const { fd, tmp } = openTemp(f.path, dir);
         open.push({ fd, f, tmp });
         try {
           writeAll(fd, typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data);
@@ -207,6 +182,25 @@ export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
       }
     }),
   );
+}
+
+/**
+ * A new temporary for `path` in `dir` (made when missing), opened for writing: a name no
+ * other writer uses (this process's pid and a counter). Throws a bus error naming `path`.
+ */
+function openTemp(path: string, dir: string): { fd: number; tmp: string } {
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
+  try {
+    try {
+      return { fd: openSync(tmp, 'wx', FILE_MODE), tmp };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      ensureDir(dir);
+      return { fd: openSync(tmp, 'wx', FILE_MODE), tmp };
+    }
+  } catch (err) {
+    throw writeError(path, err);
+  }
 }
 
 function safeClose(fd: number): void {

@@ -45,20 +45,7 @@ export function dirStamp(dir: string): string {
  * before the write began. Never throws: a missing line only costs the reader a full listing.
  */
 export function appendIndex(dir: string, id: string, before: string): void {
-  try {
-    const after = dirStamp(dir);
-    const fd = openSync(join(dir, INDEX_NAME), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
-    try {
-      // Every byte or a failure, never a silent short line (issue #10 item 1). A line cut by a
-      // full disk cannot be taken back under O_APPEND (another writer may follow it); it
-      // reads as a garbage line, which sends readers to a full listing: late, never lost.
-      writeAll(fd, Buffer.from(`${id} ${before} ${after}\n`));
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // the directory went away, or the disk is full: the reader lists in full
-  }
+  appendIndexMany(dir, [id], before);
 }
 
 /**
@@ -72,6 +59,9 @@ export function appendIndexMany(dir: string, ids: string[], before: string): voi
     const after = dirStamp(dir);
     const fd = openSync(join(dir, INDEX_NAME), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
     try {
+      // Every byte or a failure, never a silent short line (issue #10 item 1). A line cut by a
+      // full disk cannot be taken back under O_APPEND (another writer may follow it); it
+      // reads as a garbage line, which sends readers to a full listing: late, never lost.
       writeAll(fd, Buffer.from(ids.map((id) => `${id} ${before} ${after}\n`).join('')));
     } finally {
       closeSync(fd);
@@ -95,12 +85,8 @@ export interface IndexTail {
  * index cannot be read.
  */
 export function readIndexTail(dir: string, prev: IndexTail | undefined): { ids: string[]; tail: IndexTail; reset: boolean } | null {
-  let fd: number;
-  try {
-    fd = openSync(join(dir, INDEX_NAME), fsc.O_RDONLY | fsc.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
+  const fd = openIndex(dir);
+  if (fd === null) return null;
   try {
     const st = fstatSync(fd, { bigint: true });
     if (!st.isFile()) return null;
@@ -109,12 +95,7 @@ export function readIndexTail(dir: string, prev: IndexTail | undefined): { ids: 
     if (!prev || prev.file !== file || size < prev.off) return { ids: [], tail: { file, off: size }, reset: true };
     const buf = readAll(fd, size - prev.off, prev.off);
     const end = buf.lastIndexOf(10) + 1;
-    const ids: string[] = [];
-    for (const line of buf.toString('utf8', 0, end).split('\n')) {
-      const m = LINE.exec(line);
-      if (m) ids.push(m[1]!);
-    }
-    return { ids, tail: { file, off: prev.off + end }, reset: false };
+    return { ids: lineIds(buf.toString('utf8', 0, end)), tail: { file, off: prev.off + end }, reset: false };
   } catch {
     return null;
   } finally {
@@ -165,6 +146,25 @@ export type IndexRead =
 
 const LINE = /^([A-Za-z0-9_-]{1,128}) (-|\d{1,30}) (\d{1,30})$/;
 
+/** The ids of the well-formed lines in `text`, in order; anything else names none. */
+function lineIds(text: string): string[] {
+  const ids: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = LINE.exec(line);
+    if (m) ids.push(m[1]!);
+  }
+  return ids;
+}
+
+/** `dir`'s index opened for reading (never through a symbolic link), or null. */
+function openIndex(dir: string): number | null {
+  try {
+    return openSync(join(dir, INDEX_NAME), fsc.O_RDONLY | fsc.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Reader side: the ids appended to `dir`'s index since `prev`, if the index explains every
  * change to the directory since then; otherwise why not. Call before listing: the stamps are
@@ -180,12 +180,8 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
   const current = dirStamp(dir);
   // Checked before the index is opened, so a reader can tell "nothing there yet" from "list it".
   if (current === '-') return { ok: false, why: 'no directory', state: undefined };
-  let fd: number;
-  try {
-    fd = openSync(join(dir, INDEX_NAME), fsc.O_RDONLY | fsc.O_NOFOLLOW);
-  } catch {
-    return { ok: false, why: 'no index', state: undefined };
-  }
+  const fd = openIndex(dir);
+  if (fd === null) return { ok: false, why: 'no index', state: undefined };
   try {
     const st = fstatSync(fd, { bigint: true });
     if (!st.isFile()) return { ok: false, why: 'not a file', state: undefined };
@@ -239,27 +235,16 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
 }
 
 /**
- * The ids with a line in `dir`'s index between byte offsets `from` and `to`, or null when
- * that part cannot be read as index lines (the caller then cannot tell a miss from a
- * delivery, and treats the range as it did before: consumed).
+ * The ids with a line in `dir`'s index between byte offsets `from` and `to` (a garbage line
+ * names none), or null when the index cannot be read there (the caller then cannot tell a
+ * miss from a delivery, and treats the range as it did before: consumed).
  */
 export function indexedIdsBetween(dir: string, from: number, to: number): Set<string> | null {
   if (to < from) return null;
-  let fd: number;
+  const fd = openIndex(dir);
+  if (fd === null) return null;
   try {
-    fd = openSync(join(dir, INDEX_NAME), fsc.O_RDONLY | fsc.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
-  try {
-    const buf = readAll(fd, to - from, from);
-    const out = new Set<string>();
-    for (const line of buf.toString('utf8').split('\n')) {
-      if (line === '') continue;
-      const m = LINE.exec(line);
-      if (m) out.add(m[1]!);
-    }
-    return out;
+    return new Set(lineIds(readAll(fd, to - from, from).toString('utf8')));
   } catch {
     return null;
   } finally {
