@@ -4,7 +4,7 @@
 // no per-message work that grows with the number of sessions.
 
 import { readFileSync } from 'node:fs';
-import { busLib, fakeSession, startSensor } from './latency.mjs';
+import { busLib, fakeSession, pct, startSensor } from './latency.mjs';
 
 function cpuTicks(pid) {
   try {
@@ -16,7 +16,6 @@ function cpuTicks(pid) {
   }
 }
 
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 async function measure(bin, tmp, n, rounds, restSeconds) {
   const sessions = [];

@@ -3,9 +3,29 @@
 // p50 and p99 over 1,000 messages, one at a time.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+/** The value at percentile `p` of an ascending list. */
+export const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** Inotify watches a process holds (from /proc). */
+export function watches(pid) {
+  let n = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fdinfo`)) {
+    try {
+      n += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
+    } catch {}
+  }
+  return n;
+}
+
+/** Resident memory of a process, MiB (from /proc). */
+export function rssMiB(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
 
 export function fakeSession(tmp, name) {
   const claudeDir = join(tmp, 'claude');
@@ -56,7 +76,6 @@ export function startSensor(bin, s) {
   return { proc, state, waitFor, ready };
 }
 
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 export default async function ({ bin, tmp, quick }) {
   const n = quick ? 200 : 1000;

@@ -113,7 +113,7 @@ export async function stopAll(procs) {
   );
 }
 
-export const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+export { pct } from './latency.mjs';
 
 export async function names(bin) {
   const tools = dirname(dirname(bin));

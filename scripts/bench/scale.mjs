@@ -8,9 +8,9 @@
 // inotify watches and RSS at rest after a start.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { busLib, fakeSession } from './latency.mjs';
+import { busLib, fakeSession, rssMiB, watches } from './latency.mjs';
 
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -64,21 +64,6 @@ function dirBytes(dir) {
   let n = 0;
   for (const name of readdirSync(dir)) n += statSync(join(dir, name)).blocks * 512;
   return n;
-}
-
-function watches(pid) {
-  let n = 0;
-  for (const fd of readdirSync(`/proc/${pid}/fdinfo`)) {
-    try {
-      n += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
-    } catch {}
-  }
-  return n;
-}
-
-function rssMiB(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
 }
 
 async function sensorAtRest(bin, s) {

@@ -4,12 +4,10 @@
 // /proc/<pid>/task/*/schedstat) and send → line latency at 2 messages/s. Histories are
 // written through attend's own writer (file, sync, index line), an hour old.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { busLib, fakeSession } from './latency.mjs';
+import { busLib, fakeSession, pct, rssMiB, startSensor, watches } from './latency.mjs';
 
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function cpuNs(pid) {
@@ -22,37 +20,11 @@ function cpuNs(pid) {
   return n;
 }
 
-function watches(pid) {
-  let n = 0;
-  for (const fd of readdirSync(`/proc/${pid}/fdinfo`)) {
-    try {
-      n += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
-    } catch {}
-  }
-  return n;
-}
-
-const rssMiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-
-function startSensor(bin, s) {
+/** A sensor as latency.mjs starts it, with when it was spawned and its exit. */
+function sensorProc(bin, s) {
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [bin, 'run'], { cwd: s.cwd, env: s.env, stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  const waiters = [];
-  proc.stdout.setEncoding('utf8').on('data', (d) => {
-    out += d;
-    const now = performance.now();
-    for (const w of waiters.splice(0)) if (out.includes(w.text)) w.resolve(now);
-    else waiters.push(w);
-  });
-  const waitFor = (text, timeoutMs = 60_000) =>
-    new Promise((resolve, reject) => {
-      if (out.includes(text)) return resolve(performance.now());
-      waiters.push({ text, resolve });
-      setTimeout(() => reject(new Error(`timed out waiting for ${text}`)), timeoutMs).unref();
-    });
-  const exited = new Promise((r) => proc.once('exit', r));
-  return { proc, t0, waitFor, exited };
+  const sensor = startSensor(bin, s);
+  return { ...sensor, t0, exited: new Promise((r) => sensor.proc.once('exit', r)), waitFor: (text) => sensor.waitFor(text, 0, 60_000) };
 }
 
 async function measure(bin, parent, n) {
@@ -72,7 +44,7 @@ async function measure(bin, parent, n) {
     // Cold start: no ledger; one recent message is pending.
     const first = mk();
     writeSignal(s.root, { kind: 'open' }, first, env('pending at start'));
-    let sensor = startSensor(bin, s);
+    let sensor = sensorProc(bin, s);
     const cold = (await sensor.waitFor(`id=${first}]`)) - sensor.t0;
     await sleep(2_000);
     const rest = { rss: rssMiB(sensor.proc.pid), watches: watches(sensor.proc.pid) };
@@ -93,7 +65,7 @@ async function measure(bin, parent, n) {
     // Warm resume: the ledger exists; one message arrived while no sensor ran.
     const pending = mk();
     writeSignal(s.root, { kind: 'open' }, pending, env('arrived while down'));
-    sensor = startSensor(bin, s);
+    sensor = sensorProc(bin, s);
     const warm = (await sensor.waitFor(`id=${pending}]`)) - sensor.t0;
     sensor.proc.kill('SIGTERM');
     await sensor.exited;

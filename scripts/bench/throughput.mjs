@@ -7,9 +7,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fakeSession } from './latency.mjs';
+import { fakeSession, pct } from './latency.mjs';
 
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 function collect(proc) {
   let out = '';
@@ -61,7 +60,8 @@ async function run(bin, tmp, writers, total) {
        while (!stop) {
          const r = readIndex(process.argv[1], st, Date.now());
          if (r.ok) { if (r.settled) ok++; else unsettled++; st = r.state; }
-         else { full++; why[r.why] = (why[r.why] ?? 0) + 1; st = r.state; }
+         // Before the first message there is no index yet: nothing to trust or distrust.
+         else if (r.why !== 'no index' || st !== undefined) { full++; why[r.why] = (why[r.why] ?? 0) + 1; st = r.state; }
          await new Promise((res) => setTimeout(res, 1));
        }
        console.log(JSON.stringify({ ok, unsettled, full, why }));`,
