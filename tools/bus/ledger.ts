@@ -259,25 +259,44 @@ function gatedReader(root: string, gate: Gate, reporter: Reporter, policyOnly = 
  */
 function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number, reporter: Reporter, reconcile = true): DirListing[] {
   let joinedAt: Record<string, number> | undefined;
+  const joined = (channel: string): number => {
+    joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
+    return joinedAt[channel] ?? now;
+  };
   return receiveScopes(root, who).map((scope) => {
     const dirName = scopeDirName(scope);
-    if (ledger.marks[dirName] === undefined && !cold && scope.kind === 'channel') {
-      joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
-      ledger.marks[dirName] = joinMark(joinedAt[scope.name], now);
-    }
-    // A directory with no watermark yet starts by the cold-start rule: #open and channels show
-    // only what is recent, so only recent names are kept (the rest is counted, not listed).
-    const coldFloor = ledger.marks[dirName] === undefined && scope.kind !== 'tray' ? idFloor(now - COLD_RECENT_MS) : undefined;
-    // Lines for ids below the watermark are late arrivals (another machine's messages
-    // imported after an outage) and are delivered, unless made before this reader could
-    // have received them: before its ledger began, or before it joined the channel.
-    let since = ledger.created;
-    if (scope.kind === 'channel') {
-      joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
-      since = Math.max(since, joinedAt[scope.name] ?? now);
-    }
-    return listDir(scopeDir(root, scope), scope, dirName, ledger.marks[dirName], ledger.index[dirName], now, reporter, coldFloor, reconcile, idFloor(since));
+    if (ledger.marks[dirName] === undefined && !cold && scope.kind === 'channel') ledger.marks[dirName] = joinMark(joined(scope.name), now);
+    const mark = ledger.marks[dirName];
+    return listDir(scopeDir(root, scope), scope, dirName, {
+      mark,
+      prev: ledger.index[dirName],
+      now,
+      reporter,
+      reconcile,
+      // A directory with no watermark yet starts by the cold-start rule: #open and channels
+      // show only what is recent, so only recent names are kept (the rest is counted).
+      ...(mark === undefined && scope.kind !== 'tray' ? { coldFloor: idFloor(now - COLD_RECENT_MS) } : {}),
+      // Lines for ids below the watermark are late arrivals (another machine's messages
+      // imported after an outage) and are delivered, unless made before this reader could
+      // have received them: before its ledger began, or before it joined the channel.
+      since: idFloor(scope.kind === 'channel' ? Math.max(ledger.created, joined(scope.name)) : ledger.created),
+    });
   });
+}
+
+interface ListOptions {
+  /** The directory's watermark; none on a cold start. */
+  mark: string | undefined;
+  /** Where the ledger is in the directory's index. */
+  prev: IndexState | undefined;
+  now: number;
+  reporter: Reporter;
+  /** Take the 10-minute reconciling listing when it is due (a peek leaves it). */
+  reconcile: boolean;
+  /** Cold start of #open or a channel: list only ids at or above this. */
+  coldFloor?: string;
+  /** Late arrivals made before this id are not this reader's. */
+  since: string;
 }
 
 /**
@@ -285,26 +304,27 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
  * change since the last cycle, else from a full listing — which also hands back the files
  * below the watermark that the index never had a line for (IndexState.lmark).
  */
-function listDir(dir: string, scope: Scope, dirName: string, mark: string | undefined, prev: IndexState | undefined, now: number, reporter: Reporter, coldFloor?: string, reconcile = true, since = ''): DirListing {
+function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): DirListing {
+  const { mark, prev, now, reporter, coldFloor } = o;
   // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
   const problem = scopeDirProblem(dir);
   if (problem !== null) {
     reporter.unreadable?.(dir, problem);
     return { scope, dirName, ids: [], index: undefined };
   }
-  const r = readIndex(dir, prev, now, { reconcile });
+  const r = readIndex(dir, prev, now, { reconcile: o.reconcile });
   // A receive directory nobody has written to yet (a session's own tray, mostly): no listing.
   if (!r.ok && r.why === 'no directory') return { scope, dirName, ids: [], index: undefined };
   if (!r.ok) {
     // Files the index missed since the last full listing: made after it, below the watermark
     // now, never seen by it and without a line since (IndexState.lmark).
-    const since = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark && r.state && prev.file === r.state.file ? prev : undefined;
-    const indexed = since ? indexedIdsBetween(dir, since.loff!, r.state!.off) : null;
-    const floor = since && indexed ? since.lmark! : (mark ?? coldFloor);
+    const last = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark && r.state && prev.file === r.state.file ? prev : undefined;
+    const indexed = last ? indexedIdsBetween(dir, last.loff!, r.state!.off) : null;
+    const floor = last && indexed ? last.lmark! : (mark ?? coldFloor);
     const { ids: all, below } = listIdsFrom(dir, floor, reporter);
     const ids: string[] = [];
     const missed: string[] = [];
-    const seen = new Set(since?.lseen);
+    const seen = new Set(last?.lseen);
     for (const id of all) {
       if (mark === undefined || id >= mark) ids.push(id);
       else if (indexed && !indexed.has(id) && !seen.has(id)) missed.push(id);
@@ -320,7 +340,7 @@ function listDir(dir: string, scope: Scope, dirName: string, mark: string | unde
   for (const id of [...r.state.known, ...r.ids]) {
     if (!isMessageId(id)) continue;
     if (mark === undefined || id >= mark) set.add(id);
-    else if (id >= since) late.add(id);
+    else if (id >= o.since) late.add(id);
   }
   return { scope, dirName, ids: [...set].sort(), index: r.state, ...(late.size > 0 ? { late: [...late].sort() } : {}), ...(r.settled ? {} : { unsettled: true }) };
 }
