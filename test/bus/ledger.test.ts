@@ -215,3 +215,18 @@ describe('late arrivals (issue 13: messages imported after an outage)', () => {
     expect((JSON.parse(readFileSync(ledgerFile(bus.root, 'sid-a'), 'utf8')) as { late?: unknown }).late).toBeUndefined();
   });
 });
+
+describe('a ledger file as data', () => {
+  it("a late-arrival record keyed __proto__ is an id like any other; one with a key that is not an id is dropped, the ledger kept", async () => {
+    const { parseLedger } = await import('../../tools/bus/pending.js');
+    const base = { version: 1, sid: 'sid-a', created: 0, updated: 0, marks: {}, above: [], taught: false, drainRounds: 0, index: {} };
+    const hostile = parseLedger(`{"version":1,"sid":"sid-a","created":0,"updated":0,"marks":{},"above":[],"taught":false,"drainRounds":0,"index":{},"late":{"__proto__":5}}`);
+    expect(hostile).not.toBeNull();
+    expect(Object.keys(hostile!.late ?? {})).toEqual(['__proto__']);
+    expect(hostile!.late!['__proto__']).toBe(5);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const bad = parseLedger(JSON.stringify({ ...base, late: { 'not an id!': 1, '0mx4aaaaa000-aaaaaaaa': 'x' } }));
+    expect(bad).not.toBeNull();
+    expect(bad!.late).toBeUndefined();
+  });
+});

@@ -87,6 +87,18 @@ it('removes old messages of trays whose project is gone, then the tray; keeps li
   for (const f of [oldLive, oldOpen, young]) expect(existsSync(f)).toBe(true);
 });
 
+it("removes writers' old temporaries from signals/.tmp (an interrupted write), never a young one", async () => {
+  const old = put('.tmp', '.0old.signal.123.1.tmp', 'half a line', 2 * HOUR);
+  const young = put('.tmp', '.0new.signal.123.2.tmp', 'being written', 0);
+  const stray = put('.tmp', 'not-a-temporary', 'someone else', 2 * HOUR);
+  const r = await cleanup();
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.items.filter((i) => i.what.startsWith('signals/.tmp/')).map((i) => [i.kind, i.what])).toEqual([['temporary', 'signals/.tmp/.0old.signal.123.1.tmp']]);
+  expect(existsSync(old)).toBe(false);
+  expect(existsSync(young)).toBe(true);
+  expect(existsSync(stray)).toBe(true);
+});
+
 it('keeps the tray of a live session whose project folder does not exist yet', async () => {
   const s = fakeSession(bus);
   sessions.push(s);
