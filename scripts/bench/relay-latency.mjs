@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { busLib, fakeSession, startSensor } from './latency.mjs';
+import { busLib, fakeSession, pct, startSensor } from './latency.mjs';
 
 export async function startHub(tmp) {
   const store = join(tmp, 'hub-store');
@@ -113,7 +113,7 @@ export async function stopAll(procs) {
   );
 }
 
-export { pct } from './latency.mjs';
+export { pct };
 
 export async function names(bin) {
   const tools = dirname(dirname(bin));
