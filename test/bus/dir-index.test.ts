@@ -2,11 +2,11 @@
 // change to its directory; anything it cannot explain falls back to a full listing, and a
 // file it missed is delivered late by the reconciling listing, never taken for consumed.
 
-import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { INDEX_NAME, RECONCILE_MS, SETTLE_MS, readIndex } from '../../tools/bus/dir-index.js';
-import { type Ledger, ledgerFile, takePending } from '../../tools/bus/ledger.js';
+import { INDEX_NAME, NO_INDEX, RECONCILE_MS, SETTLE_MS, dirStamp, readIndex } from '../../tools/bus/dir-index.js';
+import { type Ledger, ledgerFile, readLedger, takePending } from '../../tools/bus/ledger.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { createReporter } from '../../tools/bus/signals.js';
 import { attendKey } from '../../tools/wire/names.js';
@@ -34,7 +34,9 @@ function take(now = Date.now()): { fresh: string[]; skipped: string[] } {
 }
 
 function ledger(): Ledger {
-  return JSON.parse(readFileSync(ledgerFile(bus.root, 'sid-a'), 'utf8')) as Ledger;
+  const r = readLedger(bus.root, 'sid-a');
+  if (r.state !== 'ok') throw new Error(`ledger ${r.state}`);
+  return r.ledger;
 }
 
 /** A message written the way an older attend or another tool writes the layout: no index line. */
@@ -82,7 +84,22 @@ describe('directory index hint', () => {
     putForeign(old, 'from an older attend');
     expect(readIndex(openDir(), undefined, Date.now())).toMatchObject({ ok: false, why: 'no index' });
     expect(take().fresh).toEqual([old]);
-    expect(ledger().index['_broadcast']).toBeUndefined();
+    // What the listing saw is remembered: the directory's mtime, with no index file.
+    const st = ledger().index['_broadcast']!;
+    expect(st).toMatchObject({ file: NO_INDEX });
+    // Unchanged since a listing that came SETTLE_MS after its last change: not listed again.
+    utimesSync(openDir(), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const quiet = { ...st, mtime: dirStamp(openDir()), listed: Date.now() };
+    expect(readIndex(openDir(), quiet, Date.now())).toMatchObject({ ok: true, ids: [], settled: true });
+    // A listing within SETTLE_MS of the change is not trusted (a change in the same clock tick would not move the mtime).
+    const msOf = (ns: string) => Number(BigInt(ns) / 1_000_000n);
+    expect(readIndex(openDir(), { ...quiet, listed: msOf(quiet.mtime) + SETTLE_MS - 1 }, Date.now())).toMatchObject({ ok: false, why: 'no index' });
+    // Nor past the reconcile period, nor once anything changed.
+    expect(readIndex(openDir(), quiet, quiet.listed + RECONCILE_MS)).toMatchObject({ ok: false, why: 'no index' });
+    const old2 = mk();
+    putForeign(old2, 'another, by hand');
+    expect(readIndex(openDir(), quiet, Date.now())).toMatchObject({ ok: false, why: 'no index' });
+    expect(take().fresh).toEqual([old2]);
     const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'new writer' });
     expect(take().fresh).toEqual([a]);
     expect(ledger().index['_broadcast']).toBeDefined();
@@ -170,7 +187,7 @@ describe('directory index hint', () => {
     const file = ledgerFile(bus.root, 'sid-a');
     const l = ledger();
     l.index['_broadcast']!.mtime = readIndex(openDir(), undefined, t0).state!.mtime;
-    writeFileSync(file, JSON.stringify(l));
+    appendFileSync(file, `\n${JSON.stringify(l)}\n`);
     expect(take(t0 + 60_000).fresh).toEqual([]);
     // Past the grace window the watermark has passed it (it follows the index, so the
     // consumed set stays small)...

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join as pjoin } from 'node:path';
+import { appendFileSync, existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Pending, ledgerFile, moveLedger, takePending } from '../../tools/bus/ledger.js';
+import { LOG_COMPACT_BYTES, type Pending, ledgerFile, moveLedger, readLedger, takePending } from '../../tools/bus/ledger.js';
 import { claimSensor, deliveryStatus, releaseSensor } from '../../tools/bus/sensor-claim.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { createReporter } from '../../tools/bus/signals.js';
@@ -25,6 +25,13 @@ function take(who = agent('sid-a', ORIGIN), consumeAll = true, now = Date.now())
     return { consume: consumeAll ? p.fresh.map((m) => m.id) : [], result: undefined };
   });
   return { pending: seen!, warnings, skipped };
+}
+
+/** sid-a's ledger as the next cycle would read it (the last line of its log). */
+function ledgerNow() {
+  const r = readLedger(bus.root, 'sid-a');
+  if (r.state !== 'ok') throw new Error(`ledger ${r.state}`);
+  return r.ledger;
 }
 
 describe('consumption ledger', () => {
@@ -94,8 +101,7 @@ describe('consumption ledger', () => {
       put(bus.root, mk, { scope: i % 2 ? OPEN : TRAY, to: i % 2 ? '*' : 'sid-a', body: `m${i}` });
     }
     expect(take().pending.fresh).toHaveLength(3000);
-    const size = statSync(ledgerFile(bus.root, 'sid-a')).size;
-    expect(size).toBeLessThan(2_000);
+    expect(JSON.stringify(ledgerNow()).length).toBeLessThan(2_000);
     expect(take().pending.fresh).toEqual([]);
   });
 
@@ -108,21 +114,26 @@ describe('consumption ledger', () => {
     take(undefined, true, clock);
     let maxAbove = 0;
     let maxBytes = 0;
+    let maxLog = 0;
     let delivered = 0;
     for (let i = 0; i < 12_000; i++) {
       clock = t0 + i * 50;
       put(bus.root, mk, { scope: OPEN, to: '*', body: `m${i}` });
       delivered += take(undefined, true, clock + 1).pending.fresh.length;
       if (i % 100 === 99) {
-        const l = JSON.parse(readFileSync(ledgerFile(bus.root, 'sid-a'), 'utf8')) as { above: string[] };
+        const l = ledgerNow();
         maxAbove = Math.max(maxAbove, l.above.length);
-        maxBytes = Math.max(maxBytes, statSync(ledgerFile(bus.root, 'sid-a')).size);
+        maxBytes = Math.max(maxBytes, JSON.stringify(l).length);
+        // The log each cycle appends to is rewritten as its last line once it grows past the bound.
+        maxLog = Math.max(maxLog, statSync(ledgerFile(bus.root, 'sid-a')).size);
       }
     }
     expect(delivered).toBe(12_000);
     // 30 s of grace at 20/s is 600 ids; a full listing's minutes would be thousands.
     expect(maxAbove).toBeLessThanOrEqual(650);
     expect(maxBytes).toBeLessThan(650 * 26 + 2_000);
+    expect(maxLog).toBeGreaterThan(0);
+    expect(maxLog).toBeLessThanOrEqual(LOG_COMPACT_BYTES + maxBytes + 2);
   }, 120_000);
 
   it('reads a ledger where an attend before 0.4 kept it, and moves it into the session\'s own directory', () => {
@@ -132,7 +143,7 @@ describe('consumption ledger', () => {
     expect(take().pending.fresh.map((m) => m.id)).toEqual([seen]);
     // Put the ledger back where the old layout had it.
     const legacy = pjoin(bus.root, 'state', 'ledger', 'sid-a.json');
-    writeFileSync(legacy, readFileSync(ledgerFile(bus.root, 'sid-a')));
+    writeFileSync(legacy, JSON.stringify(ledgerNow()));
     unlinkSync(ledgerFile(bus.root, 'sid-a'));
     const next = put(bus.root, mk, { scope: OPEN, to: '*', body: 'after the upgrade' });
     const r = take();
@@ -140,6 +151,46 @@ describe('consumption ledger', () => {
     expect(r.pending.fresh.map((m) => m.id)).toEqual([next]);
     expect(existsSync(legacy)).toBe(false);
     expect(existsSync(ledgerFile(bus.root, 'sid-a'))).toBe(true);
+  });
+
+  it("reads the single-file ledger of attend 0.4 to 0.6 and carries on in the log", () => {
+    take();
+    const mk = ids();
+    const seen = put(bus.root, mk, { scope: OPEN, to: '*', body: 'seen before the upgrade' });
+    expect(take().pending.fresh.map((m) => m.id)).toEqual([seen]);
+    const plain = pjoin(dirname(ledgerFile(bus.root, 'sid-a')), 'ledger.json');
+    writeFileSync(plain, JSON.stringify(ledgerNow()));
+    unlinkSync(ledgerFile(bus.root, 'sid-a'));
+    const next = put(bus.root, mk, { scope: OPEN, to: '*', body: 'after the upgrade' });
+    expect(take().pending.fresh.map((m) => m.id)).toEqual([next]);
+    expect(existsSync(plain)).toBe(false);
+    expect(ledgerNow().above).toContain(next);
+  });
+
+  it('an append a crash cut short is passed over: the line before it counts, and the next append reads whole', () => {
+    take();
+    const mk = ids();
+    const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'a' });
+    expect(take().pending.fresh.map((m) => m.id)).toEqual([a]);
+    const file = ledgerFile(bus.root, 'sid-a');
+    appendFileSync(file, '\n{"version":1,"sid":"sid-a","cre');
+    expect(ledgerNow().above).toContain(a);
+    const b = put(bus.root, mk, { scope: OPEN, to: '*', body: 'b' });
+    const r = take();
+    expect(r.warnings).toEqual([]);
+    expect(r.pending.fresh.map((m) => m.id)).toEqual([b]);
+    expect(ledgerNow().above).toEqual(expect.arrayContaining([a, b]));
+  });
+
+  it("what another process appended is what the next cycle here starts from (this process's copy is not trusted past a change)", () => {
+    take();
+    const mk = ids();
+    const a = put(bus.root, mk, { scope: OPEN, to: '*', body: 'shown by the other conduit' });
+    // Another conduit (the drain, say) consumed it and appended its ledger.
+    const other = { ...ledgerNow(), above: [...ledgerNow().above, a], taught: true };
+    appendFileSync(ledgerFile(bus.root, 'sid-a'), `\n${JSON.stringify(other)}\n`);
+    expect(take().pending.fresh).toEqual([]);
+    expect(ledgerNow().taught).toBe(true);
   });
 
   it('a channel joined later delivers from the join on, and applies without restart', () => {
@@ -208,11 +259,11 @@ describe('late arrivals (issue 13: messages imported after an outage)', () => {
     // Not again, not even from a copy in another receive directory (a fan-out's second line).
     put(bus.root, mk, { scope: TRAY, to: 'sid-a', body: 'made while the relay was down', id: late });
     expect(take(undefined, true, t0 + 122_000).pending.fresh).toEqual([]);
-    const l = JSON.parse(readFileSync(ledgerFile(bus.root, 'sid-a'), 'utf8')) as { late?: Record<string, number> };
+    const l = ledgerNow();
     expect(Object.keys(l.late ?? {})).toEqual([late]);
     // Past the grace window the record of it goes; the ledger stays small.
     take(undefined, true, t0 + 200_000);
-    expect((JSON.parse(readFileSync(ledgerFile(bus.root, 'sid-a'), 'utf8')) as { late?: unknown }).late).toBeUndefined();
+    expect(ledgerNow().late).toBeUndefined();
   });
 });
 

@@ -6,7 +6,7 @@
 // any failure the temporary is removed, nothing is renamed, the previous file stays as it
 // was, and the caller gets a bus error (exit 3).
 
-import { closeSync, fsync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { busError, type AttendError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
@@ -41,6 +41,35 @@ export function readAll(fd: number, size: number, at = 0): Buffer {
     off += n;
   }
   return buf.subarray(0, off);
+}
+
+/**
+ * The text of a small state file, or null when there is none. A long-running reader (the
+ * sensor) looks for several files that usually do not exist (the policy, the channel store,
+ * what it is owed) on every wake: a failed read builds an Error with its stack (~25 µs),
+ * a stat that finds nothing does not. Other failures throw as readFileSync does.
+ */
+export function readTextIfAny(path: string): string | null {
+  if (statSync(path, { throwIfNoEntry: false }) === undefined) return null;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null; // removed in between
+    throw err;
+  }
+}
+
+/**
+ * A file's identity for a cache that re-reads it only when it changed: inode, size and
+ * mtime; '-' when there is none. Never throws (an unreadable file reads as none).
+ */
+export function fileStamp(path: string): string {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st === undefined ? '-' : `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return '-';
+  }
 }
 
 /** The failure as one bus error naming the file: `cannot write <path>: no space left (ENOSPC)`. */

@@ -3,7 +3,7 @@
 
 import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomic.js';
+import { readTextIfAny, writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
 import { withLock } from './lock.js';
 import { type AttendError, notFoundError, verbHint } from './errors.js';
@@ -86,13 +86,13 @@ function parseStore(text: string): ChannelStore | null {
 
 /** Read the store. A missing file is empty; a corrupt one reads as empty (and is kept aside on the next write). */
 export function readChannels(root: string): ChannelStore {
-  let text: string;
+  let text: string | null;
   try {
-    text = readFileSync(channelsFile(root), 'utf8');
+    text = readTextIfAny(channelsFile(root));
   } catch {
     return emptyStore();
   }
-  return parseStore(text) ?? emptyStore();
+  return (text !== null ? parseStore(text) : null) ?? emptyStore();
 }
 
 /**

@@ -182,8 +182,10 @@ function planState(root: string, opts: CleanupOptions, grace: number, items: Cle
       if (sub === 'ledger' && f.isDir) {
         const id = safeDecode(f.name);
         if (id === null || !SESSION_ID.test(id) || opts.isAlive(id)) continue;
-        const inner = listDir(join(dir, f.name)).find((x) => x.name === 'ledger.json' && x.isFile);
-        if (inner && opts.now - inner.mtimeMs >= grace) items.push({ kind: 'state', what: `state/ledger/${f.name}/ledger.json`, bytes: inner.bytes, reason: 'state of a session that is gone' });
+        for (const inner of listDir(join(dir, f.name))) {
+          if (!inner.isFile || !LEDGER_FILE.test(inner.name) || opts.now - inner.mtimeMs < grace) continue;
+          items.push({ kind: 'state', what: `state/ledger/${f.name}/${inner.name}`, bytes: inner.bytes, reason: 'state of a session that is gone' });
+        }
         continue;
       }
       if (!f.isFile || !f.name.endsWith(ext) || opts.now - f.mtimeMs < grace) continue;
@@ -193,6 +195,9 @@ function planState(root: string, opts: CleanupOptions, grace: number, items: Cle
     }
   }
 }
+
+/** A session's ledger in its directory: the log, or the single file attend 0.4 to 0.6 wrote. */
+const LEDGER_FILE = /^ledger\.jsonl?$/;
 
 function safeDecode(s: string): string | null {
   try {
@@ -213,7 +218,7 @@ export function applyCleanup(root: string, plan: CleanupPlan, opts: Pick<Cleanup
       } catch {
         // already gone
       }
-      if (item.kind === 'state' && item.what.startsWith('state/ledger/') && item.what.endsWith('/ledger.json')) {
+      if (item.kind === 'state' && item.what.startsWith('state/ledger/') && LEDGER_FILE.test(basename(item.what))) {
         try {
           rmdirSync(join(root, dirname(item.what)));
         } catch {

@@ -165,6 +165,17 @@ function openIndex(dir: string): number | null {
   }
 }
 
+/** IndexState.file of a directory that had no index when it was listed. */
+export const NO_INDEX = 'none';
+
+/**
+ * The periodic full listing is due. A reader that records nothing (a status peek) leaves it
+ * to the next delivery cycle, which records it; otherwise every peek would list in full.
+ */
+function reconcileDue(prev: IndexState, now: number, opts: { reconcile?: boolean }): boolean {
+  return opts.reconcile !== false && (now - prev.listed >= RECONCILE_MS || now < prev.listed);
+}
+
 /**
  * Reader side: the ids appended to `dir`'s index since `prev`, if the index explains every
  * change to the directory since then; otherwise why not. Call before listing: the stamps are
@@ -181,7 +192,16 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
   // Checked before the index is opened, so a reader can tell "nothing there yet" from "list it".
   if (current === '-') return { ok: false, why: 'no directory', state: undefined };
   const fd = openIndex(dir);
-  if (fd === null) return { ok: false, why: 'no index', state: undefined };
+  if (fd === null) {
+    // A directory without an index (nobody has written to it through attend yet, like a
+    // session's own tray, or only by hand): its mtime alone says whether anything changed
+    // since it was listed, within the reconcile period. Only an mtime older than that listing
+    // by SETTLE_MS counts: a change in the same clock tick as the listing would not move it.
+    if (prev?.file === NO_INDEX && prev.mtime === current && !reconcileDue(prev, now, opts) && Number(BigInt(current) / 1_000_000n) + SETTLE_MS <= prev.listed) {
+      return { ok: true, ids: [], settled: true, state: prev };
+    }
+    return { ok: false, why: 'no index', state: { file: NO_INDEX, off: 0, mtime: current, listed: now, known: [] } };
+  }
   try {
     const st = fstatSync(fd, { bigint: true });
     if (!st.isFile()) return { ok: false, why: 'not a file', state: undefined };
@@ -191,9 +211,7 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
     if (!prev) return { ok: false, why: 'first sight', state: fresh };
     if (prev.file !== file) return { ok: false, why: 'index replaced', state: fresh };
     if (size < prev.off) return { ok: false, why: 'index truncated', state: fresh };
-    // A reader that records nothing (a status peek) leaves the periodic full listing to the
-    // next delivery cycle, which records it; otherwise every peek would list in full.
-    if (opts.reconcile !== false && (now - prev.listed >= RECONCILE_MS || now < prev.listed)) return { ok: false, why: 'reconcile', state: fresh };
+    if (reconcileDue(prev, now, opts)) return { ok: false, why: 'reconcile', state: fresh };
     const buf = readAll(fd, size - prev.off, prev.off);
     // A line is complete only with its newline; a partial tail is read next time.
     const end = buf.lastIndexOf(10) + 1;

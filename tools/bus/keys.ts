@@ -16,10 +16,10 @@
 // also carries the public half, so the key id needs no derivation (issue 14, Performance).
 
 import type { KeyObject } from 'node:crypto';
-import { appendFileSync, closeSync, fstatSync, lstatSync, openSync, readFileSync, rmSync, constants as fsc } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, lstatSync, openSync, rmSync, constants as fsc } from 'node:fs';
 import { join, relative, isAbsolute } from 'node:path';
 import { decodeKeyId, encodeKeyId } from '../wire/sign.js';
-import { writeFileAtomic, readAll } from './atomic.js';
+import { readTextIfAny, writeFileAtomic, readAll } from './atomic.js';
 import { AttendError, EXIT, usageError } from './errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
 
@@ -69,7 +69,7 @@ export interface PublishedKey {
 
 function readPublishedText(root: string, node: string): string {
   try {
-    return readFileSync(publicKeysPath(root, node), 'utf8');
+    return readTextIfAny(publicKeysPath(root, node)) ?? '';
   } catch {
     return '';
   }

@@ -20,12 +20,12 @@
 // the record happen inside one hold of it, so two conduits never surface the same message.
 // Delivery comes before the record: a crash in between repeats only the messages in flight.
 
-import { type Dir, opendirSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { type Dir, closeSync, fstatSync, openSync, opendirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
 import type { Identity } from '../identity/resolve.js';
 import type { Scope } from '../wire/envelope.js';
 import { isMessageId } from '../wire/ids.js';
-import { writeFileAtomic } from './atomic.js';
+import { readAll, writeAll, writeError, writeFileAtomic } from './atomic.js';
 import { type IndexState, indexedIdsBetween, readIndex } from './dir-index.js';
 import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
@@ -33,7 +33,7 @@ import { withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
 import { COLD_RECENT_MS, type DirListing, type Ledger, type Pending, idFloor, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
 import { receiveScopes } from './receive.js';
-import { ensureDir } from './root.js';
+import { FILE_MODE, ensureDir } from './root.js';
 import { type Message, type Reporter, SIGNAL_EXT, readMessage, scopeDirProblem } from './signals.js';
 import { type Gate, createGate } from './gate.js';
 
@@ -54,7 +54,27 @@ export function sessionLedgerDir(root: string, sid: string): string {
   return join(ledgerDir(root), encodeURIComponent(sid));
 }
 
+/**
+ * The ledger is a log: each delivery cycle appends the whole ledger as one line, and the last
+ * complete line is the ledger. An append makes no file and frees none; the rename of a
+ * rewritten file did both, for every sensor on every message, and ext4 grows slower to make
+ * a file the more files were freed in the last seconds (issue #12 §3: with 100 sessions a
+ * fifth of the sensors' CPU went to making and freeing these files and the locks). Once the
+ * log passes LOG_COMPACT_BYTES it is rewritten as its last line (one rename in many cycles).
+ * Each line starts on a line of its own (a newline first), so an append a crash cut short
+ * spoils no line after it; readers take the last line that ends in a newline.
+ */
 export function ledgerFile(root: string, sid: string): string {
+  return join(sessionLedgerDir(root, sid), 'ledger.jsonl');
+}
+
+/** The lock of a session's ledger. */
+function ledgerLock(root: string, sid: string): string {
+  return join(sessionLedgerDir(root, sid), 'ledger.json.lock');
+}
+
+/** Where attend 0.4 to 0.6 kept the ledger (one JSON file, rewritten by rename): read when there is no log. */
+function plainLedgerFile(root: string, sid: string): string {
   return join(sessionLedgerDir(root, sid), 'ledger.json');
 }
 
@@ -63,28 +83,74 @@ function legacyLedgerFile(root: string, sid: string): string {
   return join(ledgerDir(root), `${encodeURIComponent(sid)}.json`);
 }
 
-export type LedgerRead = { state: 'missing' } | { state: 'ok'; ledger: Ledger; legacy?: boolean } | { state: 'corrupt' };
+export const LOG_COMPACT_BYTES = 256 * 1024;
 
-export function readLedger(root: string, sid: string): LedgerRead {
-  let text: string;
-  let legacy = false;
-  try {
-    text = readFileSync(ledgerFile(root, sid), 'utf8');
-  } catch {
-    try {
-      text = readFileSync(legacyLedgerFile(root, sid), 'utf8');
-      legacy = true;
-    } catch {
-      return { state: 'missing' };
+export type LedgerRead = { state: 'missing' } | { state: 'ok'; ledger: Ledger; legacy?: string } | { state: 'corrupt'; file: string };
+
+/**
+ * The last complete line of the log open at `fd` (`size` bytes), or null when it has none.
+ * Read from the end: a log holds many copies of the ledger, and only the last counts.
+ */
+function lastLine(fd: number, size: number): string | null {
+  for (let chunk = 64 * 1024; ; chunk *= 4) {
+    const n = Math.min(size, chunk);
+    const buf = readAll(fd, n, size - n);
+    // What follows the last newline is an append still going on, or one a crash cut short.
+    const end = buf.lastIndexOf(10);
+    if (end < 0) {
+      // No newline at all: one ledger written whole by something other than the log's
+      // writer (every append starts with a newline).
+      if (n === size) return size > 0 ? buf.toString('utf8') : null;
+      continue;
     }
+    let stop = end;
+    let start = buf.lastIndexOf(10, stop - 1) + 1;
+    // Skip the empty line a cut-short append leaves between two newlines.
+    while (start === stop && start > 0) {
+      stop = start - 1;
+      start = buf.lastIndexOf(10, stop - 1) + 1;
+    }
+    if (start === 0 && n < size) continue; // the line may begin before this chunk
+    return start === stop ? null : buf.toString('utf8', start, stop);
   }
-  const ledger = parseLedger(text);
-  return ledger ? { state: 'ok', ledger, ...(legacy ? { legacy } : {}) } : { state: 'corrupt' };
 }
 
-/** Remove what is left of a session's ledger: the file, a legacy file, its directory. */
+function readLog(file: string): string | null | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, fsc.O_RDONLY);
+  } catch {
+    return undefined;
+  }
+  try {
+    return lastLine(fd, fstatSync(fd).size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function readLedger(root: string, sid: string): LedgerRead {
+  const log = readLog(ledgerFile(root, sid));
+  if (log !== undefined) {
+    const ledger = log === null ? null : parseLedger(log);
+    return ledger ? { state: 'ok', ledger } : { state: 'corrupt', file: ledgerFile(root, sid) };
+  }
+  for (const f of [plainLedgerFile(root, sid), legacyLedgerFile(root, sid)]) {
+    let text: string;
+    try {
+      text = readFileSync(f, 'utf8');
+    } catch {
+      continue;
+    }
+    const ledger = parseLedger(text);
+    return ledger ? { state: 'ok', ledger, legacy: f } : { state: 'corrupt', file: f };
+  }
+  return { state: 'missing' };
+}
+
+/** Remove what is left of a session's ledger: the log, older forms, its directory. */
 function removeLedger(root: string, sid: string): void {
-  for (const f of [ledgerFile(root, sid), legacyLedgerFile(root, sid)]) {
+  for (const f of [ledgerFile(root, sid), plainLedgerFile(root, sid), legacyLedgerFile(root, sid)]) {
     try {
       unlinkSync(f);
     } catch {
@@ -98,14 +164,58 @@ function removeLedger(root: string, sid: string): void {
   }
 }
 
+/** A file's identity while its ledger's lock is held: inode, size, mtime. */
+type Stamp = string;
+
+function stampOf(st: { ino: number; size: number; mtimeMs: number }): Stamp {
+  return `${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
 /**
  * Not synced (issue #12 §3: with 100 sessions every broadcast meant 100 journal commits).
  * A ledger a crash rolled back repeats the lines in flight (delivery comes before the
- * record anyway); one a crash left empty reads as corrupt and is rebuilt by the cold-start
- * rule. Neither loses a message.
+ * record anyway); a line a crash cut short is passed over for the one before it. Neither
+ * loses a message. Returns the log's stamp after the write.
  */
-function writeLedger(root: string, ledger: Ledger): void {
-  writeFileAtomic(ledgerFile(root, ledger.sid), JSON.stringify(ledger), { sync: false });
+function writeLedger(root: string, ledger: Ledger): Stamp {
+  const file = ledgerFile(root, ledger.sid);
+  const line = JSON.stringify(ledger);
+  let fd: number;
+  try {
+    fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw writeError(file, err);
+    ensureDir(sessionLedgerDir(root, ledger.sid));
+    fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+  }
+  let st;
+  try {
+    writeAll(fd, Buffer.from(`\n${line}\n`, 'utf8'));
+    st = fstatSync(fd);
+  } catch (err) {
+    throw writeError(file, err);
+  } finally {
+    closeSync(fd);
+  }
+  if (st.size <= LOG_COMPACT_BYTES) return stampOf(st);
+  writeFileAtomic(file, `${line}\n`, { sync: false });
+  return stampOf(statSync(file));
+}
+
+/**
+ * This process's ledger per log file as its last cycle left it, with the stamp of the log
+ * then: a long-running reader (the sensor) does not read back and parse what it wrote
+ * itself unless another process wrote since. Handed to one cycle at a time, under the lock.
+ */
+const kept = new Map<string, { stamp: Stamp; ledger: Ledger }>();
+
+function logStamp(file: string): Stamp | null {
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    return st ? stampOf(st) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -165,22 +275,26 @@ export interface TakeOptions {
  * is recorded and the error propagates.
  */
 export function takePending<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Pending) => { consume: string[]; result: T }): T {
-  const file = ledgerFile(root, who.id);
-  return withLock(`${file}.lock`, () => {
+  return withLock(ledgerLock(root, who.id), () => {
     const now = opts.now;
-    const read = readLedger(root, who.id);
+    const file = ledgerFile(root, who.id);
+    const stamp = logStamp(file);
+    const mine = kept.get(file);
+    // Taken out for this cycle: a cycle that fails part-way leaves nothing half-changed behind.
+    kept.delete(file);
+    const read: LedgerRead = mine !== undefined && stamp !== null && mine.stamp === stamp ? { state: 'ok', ledger: mine.ledger } : readLedger(root, who.id);
     let ledger: Ledger;
     let cold = false;
     if (read.state === 'ok') ledger = read.ledger;
     else {
       if (read.state === 'corrupt') {
-        const aside = `${file}.corrupt-${now}`;
+        const aside = `${read.file}.corrupt-${now}`;
         try {
-          renameSync(file, aside);
+          renameSync(read.file, aside);
         } catch {
           // gone already; rebuilding is all that matters
         }
-        opts.warn(`attend: the delivery ledger ${file} was not valid; moved it to ${aside} and rebuilt it (cold-start rule)`);
+        opts.warn(`attend: the delivery ledger ${read.file} was not valid; moved it to ${aside} and rebuilt it (cold-start rule)`);
       }
       ledger = newLedger(who.id, now);
       cold = true;
@@ -216,10 +330,12 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     recordConsumed(ledger, dirs, consumed, now);
     // A cycle that changed nothing writes nothing (a wake on a line still on its way, a tick):
     // without new consumption `above` only shrinks as the marks move, which the key shows.
-    if (read.state !== 'ok' || read.legacy === true || consumed.length > 0 || keyOf(ledger) !== was) writeLedger(root, ledger);
-    if (read.state === 'ok' && read.legacy === true) {
+    const legacy = read.state === 'ok' ? read.legacy : undefined;
+    if (read.state !== 'ok' || legacy !== undefined || consumed.length > 0 || keyOf(ledger) !== was) kept.set(file, { stamp: writeLedger(root, ledger), ledger });
+    else if (stamp !== null) kept.set(file, { stamp, ledger });
+    if (legacy !== undefined) {
       try {
-        unlinkSync(legacyLedgerFile(root, who.id));
+        unlinkSync(legacy);
       } catch {
         // gone already
       }
@@ -379,13 +495,13 @@ export function listLedgerIds(root: string): string[] {
  */
 export function moveLedger(root: string, fromSid: string, toSid: string): boolean {
   if (fromSid === toSid) return false;
-  const from = ledgerFile(root, fromSid);
-  const moved = withLock(`${from}.lock`, () => {
+  const moved = withLock(ledgerLock(root, fromSid), () => {
     const read = readLedger(root, fromSid);
     if (read.state !== 'ok' || readLedger(root, toSid).state === 'ok') return false;
     read.ledger.sid = toSid;
     writeLedger(root, read.ledger);
-    for (const f of [from, legacyLedgerFile(root, fromSid)]) {
+    kept.delete(ledgerFile(root, fromSid));
+    for (const f of [ledgerFile(root, fromSid), plainLedgerFile(root, fromSid), legacyLedgerFile(root, fromSid)]) {
       try {
         unlinkSync(f);
       } catch {

@@ -1,11 +1,11 @@
 // Recorded lineage: `<root>/lineage/<node>` holds the node's parent id, written once, the
 // first time attend sees the node (issue 14 §1). Readers look parents up by id.
 
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { WIDE_CLASS } from '../wire/envelope.js';
 import type { Lineage } from '../wire/permit.js';
-import { writeFileAtomic } from './atomic.js';
+import { readTextIfAny, writeFileAtomic } from './atomic.js';
 
 const NODE_FILE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 
@@ -34,8 +34,8 @@ export function readLineage(root: string): Lineage {
       let p: string | undefined;
       if (NODE_FILE.test(id)) {
         try {
-          const text = readFileSync(join(lineageDir(root), id), 'utf8').trim();
-          if (WIDE_CLASS.test(text)) p = text;
+          const text = readTextIfAny(join(lineageDir(root), id))?.trim();
+          if (text !== undefined && WIDE_CLASS.test(text)) p = text;
         } catch {
           p = undefined;
         }

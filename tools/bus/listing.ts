@@ -36,7 +36,7 @@ import { dirname, join } from 'node:path';
 import { type Scope, addressees, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { readAll, writeFileAtomic } from './atomic.js';
-import { type IndexRead, type IndexState, RECONCILE_MS, dirStamp, readIndex } from './dir-index.js';
+import { type IndexRead, type IndexState, NO_INDEX, RECONCILE_MS, dirStamp, readIndex } from './dir-index.js';
 import { cacheDir, scopeDir, scopeDirName } from './layout.js';
 import { type Reporter, SIGNAL_EXT, listIds, readSignalFile, scopeDirProblem } from './signals.js';
 
@@ -586,7 +586,7 @@ export function emptyListing(scope: Scope): ScopeListing {
 }
 
 function toIndexState(m: IndexMark | null): IndexState | undefined {
-  return m && m.file !== 'none' ? { file: m.file, off: m.off, mtime: m.mtime, listed: m.listed, known: [] } : undefined;
+  return m ? { file: m.file, off: m.off, mtime: m.mtime, listed: m.listed, known: [] } : undefined;
 }
 
 function markOf(s: IndexState): IndexMark {
@@ -717,11 +717,6 @@ function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boo
   const r = readIndex(dir, toIndexState(st.index), now);
   const view = viewOf(scope, dirName, cdir, st, opened, r.ok ? r.state : toIndexState(st.index));
   if (r.ok) return update(scope, dir, cdir, st, view, r.ids, r.state, opts);
-  // A directory without an index (written by hand, or by an attend older than the index):
-  // its mtime alone says whether anything changed, within the reconcile period.
-  if (r.why === 'no index' && st.index?.file === 'none' && st.index.mtime === before && now - st.index.listed < RECONCILE_MS && now >= st.index.listed) {
-    return update(scope, dir, cdir, st, view, [], undefined, opts);
-  }
   return rebuild(scope, dir, cdir, { st, view }, r, before, opts);
 }
 
@@ -732,7 +727,7 @@ function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boo
 function rebuild(scope: Scope, dir: string, cdir: string, old: { st: State; view: ScopeListing } | null, r: IndexRead, before: string, opts: ListingOptions): ScopeListing {
   const now = opts.now;
   const tray = scope.kind === 'tray';
-  const mark: IndexMark = r.state ? markOf(r.state) : { file: 'none', off: 0, mtime: before, listed: now };
+  const mark: IndexMark = r.state ? markOf(r.state) : { file: NO_INDEX, off: 0, mtime: before, listed: now };
   let failed = false;
   const ids = listIds(dir, {
     skip: (p, why) => opts.reporter.skip(p, why),

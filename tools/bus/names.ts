@@ -8,9 +8,9 @@
 // state; read-modify-write happens under a lock, so two processes never drop each other's
 // entry. Humans are shown by their id already and are not stored.
 
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomic.js';
+import { fileStamp, writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
 import { withLock } from './lock.js';
 import { remoteFile, remoteMembers } from './remote.js';
@@ -75,15 +75,7 @@ export function readKnownNames(root: string, now = Date.now()): KnownNames & Map
 export function knownNamesSource(root: string): () => Map<string, string> {
   let cache: { stamp: string; at: number; map: Map<string, string> } | undefined;
   return () => {
-    const parts: string[] = [];
-    for (const f of [namesFile(root), remoteFile(root)]) {
-      try {
-        const st = statSync(f);
-        parts.push(`${st.mtimeMs}:${st.size}:${st.ino}`);
-      } catch {
-        parts.push('-');
-      }
-    }
+    const parts = [fileStamp(namesFile(root)), fileStamp(remoteFile(root))];
     const stamp = parts.join('|');
     // Members elsewhere age out on the clock, not only when a file changes.
     const now = Date.now();

@@ -2,9 +2,9 @@
 // the newest 50 messages of the channel are owed to its next delivery and the rest are
 // counted. The delivery side reads and clears these; this module only keeps them.
 
-import { readFileSync, unlinkSync } from 'node:fs';
+import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomic.js';
+import { readTextIfAny, writeFileAtomic } from './atomic.js';
 import { stateDir } from './layout.js';
 import { withLock } from './lock.js';
 
@@ -44,7 +44,8 @@ function parseOwed(text: string): OwedEntry[] {
 
 export function readOwed(root: string, sessionId: string): OwedEntry[] {
   try {
-    return parseOwed(readFileSync(owedFile(root, sessionId), 'utf8'));
+    const text = readTextIfAny(owedFile(root, sessionId));
+    return text === null ? [] : parseOwed(text);
   } catch {
     return [];
   }

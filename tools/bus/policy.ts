@@ -3,12 +3,11 @@
 // one person's sessions working with no set-up. A file that does not parse is an error that
 // names the file and the line, and nothing is delivered under it (fail closed).
 
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Grant, type Policy, DEFAULT_POLICY } from '../wire/permit.js';
 import { WIDE_CLASS } from '../wire/envelope.js';
-import { writeFileAtomic } from './atomic.js';
+import { readTextIfAny, writeFileAtomic } from './atomic.js';
 import { AttendError, EXIT, refusedError, usageError } from './errors.js';
 import { withLock } from './lock.js';
 
@@ -201,13 +200,13 @@ export function parsePolicy(text: string, file: string): PolicyRead {
 
 export function readPolicy(root: string): PolicyRead {
   const file = policyFile(root);
-  let text: string;
+  let text: string | null;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readTextIfAny(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, policy: DEFAULT_POLICY, exists: false };
     return { ok: false, error: `${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
   }
+  if (text === null) return { ok: true, policy: DEFAULT_POLICY, exists: false };
   return parsePolicy(text, file);
 }
 

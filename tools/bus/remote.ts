@@ -7,7 +7,7 @@
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomic.js';
+import { readTextIfAny, writeFileAtomic } from './atomic.js';
 import { ensureDir } from './root.js';
 import type { Peer } from './roster.js';
 import { isGlobalId, qualifyId, splitQualified } from '../wire/hosts.js';
@@ -43,7 +43,8 @@ export function importedLog(root: string): string {
 
 export function readRemoteRoster(root: string): RemoteRoster {
   try {
-    const v = JSON.parse(readFileSync(remoteFile(root), 'utf8')) as RemoteRoster;
+    const text = readTextIfAny(remoteFile(root));
+    const v = text === null ? null : (JSON.parse(text) as RemoteRoster);
     if (v && typeof v.hosts === 'object' && v.hosts !== null) return v;
   } catch {
     // none yet, or torn by hand: nobody remote
@@ -116,8 +117,9 @@ export function peersEverywhere(root: string, live: Peer[], now: number): Peer[]
 export function localHostName(root: string): string | null {
   for (const f of ['status.json', 'config.json']) {
     try {
-      const v = JSON.parse(readFileSync(join(relayStateDir(root), f), 'utf8')) as { host?: unknown };
-      if (typeof v.host === 'string') return v.host;
+      const text = readTextIfAny(join(relayStateDir(root), f));
+      const v = text === null ? null : (JSON.parse(text) as { host?: unknown } | null);
+      if (typeof v?.host === 'string') return v.host;
     } catch {
       // not there
     }

@@ -1,7 +1,7 @@
 // Who is live (docs/architecture.md, "Identity" and "Delivery"): Claude Code sessions whose record belongs to a running process
 // with a matching start time, plus anyone whose attend heartbeat is fresh.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcInfo, SessionRecord } from '../identity/resolve.js';
 import { normalizeOrigin } from '../identity/resolve.js';
@@ -10,6 +10,7 @@ import { nicknameFor, ordinalName } from '../wire/names.js';
 import { type Delivery, deliveryOf, isFresh, readPresence, type PresenceRecord } from './presence.js';
 import { type Observation, type Observed, observeSessions } from './registry.js';
 import { rememberNames } from './names.js';
+import { fileStamp } from './atomic.js';
 
 export interface Peer {
   id: string;
@@ -182,18 +183,7 @@ function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
  */
 export function createNameSource(src: Omit<RosterSources, 'now'>, now: () => number): () => Map<string, string> {
   let cache: { stamp: string; at: number; map: Map<string, string> } | undefined;
-  const stampOf = (): string => {
-    const parts: string[] = [];
-    for (const p of [src.sessionsDir, join(src.root, 'state', 'registry.json')]) {
-      try {
-        const st = statSync(p);
-        parts.push(`${st.mtimeMs}:${st.size}:${st.ino}`);
-      } catch {
-        parts.push('-');
-      }
-    }
-    return parts.join('|');
-  };
+  const stampOf = (): string => `${fileStamp(src.sessionsDir)}|${fileStamp(join(src.root, 'state', 'registry.json'))}`;
   // The refresh for a record rewritten in place comes at a different moment in each
   // process: sensors started together must not all rebuild the roster on the same broadcast.
   const refreshMs = 45_000 + Math.floor(Math.random() * 30_000);
