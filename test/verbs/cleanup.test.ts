@@ -169,14 +169,15 @@ it('--all also removes old state of sessions that are gone, keeping humans and t
   const goneSurfaced = stateFile('surfaced', `${gone}.json`, 2 * HOUR);
   const goneSensor = stateFile('presence', `${gone}~sensor.json`, 2 * HOUR);
   const humanSurfaced = stateFile('surfaced', 'aaron.json', 2 * HOUR);
-  // A ledger in its own directory, and one where an attend before 0.4 kept it.
-  const goneLedger = stateFile(join('ledger', gone), 'ledger.json', 2 * HOUR);
+  // A ledger in its own directory (the log, and the single file attend 0.4 to 0.6 wrote), and one where an attend before 0.4 kept it.
+  const goneLedger = stateFile(join('ledger', gone), 'ledger.jsonl', 2 * HOUR);
+  stateFile(join('ledger', gone), 'ledger.json', 2 * HOUR);
   const legacy = '99999999-0000-4000-8000-00000000000a';
   const legacyLedger = stateFile('ledger', `${legacy}.json`, 2 * HOUR);
   const without = await cleanup();
   expect(without.items).toEqual([]);
   const r = await cleanup('--all');
-  expect(r.items.map((i) => i.what).sort()).toEqual([`state/ledger/${gone}/ledger.json`, `state/ledger/${legacy}.json`, `state/presence/${gone}~sensor.json`, `state/surfaced/${gone}.json`]);
+  expect(r.items.map((i) => i.what).sort()).toEqual([`state/ledger/${gone}/ledger.json`, `state/ledger/${gone}/ledger.jsonl`, `state/ledger/${legacy}.json`, `state/presence/${gone}~sensor.json`, `state/surfaced/${gone}.json`]);
   expect(existsSync(goneLedger)).toBe(false);
   expect(existsSync(dirname(goneLedger))).toBe(false);
   expect(existsSync(legacyLedger)).toBe(false);
