@@ -2,7 +2,7 @@
 // stale lock is broken exactly one of the racing waiters gets it. Real processes race.
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -59,24 +59,24 @@ describe('withLock takeover', () => {
 const WORKER = `
 const { tryAcquire } = await import(${JSON.stringify(LOCK)});
 const fs = await import('node:fs');
-const [lock, go] = process.argv.slice(1);
+const [lock, go, mode] = process.argv.slice(1);
 process.stdout.write('ready\\n');
 while (!fs.existsSync(go)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-const r = tryAcquire(lock);
+const r = tryAcquire(lock, { link: mode === 'link' });
 process.stdout.write((r.ok ? 'ok' : 'no') + '\\n');
 process.stdin.resume();
 process.stdin.on('end', () => process.exit(0));
 `;
 
 describe('breaking a stale lock with racing processes', () => {
-  it('exactly one of 8 racing waiters gets it, in each of 5 rounds', async () => {
+  it.each(['excl', 'link'])('exactly one of 8 racing waiters gets it, in each of 5 rounds (taken by %s)', async (mode) => {
     for (let round = 0; round < 5; round++) {
       const path = join(bus.dir, `race-${round}.lock`);
       const go = join(bus.dir, `go-${round}`);
       writeFileSync(path, `${await deadPid()} 1 ${Date.now() - 60_000}`);
       const workers: { proc: ChildProcessWithoutNullStreams; out: string }[] = [];
       for (let i = 0; i < 8; i++) {
-        const proc = spawn(process.execPath, ['--input-type=module', '-e', WORKER, path, go], { stdio: 'pipe' });
+        const proc = spawn(process.execPath, ['--input-type=module', '-e', WORKER, path, go, mode], { stdio: 'pipe' });
         const w = { proc, out: '' };
         proc.stdout.on('data', (d: Buffer) => (w.out += d.toString()));
         workers.push(w);
@@ -114,5 +114,46 @@ for (let i = 0; i < 25; i++) withLock(lock, () => {
     const codes = await Promise.all(procs.map((p) => new Promise<number | null>((r) => p.once('exit', r))));
     expect(codes).toEqual(Array(8).fill(0));
     expect(Number(readFileSync(counter, 'utf8'))).toBe(200);
+  });
+});
+
+describe('withLock takes its lock by link', () => {
+  it('a take and release leave no lock file; the owner file is linked while held and goes when the process exits', async () => {
+    const dir = join(bus.dir, 'linked');
+    mkdirSync(dir);
+    const lock = join(dir, 'state.lock');
+    const script = `
+const { withLock } = await import(${JSON.stringify(LOCK)});
+const fs = await import('node:fs');
+const [lock] = process.argv.slice(1);
+const seen = [];
+for (let i = 0; i < 3; i++) withLock(lock, () => {
+  const st = fs.statSync(lock);
+  const owner = fs.readdirSync(${JSON.stringify(dir)}).filter((n) => n.startsWith('.owner-'));
+  seen.push({ nlink: st.nlink, owner, text: fs.readFileSync(lock, 'utf8') });
+});
+seen.push({ after: fs.existsSync(lock), owners: fs.readdirSync(${JSON.stringify(dir)}).filter((n) => n.startsWith('.owner-')).length });
+process.stdout.write(JSON.stringify(seen));`;
+    const p = spawn(process.execPath, ['--input-type=module', '-e', script, lock], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    expect(await new Promise((r) => p.once('exit', r))).toBe(0);
+    const seen = JSON.parse(out) as [{ nlink: number; owner: string[]; text: string }, unknown, unknown, { after: boolean; owners: number }];
+    // While held, the lock's name and the one owner file are the same file, naming the process.
+    expect(seen[0].nlink).toBe(2);
+    expect(seen[0].owner).toEqual([`.owner-${p.pid}-${seen[0].text.split(' ')[1]}`]);
+    expect(seen[0].text.split(' ')[0]).toBe(String(p.pid));
+    expect(seen[3]).toEqual({ after: false, owners: 1 });
+    // Gone with the process.
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('a lock linked to the owner file of a process that died is taken over', async () => {
+    const lock = join(bus.dir, 'dead-link.lock');
+    const owner = join(bus.dir, '.owner-1-1');
+    writeFileSync(owner, `${await deadPid()} 1 ${Date.now() - 60_000}`);
+    linkSync(owner, lock);
+    expect(withLock(lock, () => 'ran', { waitMs: 300 })).toBe('ran');
+    expect(existsSync(lock)).toBe(false);
   });
 });

@@ -112,7 +112,7 @@ describe('attend mcp --channel', () => {
     await waitFor(() => pushed(notices, b), { timeoutMs: 15_000, what: 'the push to the new id' });
     // A is younger than the cold-start window: a cold start on the new id would push it again.
     expect(notices.filter((n) => n.params?.meta?.id === a)).toHaveLength(1);
-    expect(existsSync(join(bus.root, 'state', 'ledger', newId, 'ledger.json'))).toBe(true);
-    expect(existsSync(join(bus.root, 'state', 'ledger', me.sessionId, 'ledger.json'))).toBe(false);
+    expect(existsSync(join(bus.root, 'state', 'ledger', newId, 'ledger.jsonl'))).toBe(true);
+    expect(existsSync(join(bus.root, 'state', 'ledger', me.sessionId, 'ledger.jsonl'))).toBe(false);
   });
 });

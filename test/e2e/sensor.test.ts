@@ -260,7 +260,7 @@ describe('attend run', () => {
     const b = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(s.cwd) }, to: newId, body: 'to the new id' });
     await waitFor(() => headerIds(p.stdout()).includes(b), { what: 'message to the new id' });
     expect(headerIds(p.stdout())).toEqual([a, b]);
-    expect(readFileSync(pjoin(bus.root, 'state', 'ledger', newId, 'ledger.json'), 'utf8')).toContain(newId);
+    expect(readFileSync(pjoin(bus.root, 'state', 'ledger', newId, 'ledger.jsonl'), 'utf8')).toContain(newId);
     rmSync(recPath, { force: true });
   });
 

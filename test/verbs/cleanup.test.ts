@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChannels } from '../../tools/bus/channels.js';
 import { withListings } from '../../tools/bus/listing.js';
 import { silentReporter } from '../../tools/bus/signals.js';
-import { processAlive } from '../../tools/identity/system.js';
+import { procInfoFromProc, processAlive } from '../../tools/identity/system.js';
 import { attendKey, projectSlug } from '../../tools/wire/names.js';
 import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from '../helpers/bus.js';
 
@@ -174,16 +174,26 @@ it('--all also removes old state of sessions that are gone, keeping humans and t
   stateFile(join('ledger', gone), 'ledger.json', 2 * HOUR);
   const legacy = '99999999-0000-4000-8000-00000000000a';
   const legacyLedger = stateFile('ledger', `${legacy}.json`, 2 * HOUR);
+  // Lock owner files (tools/bus/lock.ts): one of an ended process (this pid, another start
+  // time), one of this live process, which stays.
+  const deadOwner = `.owner-${process.pid}-1`;
+  stateFile(join('ledger', gone), deadOwner, 2 * HOUR);
+  const rootOwner = join(bus.root, deadOwner);
+  writeFileSync(rootOwner, `${process.pid} 1 0`);
+  utimesSync(rootOwner, (Date.now() - 2 * HOUR) / 1000, (Date.now() - 2 * HOUR) / 1000);
+  const liveOwner = stateFile('', `.owner-${process.pid}-${procInfoFromProc(process.pid)?.start ?? ''}`, 2 * HOUR);
   const without = await cleanup();
   expect(without.items).toEqual([]);
   const r = await cleanup('--all');
-  expect(r.items.map((i) => i.what).sort()).toEqual([`state/ledger/${gone}/ledger.json`, `state/ledger/${gone}/ledger.jsonl`, `state/ledger/${legacy}.json`, `state/presence/${gone}~sensor.json`, `state/surfaced/${gone}.json`]);
+  expect(r.items.map((i) => i.what).sort()).toEqual([deadOwner, `state/ledger/${gone}/${deadOwner}`, `state/ledger/${gone}/ledger.json`, `state/ledger/${gone}/ledger.jsonl`, `state/ledger/${legacy}.json`, `state/presence/${gone}~sensor.json`, `state/surfaced/${gone}.json`]);
   expect(existsSync(goneLedger)).toBe(false);
   expect(existsSync(dirname(goneLedger))).toBe(false);
   expect(existsSync(legacyLedger)).toBe(false);
   expect(existsSync(goneSurfaced)).toBe(false);
   expect(existsSync(goneSensor)).toBe(false);
   expect(existsSync(humanSurfaced)).toBe(true);
+  expect(existsSync(rootOwner)).toBe(false);
+  expect(existsSync(liveOwner)).toBe(true);
 });
 
 it("removes a dead tray's delivery index with the tray, never the index of a directory it keeps", async () => {

@@ -20,6 +20,8 @@ import { signalsDir, stateDir } from './layout.js';
 import { owedDir } from './owed.js';
 import { HEARTBEAT_FRESH_MS, presenceDir } from './presence.js';
 import { readImported } from './remote.js';
+import { OWNER_FILE } from './lock.js';
+import { processAlive } from '../identity/system.js';
 
 export const CLEANUP_GRACE_MS = 60 * 60_000;
 
@@ -161,6 +163,15 @@ export function planCleanup(root: string, opts: CleanupOptions): CleanupPlan {
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function planState(root: string, opts: CleanupOptions, grace: number, items: CleanupItem[]): void {
+  // Lock owner files of processes that ended without removing theirs (tools/bus/lock.ts).
+  const ledgers = listDir(join(stateDir(root), 'ledger')).filter((f) => f.isDir).map((f) => `state/ledger/${f.name}`);
+  for (const rel of ['', 'state', 'state/owed', ...ledgers]) {
+    for (const f of listDir(join(root, rel))) {
+      const m = OWNER_FILE.exec(f.name);
+      if (!m || !f.isFile || opts.now - f.mtimeMs < grace || processAlive(Number(m[1]), m[2])) continue;
+      items.push({ kind: 'temporary', what: rel === '' ? f.name : `${rel}/${f.name}`, bytes: f.bytes, reason: 'lock owner file of a process that ended' });
+    }
+  }
   for (const f of listDir(presenceDir(root))) {
     const tilde = f.name.lastIndexOf('~');
     if (!f.isFile || !f.name.endsWith('.json') || tilde <= 0) continue;
@@ -218,7 +229,7 @@ export function applyCleanup(root: string, plan: CleanupPlan, opts: Pick<Cleanup
       } catch {
         // already gone
       }
-      if (item.kind === 'state' && item.what.startsWith('state/ledger/') && LEDGER_FILE.test(basename(item.what))) {
+      if (item.what.startsWith('state/ledger/') && item.what.split('/').length === 4) {
         try {
           rmdirSync(join(root, dirname(item.what)));
         } catch {

@@ -1,7 +1,16 @@
 // Cross-process locks: `withLock` for a read-modify-write of a small state file (membership,
 // ledgers, the registry), and `tryAcquire`/`release` for a lock held for a process's
 // lifetime (the one-sensor-per-session claim, tools/bus/sensor-claim.ts). One mechanism:
-// an O_EXCL file holding the owner's pid, start time and when it was taken.
+// a file at the lock's name holding the owner's pid, start time and when it was taken, made
+// only if the name is free (O_EXCL, or link(2), which fails the same way).
+//
+// withLock takes its lock by link: each process writes its owner line once per directory,
+// in `.owner-<pid>-<start>`, and links that file to the lock's name; release unlinks the
+// name. So a lock taken and released makes no file and frees none. Making and freeing a lock
+// file on every take (a sensor takes its ledger's lock once per message) slowed ext4's inode
+// allocator, which passes over every inode freed in the last seconds: with 100 sessions that
+// was a sixth of the sensors' CPU, and grew with the sessions (issue #12 §3). The owner files
+// go when the process exits; `attend cleanup` removes those of processes that died.
 //
 // Takeover (issue #9 §5): a lock is stale only when its owner process is gone (pid + start
 // time, the one liveness check) — never because it is old, so a live holder keeps it
@@ -11,8 +20,8 @@
 // when the lock still holds the very text judged stale: two waiters that both judged it
 // stale cannot both break it, and neither can break the lock a third took in between.
 
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, fstatSync, linkSync, lstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { procInfoFromProc, processAlive } from '../identity/system.js';
 import { writeAll, writeError } from './atomic.js';
 import { busError } from './errors.js';
@@ -110,6 +119,78 @@ function breakStale(path: string, staleText: string, alive: (pid: number, start:
   }
 }
 
+/** An owner file: `.owner-<pid>-<start>`. */
+export const OWNER_FILE = /^\.owner-(\d+)-(\S*)$/;
+
+interface OwnerFile {
+  path: string;
+  ino: number;
+}
+
+/** This process's owner file per directory; null where links do not work (take by O_EXCL there). */
+const ownerFiles = new Map<string, OwnerFile | null>();
+let exitHooked = false;
+
+function removeOwnerFiles(): void {
+  for (const o of ownerFiles.values()) {
+    if (o === null) continue;
+    try {
+      unlinkSync(o.path);
+    } catch {
+      // gone already
+    }
+  }
+  ownerFiles.clear();
+}
+
+/** This process's owner file in `dir`, written on first need; null when it cannot be. */
+function ownerFileIn(dir: string, now: number): OwnerFile | null {
+  const known = ownerFiles.get(dir);
+  if (known !== undefined) return known;
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once('exit', removeOwnerFiles);
+  }
+  const path = join(dir, `.owner-${process.pid}-${selfStart()}`);
+  let o: OwnerFile;
+  let fd: number;
+  try {
+    fd = openSync(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_NOFOLLOW, FILE_MODE);
+  } catch {
+    // No owner file (a directory that is not there yet is made by the caller's retry): O_EXCL.
+    return null;
+  }
+  try {
+    writeAll(fd, Buffer.from(`${process.pid} ${selfStart()} ${now}`));
+    o = { path, ino: fstatSync(fd).ino };
+  } catch {
+    // A full disk: no half-written owner file is left behind, and O_EXCL reports the failure.
+    closeSync(fd);
+    try {
+      unlinkSync(path);
+    } catch {
+      // gone
+    }
+    return null;
+  }
+  closeSync(fd);
+  ownerFiles.set(dir, o);
+  return o;
+}
+
+/** Forget an owner file that went (cleanup, a directory removed): the next take writes it again. */
+function dropOwnerFile(dir: string): void {
+  const o = ownerFiles.get(dir);
+  if (o) {
+    try {
+      unlinkSync(o.path);
+    } catch {
+      // gone
+    }
+  }
+  ownerFiles.delete(dir);
+}
+
 export interface AcquireOptions {
   /** The owner recorded in the file; this process by default. */
   pid?: number;
@@ -119,6 +200,8 @@ export interface AcquireOptions {
   /** The liveness check, injected by tests; the one in identity/system.ts by default. */
   alive?: (pid: number, start: string) => boolean;
   now?: () => number;
+  /** Take it by linking this process's owner file (withLock); only for this process's own locks. */
+  link?: boolean;
 }
 
 export type Acquired = { ok: true } | { ok: false; owner: LockOwner | null };
@@ -130,9 +213,30 @@ export function tryAcquire(path: string, opts: AcquireOptions = {}): Acquired {
   const alive = opts.alive ?? ((p: number, s: string) => processAlive(p, s));
   const now = opts.now ?? Date.now;
   let madeDir = false;
+  let relinked = false;
+  const dir = dirname(path);
   for (let attempt = 0; attempt < 3; attempt++) {
+    const mine = opts.link === true && pid === process.pid ? ownerFileIn(dir, now()) : null;
     let fd: number | undefined;
-    try {
+    if (mine !== null) {
+      try {
+        linkSync(mine.path, path);
+        return { ok: true };
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') {
+          // ENOENT: the owner file went (cleanup) and is written again. Anything else is a
+          // filesystem without hard links: O_EXCL in this directory from now on.
+          dropOwnerFile(dir);
+          if (code !== 'ENOENT') ownerFiles.set(dir, null);
+          if (!relinked) {
+            relinked = true;
+            attempt--;
+          }
+          continue;
+        }
+      }
+    } else try {
       fd = openSync(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_WRONLY, FILE_MODE);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -140,7 +244,7 @@ export function tryAcquire(path: string, opts: AcquireOptions = {}): Acquired {
       // ledger's lock once per message).
       if (code === 'ENOENT' && !madeDir) {
         madeDir = true;
-        ensureDir(dirname(path));
+        ensureDir(dir);
         attempt--;
         continue;
       }
@@ -174,6 +278,25 @@ export function tryAcquire(path: string, opts: AcquireOptions = {}): Acquired {
 
 /** Release a lock this owner holds; a lock someone else holds is left alone. */
 export function release(path: string, pid = process.pid): void {
+  const o = pid === process.pid ? ownerFiles.get(dirname(path)) : undefined;
+  if (o) {
+    // Taken by link: the name is this process's owner file. One stat, no read.
+    let ino: number | undefined;
+    try {
+      ino = lstatSync(path, { throwIfNoEntry: false })?.ino;
+    } catch {
+      return;
+    }
+    if (ino === undefined) return;
+    if (ino === o.ino) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // already gone
+      }
+      return;
+    }
+  }
   if (readOwner(path)?.pid !== pid) return;
   try {
     unlinkSync(path);
@@ -186,7 +309,7 @@ export function withLock<T>(lockPath: string, fn: () => T, opts: { waitMs?: numb
   const deadline = Date.now() + (opts.waitMs ?? WAIT_MS);
   let delay = 1;
   for (;;) {
-    const r = tryAcquire(lockPath, opts.alive ? { alive: opts.alive } : {});
+    const r = tryAcquire(lockPath, { link: true, ...(opts.alive ? { alive: opts.alive } : {}) });
     if (r.ok) break;
     if (Date.now() > deadline) {
       const who = r.owner ? `pid ${r.owner.pid}` : 'a process that has not written its pid';

@@ -49,6 +49,8 @@ export interface SensorOptions {
   readerGone?: (() => boolean) | undefined;
   /** Resolves when the sensor should stop (signals); injected so tests can stop it. */
   stopSignal?: Promise<void>;
+  /** Called once the sensor is up and has delivered what was waiting (the CLI: steadyState). */
+  started?: () => void;
 }
 
 export interface SensorExit {
@@ -245,6 +247,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   }
   // Messages written while the watcher was starting.
   scan();
+  opts.started?.();
 
   // ---- ticks: liveness, /clear, membership fallback, heartbeat
   let lastBeat = opts.now();

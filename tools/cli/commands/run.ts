@@ -2,6 +2,7 @@
 // lines until its Claude process is gone, stdout closes, or a signal arrives.
 
 import { writeSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import type { Ctx } from '../context.js';
 import { usageError } from '../../bus/errors.js';
 import { createReaderProbe } from '../../sensor/reader-probe.js';
@@ -36,6 +37,20 @@ export function fdLineWriter(fd: number): (line: string) => void {
       }
     }
   };
+}
+
+/**
+ * Past its start, the sensor's process stops tiering code up to V8's optimizing compiler
+ * (TurboFan; interpreted and baseline code keep running). A sensor spends about a millisecond
+ * of JavaScript per message, the same code on the same messages in every session, so each
+ * optimizing compile (10-30 ms of CPU, as a function turns hot) came to every sensor at the
+ * same message: with 100 sessions on two cores, a few seconds of compiling in one burst, and
+ * the fan-out's p99 (issue #12 §3). Without them the CPU per message is the same (docs/
+ * benchmarks.md, "Fan-out"). The start (the first listing of a long history) keeps the
+ * optimizer: what it makes hot is compiled then, before this.
+ */
+export function steadyState(): void {
+  setFlagsFromString('--max-opt=1');
 }
 
 export async function runRun(ctx: Ctx, input: RunInput): Promise<SensorExit> {
@@ -76,6 +91,8 @@ export async function runRun(ctx: Ctx, input: RunInput): Promise<SensorExit> {
       pollIntervalMs: input.interval,
       trace: input.trace,
       stopSignal,
+      // Only a sensor that owns its process changes how V8 compiles it (not one in a test's).
+      ...(onFd1 && !input.stopSignal ? { started: steadyState } : {}),
     });
   } finally {
     for (const [sig, h] of handlers) process.off(sig, h);
