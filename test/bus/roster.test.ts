@@ -12,6 +12,7 @@ import { processAlive } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey, nicknameFor } from '../../tools/wire/names.js';
 import { type FakeSession, type TempBus, ME, procStart, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
+import { ids, put } from '../helpers/delivery.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -237,5 +238,28 @@ describe('peers and status', () => {
     expect((await status()).inbox.unread).toBe(1);
     expect((await runInProcess(['status'], { env: a.env })).stdout).toContain('sensor:   not running');
     expect(readdirSync(join(bus.root, 'signals')).filter((n) => n !== '.tmp').sort()).toEqual(['@ops', '_broadcast', attendKey(a.cwd)].sort());
+  });
+
+  it('status of a session with no ledger yet counts what its first wake delivers, from the listings: recent #open and channel messages, a hand-written one too, not the old history', async () => {
+    const a = session();
+    await runInProcess(['join', 'ops'], { env: a.env });
+    const old = ids(() => Date.now() - 3_600_000);
+    for (let i = 0; i < 30; i++) put(bus.root, old, { scope: { kind: 'open' }, to: '*', body: `old ${i}` });
+    put(bus.root, old, { scope: { kind: 'channel', name: 'ops' }, to: '#ops', body: 'old in ops' });
+    const now = ids();
+    put(bus.root, now, { scope: { kind: 'open' }, to: '*', body: 'recent' });
+    put(bus.root, now, { scope: { kind: 'channel', name: 'ops' }, to: '#ops', body: 'recent in ops' });
+    // Written without attend (no index line), a moment ago.
+    writeFileSync(join(bus.root, 'signals', '_broadcast', `${now()}.signal`), 'external:old@pts-1|p|/p|from_kind:human|from_id:old|to:*|by hand\n', { mode: 0o600 });
+    const status = async () => JSON.parse((await runInProcess(['status', '--json'], { env: a.env })).stdout) as { inbox: { total: number; unread: number }; delivery: { ledger: { state: string } } };
+    const before = await status();
+    expect(before.delivery.ledger.state).toBe('missing');
+    expect(before.inbox.total).toBe(34);
+    expect(before.inbox.unread).toBe(3);
+    const drained = await runInProcess(['inbox', '--drain', '--format', 'plain'], { env: a.env });
+    expect(drained.stdout).toMatch(/^\[attend\] 3 peer messages delivered/);
+    expect(drained.stdout).toContain('31 earlier messages not shown');
+    expect(drained.stdout).toContain('[1 message, old, #open');
+    expect((await status()).inbox.unread).toBe(0);
   });
 });

@@ -349,12 +349,12 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
  * What the next delivery cycle would surface, without taking the lock or writing anything
  * (`attend status`: its unread count is what the next wake delivers, issue #10 §5).
  */
-export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions, 'now' | 'reporter'>): Pending {
+export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions, 'now' | 'reporter'> & { recent?: RecentIds }): Pending {
   const now = opts.now;
   const read = readLedger(root, who.id);
   const cold = read.state !== 'ok';
   const ledger = read.state === 'ok' ? read.ledger : newLedger(who.id, now);
-  const dirs = readDirs(root, who, ledger, cold, now, opts.reporter, false);
+  const dirs = readDirs(root, who, ledger, cold, now, opts.reporter, false, opts.recent);
   const gate = createGate(root, who);
   if (gate.broken() !== null) return { fresh: [], cold, hidden: 0, invited: [], ledger };
   const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, gatedReader(root, gate, opts.reporter));
@@ -373,7 +373,15 @@ function gatedReader(root: string, gate: Gate, reporter: Reporter, policyOnly = 
  * Each receive directory's new ids. A channel joined since the ledger began starts at the
  * join (what came before is owed only through an invite), so its watermark is set first.
  */
-function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number, reporter: Reporter, reconcile = true): DirListing[] {
+/**
+ * For a peek (`attend status`): the ids at or above `floor` in a directory, and how many
+ * messages sort below it, from a listing the caller already holds (tools/bus/listing.ts, kept
+ * exact by the same index rules); null to list the directory. A cold start of #open would
+ * otherwise walk every name in it to find the last two minutes (issue #12 §2).
+ */
+export type RecentIds = (scope: Scope, floor: string, floorTime: number) => { ids: string[]; older: number } | null;
+
+function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number, reporter: Reporter, reconcile = true, recent?: RecentIds): DirListing[] {
   let joinedAt: Record<string, number> | undefined;
   const joined = (channel: string): number => {
     joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
@@ -383,6 +391,10 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
     const dirName = scopeDirName(scope);
     if (ledger.marks[dirName] === undefined && !cold && scope.kind === 'channel') ledger.marks[dirName] = joinMark(joined(scope.name), now);
     const mark = ledger.marks[dirName];
+    if (mark === undefined && scope.kind !== 'tray' && recent) {
+      const r = recent(scope, idFloor(now - COLD_RECENT_MS), now - COLD_RECENT_MS);
+      if (r) return { scope, dirName, ids: r.ids, index: undefined, older: r.older };
+    }
     return listDir(scopeDir(root, scope), scope, dirName, {
       mark,
       prev: ledger.index[dirName],

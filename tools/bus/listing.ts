@@ -879,3 +879,18 @@ export function mergeDescending(ls: readonly ScopeListing[], below?: Key): { pee
     },
   };
 }
+
+/**
+ * The ids of a listing at or above `floor` (idFloor(floorTime), tools/wire/ids.ts), ascending,
+ * and how many of its messages sort below: from the newest entries only. An entry's time is
+ * its id's time (or, for a file whose id carries none, its mtime), so the walk stops a minute
+ * before the floor's time, leaving room for an mtime that trails its id.
+ */
+export function idsFrom(listing: ScopeListing, floor: string, floorTime: number): { ids: string[]; older: number } {
+  const ids: string[] = [];
+  const cur = listing.descending();
+  for (let e = cur.next(); e !== null && e.time >= floorTime - 60_000; e = cur.next()) {
+    if (e.id >= floor && isMessageId(e.id)) ids.push(e.id);
+  }
+  return { ids: ids.sort(), older: Math.max(0, listing.size - ids.length) };
+}
