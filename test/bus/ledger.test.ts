@@ -213,6 +213,8 @@ describe('consumption ledger', () => {
     expect(r.pending.fresh).toEqual([]);
     expect(deliveryStatus(bus.root, 'sid-a').ledger.state).toBe('missing');
     expect(deliveryStatus(bus.root, 'sid-a2').ledger.state).toBe('ok');
+    // The old id's directory goes, this process's lock owner file in it too.
+    expect(existsSync(dirname(ledgerFile(bus.root, 'sid-a')))).toBe(false);
   });
 
   it('gives one sensor per session and takes over a dead owner\'s claim', () => {

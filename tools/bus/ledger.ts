@@ -29,7 +29,7 @@ import { readAll, writeAll, writeError, writeFileAtomic } from './atomic.js';
 import { type IndexState, indexedIdsBetween, readIndex } from './dir-index.js';
 import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
-import { withLock } from './lock.js';
+import { dropOwnerFile, withLock } from './lock.js';
 import { clearOwed, readOwed } from './owed.js';
 import { COLD_RECENT_MS, type DirListing, type Ledger, type Pending, idFloor, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './pending.js';
 import { receiveScopes } from './receive.js';
@@ -157,6 +157,8 @@ function removeLedger(root: string, sid: string): void {
       // not there
     }
   }
+  // This process's own lock owner file is there if it took the lock (moveLedger did).
+  dropOwnerFile(sessionLedgerDir(root, sid));
   try {
     rmdirSync(sessionLedgerDir(root, sid));
   } catch {

@@ -178,8 +178,11 @@ function ownerFileIn(dir: string, now: number): OwnerFile | null {
   return o;
 }
 
-/** Forget an owner file that went (cleanup, a directory removed): the next take writes it again. */
-function dropOwnerFile(dir: string): void {
+/**
+ * Remove this process's owner file in `dir` (before removing the directory itself): a later
+ * take there writes it again. Forgets an owner file that went, too.
+ */
+export function dropOwnerFile(dir: string): void {
   const o = ownerFiles.get(dir);
   if (o) {
     try {
