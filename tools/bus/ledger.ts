@@ -58,7 +58,7 @@ export function sessionLedgerDir(root: string, sid: string): string {
  * The ledger is a log: each delivery cycle appends the whole ledger as one line, and the last
  * complete line is the ledger. An append makes no file and frees none; the rename of a
  * rewritten file did both, for every sensor on every message, and ext4 grows slower to make
- * a file the more files were freed in the last seconds (issue #12 §3: with 100 sessions a
+ * a file the more files were freed in the last seconds (issue #12 §3: with 20 sessions a
  * fifth of the sensors' CPU went to making and freeing these files and the locks). Once the
  * log passes LOG_COMPACT_BYTES it is rewritten as its last line (one rename in many cycles).
  * Each line starts on a line of its own (a newline first), so an append a crash cut short

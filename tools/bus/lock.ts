@@ -8,8 +8,8 @@
 // in `.owner-<pid>-<start>`, and links that file to the lock's name; release unlinks the
 // name. So a lock taken and released makes no file and frees none. Making and freeing a lock
 // file on every take (a sensor takes its ledger's lock once per message) slowed ext4's inode
-// allocator, which passes over every inode freed in the last seconds: with 100 sessions that
-// was a sixth of the sensors' CPU, and grew with the sessions (issue #12 §3). The owner files
+// allocator, which passes over every inode freed in the last seconds: with 20 sessions it
+// was a sixth of the sensors' CPU (perf), and grew with the sessions (issue #12 §3). The owner files
 // go when the process exits; `attend cleanup` removes those of processes that died.
 //
 // Takeover (issue #9 §5): a lock is stale only when its owner process is gone (pid + start
