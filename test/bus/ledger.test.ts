@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { LOG_COMPACT_BYTES, type Pending, ledgerFile, moveLedger, readLedger, takePending } from '../../tools/bus/ledger.js';
 import { claimSensor, deliveryStatus, releaseSensor } from '../../tools/bus/sensor-claim.js';
 import { scopeDir } from '../../tools/bus/layout.js';
+import { withListings } from '../../tools/bus/listing.js';
 import { createReporter } from '../../tools/bus/signals.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
@@ -151,6 +152,47 @@ describe('consumption ledger', () => {
     expect(r.pending.fresh.map((m) => m.id)).toEqual([next]);
     expect(existsSync(legacy)).toBe(false);
     expect(existsSync(ledgerFile(bus.root, 'sid-a'))).toBe(true);
+  });
+
+  it('a cold start takes #open from its listing cache when the index brings it up to date, and plans exactly what a full listing would', () => {
+    const old = ids(() => Date.now() - 3_600_000);
+    for (let i = 0; i < 40; i++) put(bus.root, old, { scope: OPEN, to: '*', body: `old ${i}` });
+    const mk = ids();
+    const recent = [put(bus.root, mk, { scope: OPEN, to: '*', body: 'recent' })];
+    const byHand = mk();
+    writeFileSync(pjoin(scopeDir(bus.root, OPEN), `${byHand}.signal`), 'external:old@pts-1|p|/p|from_kind:human|from_id:old|to:*|by hand\n', { mode: 0o600 });
+    recent.push(byHand);
+    // Without a cache: the directory is walked.
+    const walked = take(agent('sid-walk', ORIGIN));
+    expect(existsSync(pjoin(bus.root, 'cache', 'listing', '_broadcast'))).toBe(false);
+    // A listing (attend inbox, status, the chat) made the cache; a later write is indexed.
+    withListings(bus.root, [OPEN], { now: Date.now(), reporter: createReporter(() => {}) }, () => {});
+    recent.push(put(bus.root, mk, { scope: OPEN, to: '*', body: 'after the listing' }));
+    const at = Date.now() + 1_000;
+    const cached = take(agent('sid-cache', ORIGIN), true, at);
+    expect(walked.pending.fresh.map((m) => m.id).sort()).toEqual(recent.slice(0, 2).sort());
+    expect(cached.pending.fresh.map((m) => m.id).sort()).toEqual([...recent].sort());
+    expect(cached.pending.hidden).toBe(40);
+    expect(walked.pending.hidden).toBe(40);
+    // It came from the cache: the state recorded is the cache's, whose last full listing was
+    // before this cycle (a walk records the cycle's own time), and it stands for a full
+    // listing (the "missed file" marks are set). The next cycle reads the index on from it.
+    const st = (readLedger(bus.root, 'sid-cache') as { ledger: { index: Record<string, { lmark?: string; listed: number }> } }).ledger.index['_broadcast']!;
+    expect(st.listed).toBeLessThan(at);
+    expect(st.lmark).toBeDefined();
+    const next = put(bus.root, mk, { scope: OPEN, to: '*', body: 'next' });
+    expect(take(agent('sid-cache', ORIGIN)).pending.fresh.map((m) => m.id)).toEqual([next]);
+  });
+
+  it('a cold start lists the directory when its listing cache cannot be brought up to date from the index', () => {
+    const mk = ids();
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'indexed' });
+    withListings(bus.root, [OPEN], { now: Date.now(), reporter: createReporter(() => {}) }, () => {});
+    // A file without an index line, settled: the cache cannot explain the directory any more.
+    const byHand = mk();
+    writeFileSync(pjoin(scopeDir(bus.root, OPEN), `${byHand}.signal`), 'external:old@pts-1|p|/p|from_kind:human|from_id:old|to:*|by hand\n', { mode: 0o600 });
+    const r = take(agent('sid-late', ORIGIN), true, Date.now() + 200);
+    expect(r.pending.fresh.map((m) => m.body)).toEqual(expect.arrayContaining(['indexed', 'by hand']));
   });
 
   it("reads the single-file ledger of attend 0.4 to 0.6 and carries on in the log", () => {

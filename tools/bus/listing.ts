@@ -691,11 +691,38 @@ export function dropCache(root: string, dirName: string): void {
   }
 }
 
-function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boolean): ScopeListing {
+/**
+ * A scope's listing only when its cache is there and the directory's index explains every
+ * change since (brought up to date from it); null when that would take a full listing or a
+ * rebuild. For a reader that can list the directory itself instead (tools/bus/ledger.ts).
+ */
+export function cachedListing<T>(root: string, scope: Scope, opts: ListingOptions, fn: (l: ScopeListing) => T): T | null {
+  let l: ScopeListing | null;
+  try {
+    l = refresh(root, scope, opts, false, true);
+  } catch (err) {
+    if (!(err instanceof ListingCorrupt)) throw err;
+    return null;
+  }
+  if (l === null) return null;
+  try {
+    return fn(l);
+  } catch (err) {
+    if (err instanceof ListingCorrupt) return null;
+    throw err;
+  } finally {
+    l.close();
+  }
+}
+
+function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boolean): ScopeListing;
+function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boolean, cachedOnly: true): ScopeListing | null;
+function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boolean, cachedOnly = false): ScopeListing | null {
   const dir = scopeDir(root, scope);
   const dirName = scopeDirName(scope);
   const problem = scopeDirProblem(dir);
   if (problem !== null) {
+    if (cachedOnly) return null;
     opts.reporter.unreadable?.(dir, problem);
     return emptyListing(scope);
   }
@@ -710,13 +737,18 @@ function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boo
   }
   const now = opts.now;
   const before = dirStamp(dir);
-  if (before === '-' || !st) {
+  if (before === '-' || !st || (cachedOnly && !st.index)) {
     if (opened) closeSync(opened.fd);
+    if (cachedOnly) return null;
     return before === '-' ? emptyListing(scope) : rebuild(scope, dir, cdir, null, readIndex(dir, undefined, now), before, opts);
   }
   const r = readIndex(dir, toIndexState(st.index), now);
   const view = viewOf(scope, dirName, cdir, st, opened, r.ok ? r.state : toIndexState(st.index));
   if (r.ok) return update(scope, dir, cdir, st, view, r.ids, r.state, opts);
+  if (cachedOnly) {
+    view.close();
+    return null;
+  }
   return rebuild(scope, dir, cdir, { st, view }, r, before, opts);
 }
 

@@ -2,14 +2,13 @@
 // unread count is what the next delivery wake would surface — and what delivers to it.
 
 import type { VerbCtx } from './context.js';
-import type { Scope } from '../wire/envelope.js';
 import { processAlive } from '../identity/system.js';
 import { type RelayHealth, relayHealth } from '../bus/remote.js';
 import { joinedChannels } from '../bus/channels.js';
 import { scopeDirName, scopeLabel } from '../bus/layout.js';
 import { type Delivery, deliveryOf, readPresence } from '../bus/presence.js';
 import { listScopes, silentReporter } from '../bus/signals.js';
-import { idsFrom, withListings } from '../bus/listing.js';
+import { withListings } from '../bus/listing.js';
 import { createGate } from '../bus/gate.js';
 import { busError } from '../bus/errors.js';
 import { peekPending } from '../bus/ledger.js';
@@ -62,23 +61,17 @@ export function runStatus(ctx: VerbCtx): StatusResult {
   const others = all.filter((s) => !mineDirs.has(scopeDirName(s)));
   const channels = joinedChannels(root, who.id);
   const sizes = new Map<string, number>();
-  let unread = 0;
   const total = withListings(root, mine, { now, reporter: ctx.reporter }, (ls) => {
     for (const l of ls) sizes.set(l.dirName, l.size);
-    // What the next wake would deliver; a session with no ledger yet takes its recent #open
-    // and channel ids from these listings instead of walking every name (issue #12 §2).
-    const byDir = new Map(ls.map((l) => [l.dirName, l]));
-    const recent = (scope: Scope, floor: string, floorTime: number) => {
-      const l = byDir.get(scopeDirName(scope));
-      return l ? idsFrom(l, floor, floorTime) : null;
-    };
-    unread = peekPending(root, who, { now, reporter: ctx.reporter, recent }).fresh.length;
     return countInbox(ctx, ls);
   });
   // Other sessions' trays are only counted: a problem there is theirs to hear about.
   withListings(root, others, { now, reporter: silentReporter }, (ls) => {
     for (const l of ls) sizes.set(l.dirName, l.size);
   });
+  // What the next wake would deliver (with no ledger yet, a cold-start plan over the listings
+  // just brought up to date).
+  const unread = peekPending(root, who, { now, reporter: ctx.reporter }).fresh.length;
   const scopes = all.map((scope) => ({
     scope: scope.kind === 'tray' ? `tray ${scope.key}` : scopeLabel(scope),
     dir: scopeDirName(scope),
