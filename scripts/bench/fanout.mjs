@@ -49,7 +49,9 @@ async function measure(bin, tmp, n, rounds, restSeconds) {
     const ticks = sensors.reduce((sum, s, i) => sum + cpuTicks(s.proc.pid) - c0[i], 0);
     return { n, first, p50: pct(lastLine, 50), p99: pct(lastLine, 99), restCpu: (ticks / 100 / wall) * 100 };
   } finally {
-    for (const s of sensors) s.proc.kill('SIGTERM');
+    // Wait for every sensor to be gone: one still stopping recreates its tray under the
+    // removal of the temporary bus.
+    await Promise.all(sensors.map((s) => new Promise((r) => (s.proc.exitCode !== null || s.proc.signalCode !== null ? r() : (s.proc.once('exit', r), s.proc.kill('SIGTERM'))))));
     for (const s of sessions) s.proc.kill('SIGKILL');
   }
 }
