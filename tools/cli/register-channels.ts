@@ -246,7 +246,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .command('cleanup')
     .description('remove messages of projects that are gone, empty trays, stale members and orphan channel directories')
     .option('--dry-run', 'list what would be removed, with sizes, and remove nothing')
-    .option('--all', 'also remove per-session state (heartbeats, owed backlog, last shown, ledgers, sensor claims) of sessions that are gone')
+    .option('--all', 'also remove per-session state (heartbeats, owed backlog, last shown, ledgers, sensor claims) of sessions that are gone, and lock owner files of processes that ended')
     .option('--older-than <duration>', 'also remove messages older than this (90d, 12h, 2w) from every scope, except what a live reader has not been shown')
     .option('--json', 'print JSON')
     .addHelpText(
