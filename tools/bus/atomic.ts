@@ -66,10 +66,15 @@ export function readTextIfAny(path: string): string | null {
 export function fileStamp(path: string): string {
   try {
     const st = statSync(path, { throwIfNoEntry: false });
-    return st === undefined ? '-' : `${st.mtimeMs}:${st.size}:${st.ino}`;
+    return st === undefined ? '-' : statStamp(st);
   } catch {
     return '-';
   }
+}
+
+/** fileStamp of a stat already in hand (an fstat after a write). */
+export function statStamp(st: { ino: number; size: number; mtimeMs: number }): string {
+  return `${st.mtimeMs}:${st.size}:${st.ino}`;
 }
 
 /** The failure as one bus error naming the file: `cannot write <path>: no space left (ENOSPC)`. */

@@ -88,10 +88,9 @@ export function readIndexTail(dir: string, prev: IndexTail | undefined): { ids: 
   const fd = openIndex(dir);
   if (fd === null) return null;
   try {
-    const st = fstatSync(fd, { bigint: true });
-    if (!st.isFile()) return null;
-    const file = `${st.ino}:${st.birthtimeNs}`;
-    const size = Number(st.size);
+    const f = indexFile(fd);
+    if (f === null) return null;
+    const { file, size } = f;
     if (!prev || prev.file !== file || size < prev.off) return { ids: [], tail: { file, off: size }, reset: true };
     const buf = readAll(fd, size - prev.off, prev.off);
     const end = buf.lastIndexOf(10) + 1;
@@ -156,6 +155,15 @@ function lineIds(text: string): string[] {
   return ids;
 }
 
+/**
+ * The open index's identity (inode and birth time: a recreated index is another file) and
+ * size; null when it is not a plain file.
+ */
+function indexFile(fd: number): { file: string; size: number } | null {
+  const st = fstatSync(fd, { bigint: true });
+  return st.isFile() ? { file: `${st.ino}:${st.birthtimeNs}`, size: Number(st.size) } : null;
+}
+
 /** `dir`'s index opened for reading (never through a symbolic link), or null. */
 function openIndex(dir: string): number | null {
   try {
@@ -203,10 +211,9 @@ export function readIndex(dir: string, prev: IndexState | undefined, now: number
     return { ok: false, why: 'no index', state: { file: NO_INDEX, off: 0, mtime: current, listed: now, known: [] } };
   }
   try {
-    const st = fstatSync(fd, { bigint: true });
-    if (!st.isFile()) return { ok: false, why: 'not a file', state: undefined };
-    const file = `${st.ino}:${st.birthtimeNs}`;
-    const size = Number(st.size);
+    const f = indexFile(fd);
+    if (f === null) return { ok: false, why: 'not a file', state: undefined };
+    const { file, size } = f;
     const fresh: IndexState = { file, off: size, mtime: current, listed: now, known: [] };
     if (!prev) return { ok: false, why: 'first sight', state: fresh };
     if (prev.file !== file) return { ok: false, why: 'index replaced', state: fresh };

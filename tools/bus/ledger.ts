@@ -20,12 +20,12 @@
 // the record happen inside one hold of it, so two conduits never surface the same message.
 // Delivery comes before the record: a crash in between repeats only the messages in flight.
 
-import { type Dir, closeSync, fstatSync, openSync, opendirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, constants as fsc } from 'node:fs';
+import { type Dir, closeSync, fstatSync, openSync, opendirSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
 import type { Identity } from '../identity/resolve.js';
 import type { Scope } from '../wire/envelope.js';
 import { isMessageId } from '../wire/ids.js';
-import { readAll, writeAll, writeError, writeFileAtomic } from './atomic.js';
+import { fileStamp, readAll, statStamp, writeAll, writeError, writeFileAtomic } from './atomic.js';
 import { type IndexState, indexedIdsBetween, readIndex } from './dir-index.js';
 import { readChannels } from './channels.js';
 import { scopeDir, scopeDirName, stateDir } from './layout.js';
@@ -149,8 +149,8 @@ export function readLedger(root: string, sid: string): LedgerRead {
   return { state: 'missing' };
 }
 
-/** Remove what is left of a session's ledger: the log, older forms, its directory. */
-function removeLedger(root: string, sid: string): void {
+/** Remove a session's ledger in every form it may have: the log and the older single files. */
+function unlinkLedger(root: string, sid: string): void {
   for (const f of [ledgerFile(root, sid), plainLedgerFile(root, sid), legacyLedgerFile(root, sid)]) {
     try {
       unlinkSync(f);
@@ -158,6 +158,10 @@ function removeLedger(root: string, sid: string): void {
       // not there
     }
   }
+}
+
+/** Remove a session's ledger directory once its ledger is gone and its lock released. */
+function removeLedgerDir(root: string, sid: string): void {
   // This process's own lock owner file is there if it took the lock (moveLedger did).
   dropOwnerFile(sessionLedgerDir(root, sid));
   try {
@@ -167,20 +171,13 @@ function removeLedger(root: string, sid: string): void {
   }
 }
 
-/** A file's identity while its ledger's lock is held: inode, size, mtime. */
-type Stamp = string;
-
-function stampOf(st: { ino: number; size: number; mtimeMs: number }): Stamp {
-  return `${st.ino}:${st.size}:${st.mtimeMs}`;
-}
-
 /**
  * Not synced (issue #12 §3: with 100 sessions every broadcast meant 100 journal commits).
  * A ledger a crash rolled back repeats the lines in flight (delivery comes before the
  * record anyway); a line a crash cut short is passed over for the one before it. Neither
- * loses a message. Returns the log's stamp after the write.
+ * loses a message. Returns the log's fileStamp after the write.
  */
-function writeLedger(root: string, ledger: Ledger): Stamp {
+function writeLedger(root: string, ledger: Ledger): string {
   const file = ledgerFile(root, ledger.sid);
   const line = JSON.stringify(ledger);
   let fd: number;
@@ -200,26 +197,18 @@ function writeLedger(root: string, ledger: Ledger): Stamp {
   } finally {
     closeSync(fd);
   }
-  if (st.size <= LOG_COMPACT_BYTES) return stampOf(st);
+  if (st.size <= LOG_COMPACT_BYTES) return statStamp(st);
   writeFileAtomic(file, `${line}\n`, { sync: false });
-  return stampOf(statSync(file));
+  return fileStamp(file);
 }
 
 /**
- * This process's ledger per log file as its last cycle left it, with the stamp of the log
- * then: a long-running reader (the sensor) does not read back and parse what it wrote
- * itself unless another process wrote since. Handed to one cycle at a time, under the lock.
+ * This process's ledger per log file as its last cycle left it, with the log's fileStamp
+ * then (inode, size, mtime; read under the lock, so no other writer is between): a
+ * long-running reader (the sensor) does not read back and parse what it wrote itself unless
+ * another process wrote since. Handed to one cycle at a time, under the lock.
  */
-const kept = new Map<string, { stamp: Stamp; ledger: Ledger }>();
-
-function logStamp(file: string): Stamp | null {
-  try {
-    const st = statSync(file, { throwIfNoEntry: false });
-    return st ? stampOf(st) : null;
-  } catch {
-    return null;
-  }
-}
+const kept = new Map<string, { stamp: string; ledger: Ledger }>();
 
 /**
  * Ids in a directory that sort at or above `mark`, ascending, and how many valid ids sort
@@ -281,11 +270,11 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
   return withLock(ledgerLock(root, who.id), () => {
     const now = opts.now;
     const file = ledgerFile(root, who.id);
-    const stamp = logStamp(file);
+    const stamp = fileStamp(file);
     const mine = kept.get(file);
     // Taken out for this cycle: a cycle that fails part-way leaves nothing half-changed behind.
     kept.delete(file);
-    const read: LedgerRead = mine !== undefined && stamp !== null && mine.stamp === stamp ? { state: 'ok', ledger: mine.ledger } : readLedger(root, who.id);
+    const read: LedgerRead = mine !== undefined && stamp !== '-' && mine.stamp === stamp ? { state: 'ok', ledger: mine.ledger } : readLedger(root, who.id);
     let ledger: Ledger;
     let cold = false;
     if (read.state === 'ok') ledger = read.ledger;
@@ -335,7 +324,7 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     // without new consumption `above` only shrinks as the marks move, which the key shows.
     const legacy = read.state === 'ok' ? read.legacy : undefined;
     if (read.state !== 'ok' || legacy !== undefined || consumed.length > 0 || keyOf(ledger) !== was) kept.set(file, { stamp: writeLedger(root, ledger), ledger });
-    else if (stamp !== null) kept.set(file, { stamp, ledger });
+    else if (stamp !== '-') kept.set(file, { stamp, ledger });
     if (legacy !== undefined) {
       try {
         unlinkSync(legacy);
@@ -419,9 +408,8 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
 function coldFromListing(root: string, scope: Scope, dirName: string, now: number, reporter: Reporter): DirListing | null {
   return cachedListing(root, scope, { now, reporter }, (l): DirListing | null => {
     if (l.mark === undefined) return null;
-    const { ids, older } = idsFrom(l, idFloor(now - COLD_RECENT_MS), now - COLD_RECENT_MS);
-    const lmark = idFloor(now);
-    const index: IndexState = { ...l.mark, known: [], lmark, loff: l.mark.off, lseen: idsFrom(l, lmark, now).ids };
+    const { ids, older } = idsFrom(l, now - COLD_RECENT_MS);
+    const index: IndexState = { ...l.mark, known: [], lmark: idFloor(now), loff: l.mark.off, lseen: idsFrom(l, now).ids };
     return { scope, dirName, ids, index, older };
   });
 }
@@ -527,16 +515,10 @@ export function moveLedger(root: string, fromSid: string, toSid: string): boolea
     read.ledger.sid = toSid;
     writeLedger(root, read.ledger);
     kept.delete(ledgerFile(root, fromSid));
-    for (const f of [ledgerFile(root, fromSid), plainLedgerFile(root, fromSid), legacyLedgerFile(root, fromSid)]) {
-      try {
-        unlinkSync(f);
-      } catch {
-        // already gone
-      }
-    }
+    unlinkLedger(root, fromSid);
     return true;
   });
   // The lock is released by now: the old session's directory can go.
-  if (moved) removeLedger(root, fromSid);
+  if (moved) removeLedgerDir(root, fromSid);
   return moved;
 }

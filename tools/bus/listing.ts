@@ -36,7 +36,8 @@ import { dirname, join } from 'node:path';
 import { type Scope, addressees, resolveEnvelope } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { readAll, writeFileAtomic } from './atomic.js';
-import { type IndexRead, type IndexState, NO_INDEX, RECONCILE_MS, dirStamp, readIndex } from './dir-index.js';
+import { idFloor } from './pending.js';
+import { type IndexRead, type IndexState, NO_INDEX, dirStamp, readIndex } from './dir-index.js';
 import { cacheDir, scopeDir, scopeDirName } from './layout.js';
 import { type Reporter, SIGNAL_EXT, listIds, readSignalFile, scopeDirProblem } from './signals.js';
 
@@ -913,12 +914,13 @@ export function mergeDescending(ls: readonly ScopeListing[], below?: Key): { pee
 }
 
 /**
- * The ids of a listing at or above `floor` (idFloor(floorTime), tools/wire/ids.ts), ascending,
- * and how many of its messages sort below: from the newest entries only. An entry's time is
- * its id's time (or, for a file whose id carries none, its mtime), so the walk stops a minute
- * before the floor's time, leaving room for an mtime that trails its id.
+ * The ids of a listing made at or after `floorTime` (at or above its id floor, idFloor),
+ * ascending, and how many of its messages sort below: from the newest entries only. An
+ * entry's time is its id's time (or, for a file whose id carries none, its mtime), so the
+ * walk stops a minute before the floor's time, leaving room for an mtime that trails its id.
  */
-export function idsFrom(listing: ScopeListing, floor: string, floorTime: number): { ids: string[]; older: number } {
+export function idsFrom(listing: ScopeListing, floorTime: number): { ids: string[]; older: number } {
+  const floor = idFloor(floorTime);
   const ids: string[] = [];
   const cur = listing.descending();
   for (let e = cur.next(); e !== null && e.time >= floorTime - 60_000; e = cur.next()) {

@@ -7,11 +7,12 @@
 // write, or the reader probe on a tick while idle: tools/sensor/reader-probe.ts), or on
 // SIGTERM/SIGINT/SIGHUP (Monitor's expiry) — so a re-armed Monitor never leaves an orphan.
 
-import { existsSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { readSessionRecordFile } from '../identity/system.js';
 import { channelsFile } from '../bus/channels.js';
+import { fileStamp } from '../bus/atomic.js';
 import { moveLedger, readLedger } from '../bus/ledger.js';
 import { claimSensor, moveSensorClaim, releaseSensor } from '../bus/sensor-claim.js';
 import { scopeDir, scopeLabel } from '../bus/layout.js';
@@ -203,10 +204,10 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     usePolling = true;
     return startWatcher();
   };
-  let membershipStamp = channelsStamp(root);
+  let membershipStamp = fileStamp(channelsFile(root));
   let watchingLabel = scopesLabel();
   const onMembership = async () => {
-    membershipStamp = channelsStamp(root);
+    membershipStamp = fileStamp(channelsFile(root));
     const label = scopesLabel();
     if (label !== watchingLabel) {
       watchingLabel = label;
@@ -272,7 +273,7 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
         void onMembership();
       }
     }
-    const stamp = channelsStamp(root);
+    const stamp = fileStamp(channelsFile(root));
     if (stamp !== membershipStamp) void onMembership();
     watcher?.check();
     if (opts.now() - lastBeat >= HEARTBEAT_MS) {
@@ -292,16 +293,6 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   return { reason: stopping ?? 'signal', delivered };
 }
 
-function channelsStamp(root: string): string {
-  const file = channelsFile(root);
-  if (!existsSync(file)) return '';
-  try {
-    const st = statSync(file);
-    return `${st.mtimeMs}:${st.ino}:${st.size}`;
-  } catch {
-    return '';
-  }
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
