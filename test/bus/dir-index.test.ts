@@ -5,7 +5,7 @@
 import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { INDEX_NAME, NO_INDEX, RECONCILE_MS, SETTLE_MS, dirStamp, readIndex } from '../../tools/bus/dir-index.js';
+import { INDEX_NAME, type IndexState, NO_INDEX, RECONCILE_MS, SETTLE_MS, dirStamp, readIndex } from '../../tools/bus/dir-index.js';
 import { type Ledger, ledgerFile, readLedger, takePending } from '../../tools/bus/ledger.js';
 import { scopeDir } from '../../tools/bus/layout.js';
 import { createReporter } from '../../tools/bus/signals.js';
@@ -31,6 +31,14 @@ function take(now = Date.now()): { fresh: string[]; skipped: string[] } {
     return { consume: fresh, result: undefined };
   });
   return { fresh, skipped };
+}
+
+/** #open with one message the reader has taken: its ids, its index state, the directory. */
+function seeded(): { mk: () => string; st: IndexState; dir: string } {
+  const mk = ids();
+  put(bus.root, mk, { scope: OPEN, to: '*', body: 'seed' });
+  take();
+  return { mk, st: ledger().index['_broadcast']!, dir: openDir() };
 }
 
 function ledger(): Ledger {
@@ -199,11 +207,7 @@ describe('directory index hint', () => {
   });
 
   it('racing writers whose stat-to-stat windows overlap still explain the directory: no full listing', () => {
-    const mk = ids();
-    put(bus.root, mk, { scope: OPEN, to: '*', body: 'seed' });
-    take();
-    const st = ledger().index['_broadcast']!;
-    const dir = openDir();
+    const { mk, st, dir } = seeded();
     const index = pjoin(dir, INDEX_NAME);
     // Two writers: both take their "before" stamp, then both rename, then both append —
     // the second's before is not the first's after, but their windows overlap.
@@ -219,11 +223,7 @@ describe('directory index hint', () => {
   });
 
   it('a change with no line yet is taken unsettled and read again; once its line lands it is settled', () => {
-    const mk = ids();
-    put(bus.root, mk, { scope: OPEN, to: '*', body: 'seed' });
-    take();
-    const st = ledger().index['_broadcast']!;
-    const dir = openDir();
+    const { mk, st, dir } = seeded();
     const before = readIndex(dir, undefined, Date.now()).state!.mtime;
     const x = mk();
     putForeign(x, 'renamed, line not yet appended');
