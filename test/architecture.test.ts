@@ -1,6 +1,6 @@
 // The layering rules of style.md, made mechanical: dependencies point inwards, and heavy
 // modules load only where they are needed, so `attend send` stays fast.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -16,10 +16,26 @@ function sources(dir: string): string[] {
 
 /** Static imports only (`import ... from 'x'`, `import 'x'`); `await import()` is lazy and allowed. */
 function staticImports(file: string): string[] {
+  return importsOf(file, false);
+}
+
+/** Every import: static ones, and with `lazy` also `import('x')` (a lazy import is still a dependency). */
+function importsOf(file: string, lazy: boolean): string[] {
   const text = readFileSync(file, 'utf8');
   const out: string[] = [];
   for (const m of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm)) out.push((m[1] ?? m[2]) as string);
+  if (lazy) for (const m of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push(m[1] as string);
   return out;
+}
+
+/** A relative import from `file`, as a path from the repository root with its source extension. */
+function resolveImport(file: string, spec: string): string | null {
+  const base = join(file, '..', spec);
+  for (const ext of ['.ts', '.tsx', '.cts']) {
+    const p = base.replace(/\.c?js$/, ext);
+    if (existsSync(p)) return p;
+  }
+  return null;
 }
 
 const all = sources('tools').map((f) => relative('.', f));
@@ -85,7 +101,7 @@ describe('layering (style.md)', () => {
 
   it('the import scanner resolves relative imports to their layer (a positive control)', () => {
     expect(target('tools/mcp/send.ts', '../verbs/send.js')).toBe('tools/verbs');
-    expect(target('tools/verbs/channels/moderation.ts', '../../bus/errors.js')).toBe('tools/bus');
+    expect(target('tools/verbs/channels/moderation.ts', '../../bus/store/index.js')).toBe('tools/bus');
     expect(target('tools/verbs/channels/moderation.ts', './common.js')).toBe('tools/verbs');
   });
 
@@ -125,3 +141,86 @@ describe('layering (style.md)', () => {
     }
   });
 });
+
+// The bus in rooms (issue 19): one folder per concern, each with one index.ts as its face.
+const CONCERNS = ['store', 'delivery', 'trust', 'presence', 'channels', 'upkeep'];
+const concernOf = (f: string): string | null => {
+  const m = /^tools\/bus\/([^/]+)\/[^/]+$/.exec(f);
+  return m ? (m[1] as string) : null;
+};
+
+describe('the bus in rooms (issue 19)', () => {
+  it('tools/bus holds only the concern folders, each with an index.ts', () => {
+    expect(readdirSync('tools/bus').sort()).toEqual([...CONCERNS].sort());
+    for (const c of CONCERNS) expect(existsSync(`tools/bus/${c}/index.ts`), c).toBe(true);
+    for (const f of all.filter((f) => f.startsWith('tools/bus/'))) expect(concernOf(f), f).not.toBeNull();
+  });
+
+  it('outside tools/bus/ a concern is imported only through its index.ts, lazily or not', () => {
+    let seen = 0;
+    for (const f of all.filter((f) => !f.startsWith('tools/bus/'))) {
+      for (const spec of importsOf(f, true).filter((m) => m.startsWith('.'))) {
+        const t = resolveImport(f, spec);
+        if (t === null || !t.startsWith('tools/bus/')) continue;
+        seen += 1;
+        expect(/^tools\/bus\/[^/]+\/index\.ts$/.test(t), `${f} imports ${spec}`).toBe(true);
+      }
+    }
+    expect(seen).toBeGreaterThan(50);
+  });
+
+  it('no concern imports upkeep, and the store imports no other concern but the signature check a read needs', () => {
+    const readCheck = new Set(['tools/bus/trust/signing.ts', 'tools/bus/trust/origin.ts', 'tools/bus/trust/delegation.ts']);
+    for (const f of all.filter((f) => f.startsWith('tools/bus/'))) {
+      const from = concernOf(f);
+      for (const spec of importsOf(f, true).filter((m) => m.startsWith('.'))) {
+        const t = resolveImport(f, spec);
+        if (t === null) continue;
+        const to = concernOf(t);
+        if (to === 'upkeep') expect(from, `${f} imports ${spec}`).toBe('upkeep');
+        if (from === 'store' && to !== null && to !== 'store') expect(readCheck.has(t), `${f} imports ${spec}`).toBe(true);
+      }
+    }
+    // Only the verbs reach upkeep from outside the bus.
+    for (const f of all.filter((f) => !f.startsWith('tools/bus/') && !f.startsWith('tools/verbs/'))) {
+      expect(importsOf(f, true).filter((m) => m.startsWith('.') && resolveImport(f, m)?.startsWith('tools/bus/upkeep/')), f).toEqual([]);
+    }
+  });
+
+  it('no import cycle anywhere in tools/, type-only imports included', () => {
+    const graph = new Map<string, string[]>();
+    for (const f of all) {
+      const deps = importsOf(f, false)
+        .filter((m) => m.startsWith('.'))
+        .map((m) => resolveImport(f, m))
+        .filter((t): t is string => t !== null);
+      graph.set(f, deps);
+    }
+    const cycles = findCycles(graph);
+    expect(cycles).toEqual([]);
+  });
+
+  it('the cycle finder finds a cycle (a positive control)', () => {
+    const g = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    expect(findCycles(g)).toEqual(['a -> b -> c -> a']);
+    expect(findCycles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+  });
+});
+
+function findCycles(graph: Map<string, string[]>): string[] {
+  const state = new Map<string, 1 | 2>();
+  const stack: string[] = [];
+  const cycles: string[] = [];
+  const visit = (n: string): void => {
+    state.set(n, 1);
+    stack.push(n);
+    for (const d of graph.get(n) ?? []) {
+      if (state.get(d) === 1) cycles.push([...stack.slice(stack.indexOf(d)), d].join(' -> '));
+      else if (!state.has(d)) visit(d);
+    }
+    stack.pop();
+    state.set(n, 2);
+  };
+  for (const n of graph.keys()) if (!state.has(n)) visit(n);
+  return cycles;
+}

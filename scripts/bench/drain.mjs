@@ -1,6 +1,6 @@
 // Drain wall time: `attend inbox --drain` with 100,000 messages of history in the receive
 // set and 10 new, against an empty bus with 10 new. The ledger's watermarks mean history is
-// never read, and the directory index hint (tools/bus/dir-index.ts) means it is not listed
+// never read, and the directory index hint (tools/bus/store/dir-index.ts) means it is not listed
 // either once the first (cold) drain has listed it. The history is written without index
 // lines, as an older attend would have.
 

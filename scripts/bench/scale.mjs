@@ -1,7 +1,7 @@
 // Scale (issue #12 §8): what each read costs as history grows, as a growth table. Histories
 // are written through attend's own writer (writeSignal: the file, its index line), a tenth
 // of them replies, on #open. Each verb runs as a process (node start-up included), median
-// of a few runs after the first listing, which builds the listing cache (tools/bus/listing.ts)
+// of a few runs after the first listing, which builds the listing cache (tools/bus/store/listing.ts)
 // and is shown on its own; the ratio is against the 1,000-message bus of the same run. Goal
 // from the issue: ≤ 1.5× at 100,000. The chat's first frame is timed in a child process per
 // run, from mounting the UI to the frame that shows the newest message. The sensor rows:

@@ -71,7 +71,7 @@ function buildUnsignedTwin(tmp) {
 
 /** Build the commit before signing landed into tmp/base; returns its bin and commit. */
 function buildBaseline(tmp) {
-  const added = execFileSync('git', ['-C', repo, 'log', '--diff-filter=A', '--format=%H', '--', 'tools/bus/signing.ts'], { encoding: 'utf8' }).trim().split('\n').pop();
+  const added = execFileSync('git', ['-C', repo, 'log', '--diff-filter=A', '--format=%H', '--', 'tools/bus/trust/signing.ts'], { encoding: 'utf8' }).trim().split('\n').pop();
   const commit = execFileSync('git', ['-C', repo, 'rev-parse', '--short', `${added}^`], { encoding: 'utf8' }).trim();
   const dir = join(tmp, 'base');
   mkdirSync(dir, { recursive: true });

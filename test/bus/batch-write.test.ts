@@ -1,11 +1,11 @@
-// The batch writer the relay imports with (tools/bus/atomic.ts writeFilesAtomic), its index
+// The batch writer the relay imports with (tools/bus/store/atomic.ts writeFilesAtomic), its index
 // lines (appendIndexMany) and the outbound side's tail reader (readIndexTail), on a real
 // temporary bus.
 import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFilesAtomic } from '../../tools/bus/atomic.js';
-import { INDEX_NAME, appendIndexMany, dirStamp, readIndex, readIndexTail, SETTLE_MS } from '../../tools/bus/dir-index.js';
+import { writeFilesAtomic } from '../../tools/bus/store/atomic.js';
+import { INDEX_NAME, appendIndexMany, dirStamp, readIndex, readIndexTail, SETTLE_MS } from '../../tools/bus/store/dir-index.js';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;

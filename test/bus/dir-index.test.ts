@@ -1,14 +1,14 @@
-// The per-directory index hint (tools/bus/dir-index.ts): trusted only while it explains every
+// The per-directory index hint (tools/bus/store/dir-index.ts): trusted only while it explains every
 // change to its directory; anything it cannot explain falls back to a full listing, and a
 // file it missed is delivered late by the reconciling listing, never taken for consumed.
 
 import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { INDEX_NAME, type IndexState, NO_INDEX, RECONCILE_MS, SETTLE_MS, dirStamp, readIndex } from '../../tools/bus/dir-index.js';
-import { type Ledger, ledgerFile, readLedger, takePending } from '../../tools/bus/ledger.js';
-import { scopeDir } from '../../tools/bus/layout.js';
-import { createReporter } from '../../tools/bus/signals.js';
+import { INDEX_NAME, type IndexState, NO_INDEX, RECONCILE_MS, SETTLE_MS, dirStamp, readIndex } from '../../tools/bus/store/dir-index.js';
+import { type Ledger, ledgerFile, readLedger, takePending } from '../../tools/bus/delivery/ledger.js';
+import { scopeDir } from '../../tools/bus/store/layout.js';
+import { createReporter } from '../../tools/bus/store/messages.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
 import { agent, ids, put } from '../helpers/delivery.js';

@@ -1,11 +1,11 @@
 import { appendFileSync, existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LOG_COMPACT_BYTES, type Pending, ledgerFile, moveLedger, readLedger, takePending } from '../../tools/bus/ledger.js';
-import { claimSensor, deliveryStatus, releaseSensor } from '../../tools/bus/sensor-claim.js';
-import { scopeDir } from '../../tools/bus/layout.js';
-import { withListings } from '../../tools/bus/listing.js';
-import { createReporter } from '../../tools/bus/signals.js';
+import { LOG_COMPACT_BYTES, type Pending, ledgerFile, moveLedger, readLedger, takePending } from '../../tools/bus/delivery/ledger.js';
+import { claimSensor, deliveryStatus, releaseSensor } from '../../tools/bus/delivery/sensor-claim.js';
+import { scopeDir } from '../../tools/bus/store/layout.js';
+import { withListings } from '../../tools/bus/store/listing.js';
+import { createReporter } from '../../tools/bus/store/messages.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
 import { agent, ids, join, put } from '../helpers/delivery.js';
@@ -313,7 +313,7 @@ describe('late arrivals (issue 13: messages imported after an outage)', () => {
 
 describe('a ledger file as data', () => {
   it("a late-arrival record keyed __proto__ is an id like any other; one with a key that is not an id is dropped, the ledger kept", async () => {
-    const { parseLedger } = await import('../../tools/bus/pending.js');
+    const { parseLedger } = await import('../../tools/bus/delivery/plan.js');
     const base = { version: 1, sid: 'sid-a', created: 0, updated: 0, marks: {}, above: [], taught: false, drainRounds: 0, index: {} };
     const hostile = parseLedger(`{"version":1,"sid":"sid-a","created":0,"updated":0,"marks":{},"above":[],"taught":false,"drainRounds":0,"index":{},"late":{"__proto__":5}}`);
     expect(hostile).not.toBeNull();

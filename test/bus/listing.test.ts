@@ -1,4 +1,4 @@
-// The listing cache (tools/bus/listing.ts) against a full read, as a property: after any
+// The listing cache (tools/bus/store/listing.ts) against a full read, as a property: after any
 // interleaving of indexed writes, files written by hand (own and foreign ids), deletions,
 // unreadable files, a damaged index (truncated, replaced, garbage) and a damaged or deleted
 // cache, every listing answers what reading the whole receive set answers.
@@ -7,11 +7,11 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, statS
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { INDEX_NAME, RECONCILE_MS } from '../../tools/bus/dir-index.js';
-import { scopeDir, scopeDirName, scopeLabel } from '../../tools/bus/layout.js';
-import { formatEntry, listingCacheDir, parseEntry, withListings } from '../../tools/bus/listing.js';
-import { receiveScopes } from '../../tools/bus/receive.js';
-import { type Message, createReporter, listIds, readMessage } from '../../tools/bus/signals.js';
+import { INDEX_NAME, RECONCILE_MS } from '../../tools/bus/store/dir-index.js';
+import { scopeDir, scopeDirName, scopeLabel } from '../../tools/bus/store/layout.js';
+import { formatEntry, listingCacheDir, parseEntry, withListings } from '../../tools/bus/store/listing.js';
+import { receiveScopes } from '../../tools/bus/delivery/receive.js';
+import { type Message, createReporter, listIds, readMessage } from '../../tools/bus/store/messages.js';
 import { createVerbCtx, type VerbCtx } from '../../tools/verbs/context.js';
 import { lookupMessage, readInbox, runInbox, runThread } from '../../tools/verbs/inbox.js';
 import { runStatus } from '../../tools/verbs/status.js';

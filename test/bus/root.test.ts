@@ -1,11 +1,11 @@
 import { chmodSync, chownSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../tools/bus/atomic.js';
-import { AttendError, EXIT } from '../../tools/bus/errors.js';
-import { scopeDir, scopeDirName, scopeOfDirName } from '../../tools/bus/layout.js';
-import { checkRoot, ensureRoot } from '../../tools/bus/root.js';
-import { createReporter, listIds, readScopes, readSignalFile, writeSignal } from '../../tools/bus/signals.js';
+import { writeFileAtomic } from '../../tools/bus/store/atomic.js';
+import { AttendError, EXIT } from '../../tools/wire/errors.js';
+import { scopeDir, scopeDirName, scopeOfDirName } from '../../tools/bus/store/layout.js';
+import { checkRoot, ensureRoot } from '../../tools/bus/store/root.js';
+import { createReporter, listIds, readScopes, readSignalFile, writeSignal } from '../../tools/bus/store/messages.js';
 import { resolvePaths } from '../../tools/verbs/env.js';
 import { parseChannelName } from '../../tools/wire/names.js';
 import { type TempBus, makeTempBus, runInProcess } from '../helpers/bus.js';

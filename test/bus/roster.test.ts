@@ -4,10 +4,10 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readChannels } from '../../tools/bus/channels.js';
-import { readOwed, writeOwed } from '../../tools/bus/owed.js';
-import { writePresence } from '../../tools/bus/presence.js';
-import { observeSession, readRegistry } from '../../tools/bus/registry.js';
+import { readChannels } from '../../tools/bus/channels/membership.js';
+import { readOwed, writeOwed } from '../../tools/bus/delivery/owed.js';
+import { writePresence } from '../../tools/bus/presence/heartbeats.js';
+import { observeSession, readRegistry } from '../../tools/bus/presence/registry.js';
 import { processAlive } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey, nicknameFor } from '../../tools/wire/names.js';

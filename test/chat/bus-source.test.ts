@@ -6,8 +6,8 @@
 import { chmodSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scopeDir } from '../../tools/bus/layout.js';
-import type { Message } from '../../tools/bus/signals.js';
+import { scopeDir } from '../../tools/bus/store/layout.js';
+import type { Message } from '../../tools/bus/store/messages.js';
 import { createBusSource } from '../../tools/chat/bus-source.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';

@@ -1,7 +1,7 @@
 // Where a draft goes (tools/chat/state/destination.ts): the tab's default, the reply rule,
 // what /reply answers, and the destination line: pure state, table-driven.
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../tools/bus/signals.js';
+import type { Message } from '../../tools/bus/store/messages.js';
 import { defaultDestination, destinationLine, type DraftPlan, planDraft } from '../../tools/chat/state/destination.js';
 import { type FeedState, feedReducer, initialFeed } from '../../tools/chat/state/feed.js';
 import type { PeerRef, Reach, RouteSources } from '../../tools/chat/state/routing.js';

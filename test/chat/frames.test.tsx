@@ -11,8 +11,8 @@ import { App } from '../../tools/chat/App.js';
 import { createBusSource } from '../../tools/chat/bus-source.js';
 import { keyHelpLines } from '../../tools/chat/keys.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
-import { writeSignal } from '../../tools/bus/signals.js';
-import { writePresence } from '../../tools/bus/presence.js';
+import { writeSignal } from '../../tools/bus/store/messages.js';
+import { writePresence } from '../../tools/bus/presence/heartbeats.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/bus.js';
 

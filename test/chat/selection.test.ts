@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { messageMaker } from '../helpers/messages.js';
-import type { Message } from '../../tools/bus/signals.js';
+import type { Message } from '../../tools/bus/store/messages.js';
 import { type FeedState, feedReducer, initialFeed, selectedMessage, visibleItems } from '../../tools/chat/state/feed.js';
 import { itemLines, type LineContext, visibleWindow } from '../../tools/chat/state/lines.js';
 import type { Scope } from '../../tools/wire/envelope.js';

@@ -5,17 +5,17 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readChannels } from '../../tools/bus/channels.js';
-import { readOwed } from '../../tools/bus/owed.js';
-import { writePresence } from '../../tools/bus/presence.js';
-import { listLive } from '../../tools/bus/roster.js';
+import { readChannels } from '../../tools/bus/channels/membership.js';
+import { readOwed } from '../../tools/bus/delivery/owed.js';
+import { writePresence } from '../../tools/bus/presence/heartbeats.js';
+import { listLive } from '../../tools/bus/presence/roster.js';
 import { procInfo } from '../../tools/identity/system.js';
 import { createChatActions } from '../../tools/chat/actions.js';
 import { peerStatusText } from '../../tools/chat/peer-status.js';
 import { keyHelpLines } from '../../tools/chat/keys.js';
 import { errorLine, runSlash } from '../../tools/chat/slash.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
-import { AttendError, EXIT, verbHint } from '../../tools/bus/errors.js';
+import { AttendError, EXIT, verbHint } from '../../tools/wire/errors.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus } from '../helpers/bus.js';
 

@@ -3,7 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
-import { readChannels } from '../../tools/bus/channels.js';
+import { readChannels } from '../../tools/bus/channels/membership.js';
 import { BIN, ME, type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;

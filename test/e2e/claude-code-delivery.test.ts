@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listLive } from '../../tools/bus/roster.js';
+import { listLive } from '../../tools/bus/presence/roster.js';
 import { procInfoFromProc } from '../../tools/identity/system.js';
 import { ME, runBin, waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, type ClaudeRun, makeClaudeHome, runClaude } from '../helpers/claude-code.js';

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSensor } from '../../tools/bus/sensor-claim.js';
+import { readSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { runBin, waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, claudeBinary, makeClaudeHome } from '../helpers/claude-code.js';
 import { type FakeAnthropic, conversationText, startFakeAnthropic } from '../helpers/fake-anthropic.js';

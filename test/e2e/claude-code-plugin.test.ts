@@ -8,8 +8,8 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readPresence } from '../../tools/bus/presence.js';
-import { listLive } from '../../tools/bus/roster.js';
+import { readPresence } from '../../tools/bus/presence/heartbeats.js';
+import { listLive } from '../../tools/bus/presence/roster.js';
 import { procInfoFromProc } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { waitFor } from '../helpers/bus.js';

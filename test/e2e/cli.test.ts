@@ -4,9 +4,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AttendError, EXIT, EXIT_CODES, exitCodesLine } from '../../tools/bus/errors.js';
-import { writePresence } from '../../tools/bus/presence.js';
-import type { Message } from '../../tools/bus/signals.js';
+import { AttendError, EXIT, EXIT_CODES, exitCodesLine } from '../../tools/wire/errors.js';
+import { writePresence } from '../../tools/bus/presence/heartbeats.js';
+import type { Message } from '../../tools/bus/store/messages.js';
 import { formatBlock, formatTable, namesFrom } from '../../tools/cli/format.js';
 import { createIo, reportError } from '../../tools/cli/io.js';
 import { parseSignal } from '../../tools/wire/envelope.js';

@@ -4,9 +4,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { delegate, delegationFile } from '../../tools/bus/delegation.js';
-import { EXIT } from '../../tools/bus/errors.js';
-import { loadOrCreateKey } from '../../tools/bus/keys.js';
+import { delegate, delegationFile } from '../../tools/bus/trust/delegation.js';
+import { EXIT } from '../../tools/wire/errors.js';
+import { loadOrCreateKey } from '../../tools/bus/trust/keys.js';
 import { ME, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;

@@ -3,7 +3,7 @@
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writePresence } from '../../tools/bus/presence.js';
+import { writePresence } from '../../tools/bus/presence/heartbeats.js';
 import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
 
 interface Check {

@@ -1,7 +1,7 @@
 // `attend inbox --drain` as the Stop hook: a real process fed a hook payload on stdin.
 
 import { beforeEach, describe, expect, it } from 'vitest';
-import { readSensor } from '../../tools/bus/sensor-claim.js';
+import { readSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { ME, runBin, type FakeSession, type TempBus, waitFor, useTempBus } from '../helpers/bus.js';
 import { headerIds, ids, put, startSensor, traceIds } from '../helpers/delivery.js';

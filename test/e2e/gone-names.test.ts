@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { namesFile, readKnownNames } from '../../tools/bus/names.js';
+import { namesFile, readKnownNames } from '../../tools/bus/presence/names.js';
 import { type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 import { type SensorProc, startSensor } from '../helpers/delivery.js';
 

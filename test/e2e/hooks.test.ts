@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { readPresence } from '../../tools/bus/presence.js';
+import { readPresence } from '../../tools/bus/presence/heartbeats.js';
 import { BIN, type FakeSession, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 
 const RUN_ATTEND = fileURLToPath(new URL('../../hooks/run-attend.sh', import.meta.url));

@@ -6,8 +6,8 @@ import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, writeFileSy
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { AttendError, EXIT } from '../../tools/bus/errors.js';
-import { tryAcquire, withLock } from '../../tools/bus/lock.js';
+import { AttendError, EXIT } from '../../tools/wire/errors.js';
+import { tryAcquire, withLock } from '../../tools/bus/store/lock.js';
 import { procInfoFromProc } from '../../tools/identity/system.js';
 import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
 

@@ -5,10 +5,10 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentCard } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
-import { cardFor } from '../../tools/bus/cards.js';
-import { EXIT } from '../../tools/bus/errors.js';
-import { groupOf, lineageForest, recordParent } from '../../tools/bus/lineage.js';
-import { allow, deny, formatPolicy, parsePolicy, policyFile, readPolicy, updatePolicy } from '../../tools/bus/policy.js';
+import { cardFor } from '../../tools/bus/trust/cards.js';
+import { EXIT } from '../../tools/wire/errors.js';
+import { groupOf, lineageForest, recordParent } from '../../tools/bus/trust/lineage.js';
+import { allow, deny, formatPolicy, parsePolicy, policyFile, readPolicy, updatePolicy } from '../../tools/bus/trust/policy.js';
 import { DEFAULT_POLICY } from '../../tools/wire/permit.js';
 import { BIN, ME, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 

@@ -11,8 +11,8 @@ import { connect, headers } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { type FakeSession, runBin, waitFor, ME } from '../helpers/bus.js';
 import { type Machine, useRelayWorld } from '../helpers/relay.js';
-import { readChannels } from '../../tools/bus/channels.js';
-import { remoteMembers } from '../../tools/bus/remote.js';
+import { readChannels } from '../../tools/bus/channels/membership.js';
+import { remoteMembers } from '../../tools/bus/presence/remote.js';
 import { listParked } from '../../tools/relay/store.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 

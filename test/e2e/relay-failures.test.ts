@@ -7,7 +7,7 @@ import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type Machine, makeMachine } from '../helpers/relay.js';
 import { runBin, waitFor, ME } from '../helpers/bus.js';
 import { rmSync } from 'node:fs';
-import { writeSignal } from '../../tools/bus/signals.js';
+import { writeSignal } from '../../tools/bus/store/messages.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 
 let nats: NatsServer | undefined;

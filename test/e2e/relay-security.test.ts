@@ -14,8 +14,8 @@ import { type Machine, makeMachine } from '../helpers/relay.js';
 import { runBin, waitFor } from '../helpers/bus.js';
 import { writeHubConfig } from '../../tools/relay/hub-config.js';
 import { listParked } from '../../tools/relay/store.js';
-import { writeSignal } from '../../tools/bus/signals.js';
-import { readRemoteRoster } from '../../tools/bus/remote.js';
+import { writeSignal } from '../../tools/bus/store/messages.js';
+import { readRemoteRoster } from '../../tools/bus/presence/remote.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 
 let nats: NatsServer | undefined;

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ME, runBin, waitFor } from '../helpers/bus.js';
 import { type Machine, useRelayWorld } from '../helpers/relay.js';
-import { writeSignal } from '../../tools/bus/signals.js';
-import { remoteMembers } from '../../tools/bus/remote.js';
+import { writeSignal } from '../../tools/bus/store/messages.js';
+import { remoteMembers } from '../../tools/bus/presence/remote.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSensor } from '../../tools/bus/sensor-claim.js';
+import { readSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { BIN, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
 import { headerIds, join, startSensor, type SensorProc, traceIds } from '../helpers/delivery.js';

@@ -5,9 +5,9 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBusSource } from '../../tools/chat/bus-source.js';
-import { sidecarPath } from '../../tools/bus/signing.js';
-import { EXIT } from '../../tools/bus/errors.js';
-import { scopeDir } from '../../tools/bus/layout.js';
+import { sidecarPath } from '../../tools/bus/trust/signing.js';
+import { EXIT } from '../../tools/wire/errors.js';
+import { scopeDir } from '../../tools/bus/store/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { BIN, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 import { type SensorProc, ids, startSensor } from '../helpers/delivery.js';

@@ -5,9 +5,9 @@
 import { existsSync, lutimesSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { QUARANTINE_AFTER_MS, countQuarantined, listQuarantined, quarantineDir } from '../../tools/bus/quarantine.js';
-import { AttendError } from '../../tools/bus/errors.js';
-import { MAX_BODY_BYTES, readSignalFile, writeSignals } from '../../tools/bus/signals.js';
+import { QUARANTINE_AFTER_MS, countQuarantined, listQuarantined, quarantineDir } from '../../tools/bus/store/quarantine.js';
+import { AttendError } from '../../tools/wire/errors.js';
+import { MAX_BODY_BYTES, readSignalFile, writeSignals } from '../../tools/bus/store/messages.js';
 import { bodyProblem } from '../../tools/wire/envelope.js';
 import { type TempBus, runBin, runInProcess, useTempBus } from '../helpers/bus.js';
 

@@ -3,8 +3,8 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Identity } from '../../tools/identity/resolve.js';
-import { newChannel, updateChannels } from '../../tools/bus/channels.js';
-import { writeSignal } from '../../tools/bus/signals.js';
+import { newChannel, updateChannels } from '../../tools/bus/channels/membership.js';
+import { writeSignal } from '../../tools/bus/store/messages.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 import { BIN } from './bus.js';

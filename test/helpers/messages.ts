@@ -1,5 +1,5 @@
 // In-memory messages for the pure chat tests: every field a reader would have filled.
-import type { Message } from '../../tools/bus/signals.js';
+import type { Message } from '../../tools/bus/store/messages.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 
 /** A maker of messages with ids `<prefix>000001`, … and times `baseTime + n`. */

@@ -5,7 +5,7 @@
 
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { REPORT_URL_HINT } from '../../tools/bus/errors.js';
+import { REPORT_URL_HINT } from '../../tools/wire/errors.js';
 import { callTool } from '../../tools/mcp/server.js';
 import { type McpTool, READ_ONLY, defineTool } from '../../tools/mcp/tool.js';
 import type { VerbCtx } from '../../tools/verbs/context.js';

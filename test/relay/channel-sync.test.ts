@@ -1,7 +1,7 @@
 // The channel merge (tools/relay/channel-sync.ts) on plain stores: each machine owns its
 // members, kicks and dissolves travel, names from elsewhere are read with their host.
 import { describe, expect, it } from 'vitest';
-import { type ChannelStore, emptyStore, newChannel } from '../../tools/bus/channels.js';
+import { type ChannelStore, emptyStore, newChannel } from '../../tools/bus/channels/membership.js';
 import { applySnapshot, parseHostChannels, snapshotOf } from '../../tools/relay/channel-sync.js';
 
 const ANT = '00000000-0000-4000-8000-00000000000a';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
 import { type ImportContext, importMessage } from '../../tools/relay/inbound.js';
 import { ImportedSet } from '../../tools/relay/store.js';
-import { readIndex } from '../../tools/bus/dir-index.js';
+import { readIndex } from '../../tools/bus/store/dir-index.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

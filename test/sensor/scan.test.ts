@@ -2,9 +2,9 @@
 // message addressed to the session is still shown in full, and `reply` threads to it.
 
 import { describe, expect, it } from 'vitest';
-import { readSurfaced } from '../../tools/bus/surfaced.js';
+import { readSurfaced } from '../../tools/bus/delivery/surfaced.js';
 import { scanOnce } from '../../tools/sensor/scan.js';
-import { silentReporter } from '../../tools/bus/signals.js';
+import { silentReporter } from '../../tools/bus/store/messages.js';
 import { nameLookup } from '../../tools/wire/party.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
@@ -52,8 +52,8 @@ describe('a sensor wake past the digest threshold', () => {
 
 describe('the newest shown message, which a bare reply threads to', () => {
   it('is the newer of what a conduit delivered (kept in the ledger) and what a listing showed, and follows /clear', async () => {
-    const { noteSurfaced } = await import('../../tools/bus/surfaced.js');
-    const { moveLedger } = await import('../../tools/bus/ledger.js');
+    const { noteSurfaced } = await import('../../tools/bus/delivery/surfaced.js');
+    const { moveLedger } = await import('../../tools/bus/delivery/ledger.js');
     const who = agent('00000000-0000-4000-8000-0000000000ac', `${bus.dir}/work/me3`);
     wake(who);
     const mk = ids();

@@ -3,8 +3,8 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readChannels } from '../../tools/bus/channels.js';
-import { readOwed } from '../../tools/bus/owed.js';
+import { readChannels } from '../../tools/bus/channels/membership.js';
+import { readOwed } from '../../tools/bus/delivery/owed.js';
 import { processAlive } from '../../tools/identity/system.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
@@ -289,7 +289,7 @@ describe('a name that matches more than one party', () => {
     const agentNick = session({ name: 'nick' });
     const other = session({ name: 'other' });
     // The human `nick` is live through a chat heartbeat.
-    const { writePresence } = await import('../../tools/bus/presence.js');
+    const { writePresence } = await import('../../tools/bus/presence/heartbeats.js');
     writePresence(bus.root, { id: 'nick', kind: 'human', origin: bus.home, heartbeat: Date.now(), role: 'chat', pid: process.pid });
     const r = await as(other.env)('send', '--to', 'nick', 'which one?');
     expect(r.exitCode).toBe(2);

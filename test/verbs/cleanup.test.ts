@@ -5,9 +5,9 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readChannels } from '../../tools/bus/channels.js';
-import { withListings } from '../../tools/bus/listing.js';
-import { silentReporter } from '../../tools/bus/signals.js';
+import { readChannels } from '../../tools/bus/channels/membership.js';
+import { withListings } from '../../tools/bus/store/listing.js';
+import { silentReporter } from '../../tools/bus/store/messages.js';
 import { procInfoFromProc, processAlive } from '../../tools/identity/system.js';
 import { attendKey, projectSlug } from '../../tools/wire/names.js';
 import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from '../helpers/bus.js';
@@ -174,7 +174,7 @@ it('--all also removes old state of sessions that are gone, keeping humans and t
   stateFile(join('ledger', gone), 'ledger.json', 2 * HOUR);
   const legacy = '99999999-0000-4000-8000-00000000000a';
   const legacyLedger = stateFile('ledger', `${legacy}.json`, 2 * HOUR);
-  // Lock owner files (tools/bus/lock.ts): one of an ended process (this pid, another start
+  // Lock owner files (tools/bus/store/lock.ts): one of an ended process (this pid, another start
   // time), one of this live process, which stays.
   const deadOwner = `.owner-${process.pid}-1`;
   stateFile(join('ledger', gone), deadOwner, 2 * HOUR);
@@ -204,7 +204,7 @@ it("removes a dead tray's delivery index with the tray, never the index of a dir
   put(deadKey, '.index', '0old-a - 1\n', 2 * HOUR);
   const liveIndex = put(liveKey, '.index', '0old-b - 1\n', 2 * HOUR);
   put(liveKey, '0old-b.signal', line('kept'), 2 * HOUR);
-  // Listing caches of both (tools/bus/listing.ts): the dead tray's goes with it.
+  // Listing caches of both (tools/bus/store/listing.ts): the dead tray's goes with it.
   for (const key of [deadKey, liveKey]) withListings(bus.root, [{ kind: 'tray', key }], { now: Date.now(), reporter: silentReporter }, () => {});
   expect(existsSync(join(bus.root, 'cache', 'listing', deadKey))).toBe(true);
   const real = await cleanup();
@@ -236,7 +236,7 @@ it('never reaps a message imported from another machine by local project livenes
 
 describe('cleanup --older-than (retention, issue #12 §7)', () => {
   it('removes old messages everywhere except what a live reader has not been shown, says so in a dry run first, and compacts the index', async () => {
-    const { writeSignal } = await import('../../tools/bus/signals.js');
+    const { writeSignal } = await import('../../tools/bus/store/messages.js');
     const { createIdFactory } = await import('../../tools/wire/ids.js');
     const { signalsIn } = await import('../helpers/signals.js');
     const reader = session({ name: 'reader' });
@@ -251,7 +251,8 @@ describe('cleanup --older-than (retention, issue #12 §7)', () => {
     });
     const late = old();
     writeSignal(bus.root, { kind: 'open' }, late, env('never shown'));
-    const { idFloor, ledgerFile } = await import('../../tools/bus/ledger.js');
+    const { ledgerFile } = await import('../../tools/bus/delivery/ledger.js');
+    const { idFloor } = await import('../../tools/wire/ids.js');
     mkdirSync(dirname(ledgerFile(bus.root, reader.sessionId)), { recursive: true });
     writeFileSync(
       ledgerFile(bus.root, reader.sessionId),

@@ -43,7 +43,7 @@ describe('truthful delivery (issue #10 §15)', () => {
     const beta = session({ name: 'beta' });
     const gamma = session({ name: 'gamma' });
     // beta has a live sensor heartbeat; gamma drained lately; alpha sends.
-    const { writePresence } = await import('../../tools/bus/presence.js');
+    const { writePresence } = await import('../../tools/bus/presence/heartbeats.js');
     writePresence(bus.root, { id: beta.sessionId, kind: 'agent', origin: beta.cwd, heartbeat: Date.now(), role: 'sensor', pid: beta.pid });
     await run(gamma.env, 'inbox', '--drain', '--format', 'plain');
     const sent = await run(alpha.env, 'send', '--to', 'beta', '--to', 'gamma', 'who sees this when?', '--json');

@@ -1,7 +1,7 @@
 // `attend purge`: a channel's history goes, except what a live member has not been shown.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeSignal } from '../../tools/bus/signals.js';
+import { writeSignal } from '../../tools/bus/store/messages.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 import { type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
 import { signalsIn } from '../helpers/signals.js';

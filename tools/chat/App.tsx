@@ -4,8 +4,8 @@
 
 import { Box, type Key, useApp, useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
-import type { Peer } from '../bus/roster.js';
-import type { Message } from '../bus/signals.js';
+import type { Peer } from '../bus/presence/index.js';
+import type { Message } from '../bus/store/index.js';
 import type { ChatActions, ChannelInfo } from './actions.js';
 import type { BusSource } from './bus-source.js';
 import { type ColorDepth, colorFor } from './colors.js';

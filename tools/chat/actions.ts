@@ -5,9 +5,8 @@
 // the owed backlog on an invited join, notices to the members) have one implementation.
 // Errors are the commands' AttendErrors; slash.ts turns them into the status line.
 
-import { readChannels } from '../bus/channels.js';
-import type { PurgeResult } from '../bus/purge.js';
-import type { Peer } from '../bus/roster.js';
+import { readChannels } from '../bus/channels/index.js';
+import type { Peer } from '../bus/presence/index.js';
 import {
   type ChannelsResult,
   type DissolveResult,
@@ -24,6 +23,7 @@ import {
   runKick,
   runLeave,
   runPurge,
+  type PurgeResult,
 } from '../verbs/channels/index.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { runReply } from '../verbs/reply.js';

@@ -6,13 +6,13 @@
 
 import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/layout.js';
-import { listIds, listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/signals.js';
-import { type IndexState, readIndex } from '../bus/dir-index.js';
-import { type Placed, type ScopeListing, ListingCorrupt, dropCache, emptyListing, entryTime, listingCacheDir, mergeDescending, openListing } from '../bus/listing.js';
-import { readKnownNames } from '../bus/names.js';
+import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/store/index.js';
+import { listIds, listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/store/index.js';
+import { type IndexState, readIndex } from '../bus/store/index.js';
+import { type Placed, type ScopeListing, ListingCorrupt, dropCache, emptyListing, entryTime, listingCacheDir, mergeDescending, openListing } from '../bus/store/index.js';
+import { readKnownNames } from '../bus/presence/index.js';
 import type { Scope } from '../wire/envelope.js';
-import { type Reader, createGate } from '../bus/gate.js';
+import { type Reader, createGate } from '../bus/trust/index.js';
 
 export interface SourceEvents {
   arrived(messages: Message[]): void;
@@ -28,7 +28,7 @@ export interface BusSource {
   stop(): void;
   /** Channel names with a directory on the bus. */
   channelDirs(): string[];
-  /** Last known names of parties no longer live (tools/bus/names.ts), shown as gone. */
+  /** Last known names of parties no longer live (tools/bus/presence/names.ts), shown as gone. */
   knownNames?(): ReadonlyMap<string, string>;
 }
 
@@ -64,7 +64,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
   const root = opts.root;
   const sigDir = signalsDir(root);
   const known = new Set<string>(); // `${dir}/${id}` seen since the first load
-  // History is what the first load's listings (tools/bus/listing.ts) hold; arrivals are what
+  // History is what the first load's listings (tools/bus/store/listing.ts) hold; arrivals are what
   // they do not. Scroll-back walks the same listings, so nothing is listed in full.
   const seenAt = new Map<string, Seen>();
   let older: { peek(): Placed | null; next(): Placed | null } | null = null;
@@ -83,7 +83,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
   };
   let events: SourceEvents | null = null;
   // Held messages (bad signature, refused by policy) never reach the screen; a status line
-  // counts them and names `attend inbox --held` (tools/bus/gate.ts).
+  // counts them and names `attend inbox --held` (tools/bus/trust/gate.ts).
   const gate = createGate(root, opts.reader ?? { id: '', kind: 'human' });
   const held = new Set<string>();
   const admit = (m: Message | null): m is Message => {
@@ -262,7 +262,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
 
   /**
    * What arrived in `dir` since the last look: from its index hint when that explains every
-   * change (tools/bus/dir-index.ts), else from a full listing, against the first load's.
+   * change (tools/bus/store/dir-index.ts), else from a full listing, against the first load's.
    */
   function scanDir(dir: string): void {
     const path = join(sigDir, dir);

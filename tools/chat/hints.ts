@@ -1,7 +1,7 @@
-// A hint (tools/bus/errors.ts) in chat's own terms: the slash command for a verb that has
+// A hint (tools/wire/errors.ts) in chat's own terms: the slash command for a verb that has
 // one, else the CLI line (a human at the chat can run it in another terminal).
 
-import { AttendError, type Hint, type HintVerb, hintForCli } from '../bus/errors.js';
+import { AttendError, type Hint, type HintVerb, hintForCli } from '../wire/errors.js';
 
 const SLASH: Partial<Record<HintVerb, string>> = {
   join: 'join',

@@ -1,7 +1,7 @@
 // How a live peer is shown in the roster line and /peers: Claude Code's own status for a
-// session (busy/idle), and "deaf" when nothing delivers to it (tools/bus/roster.ts isDeaf).
+// session (busy/idle), and "deaf" when nothing delivers to it (tools/bus/presence/roster.ts isDeaf).
 
-import { isDeaf, type Peer } from '../bus/roster.js';
+import { isDeaf, type Peer } from '../bus/presence/index.js';
 import { neutralize } from '../wire/render.js';
 
 export interface PeerStatus {

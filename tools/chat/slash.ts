@@ -1,8 +1,8 @@
 // Slash commands (issue #5 §3): parse one line, run it against ChatActions, return what to
 // show. Errors come back as notices, never thrown into the UI.
 
-import { AttendError, EXIT } from '../bus/errors.js';
-import type { Peer } from '../bus/roster.js';
+import { AttendError, EXIT } from '../wire/errors.js';
+import type { Peer } from '../bus/presence/index.js';
 import { parseChannelArg } from '../verbs/channels/common.js';
 import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 import { errorLine } from './hints.js';

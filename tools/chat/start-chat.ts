@@ -3,7 +3,7 @@
 // a crash). Loaded lazily by tools/cli/commands/chat.ts (through load.ts) so Ink and React
 // never load for `attend send`.
 
-import { removePresence, writePresence } from '../bus/presence.js';
+import { removePresence, writePresence } from '../bus/presence/index.js';
 import { type VerbCtx, createVerbCtx } from '../verbs/context.js';
 import { createChatActions } from './actions.js';
 import { createBusSource } from './bus-source.js';

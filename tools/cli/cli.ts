@@ -1,13 +1,15 @@
 // The composition root: parse with commander, run a command, format its result, map errors
-// to exit codes. Only this module catches.
+// to exit codes. Every error a command throws ends here (runCli) and is reported once; the
+// send and MCP fast paths (fast-send.ts, fast-mcp.ts) report theirs through the same io.ts.
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { AttendError, EXIT, exitCodesLine } from '../bus/errors.js';
-import { readKnownNames } from '../bus/names.js';
+import { AttendError, EXIT, exitCodesLine } from '../wire/errors.js';
+import { readKnownNames } from '../bus/presence/index.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable, namesFrom } from './format.js';
 import { neutralize, plural } from '../wire/render.js';
 import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
+import type { Registrar } from './registrar.js';
 import { registerDelivery } from './register-delivery.js';
 import { VERSION } from './version.js';
 import { registerChannels } from './register-channels.js';
@@ -20,9 +22,6 @@ export interface CliResult {
   exitCode: number;
 }
 
-export type Registrar = (program: Command, ctx: Ctx, io: Io) => void;
-
-export type { Io } from './io.js';
 
 function collect(value: string, prev: string[] = []): string[] {
   return [...prev, value];

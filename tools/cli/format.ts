@@ -1,16 +1,16 @@
 // Text rendering for the CLI: tables on a terminal, plain blocks when piped, JSON on request.
 // Every body and name from the bus goes through `neutralize` first.
 
-import type { Message } from '../bus/signals.js';
-import type { Peer } from '../bus/roster.js';
-import { scopeLabel } from '../bus/layout.js';
+import type { Message } from '../bus/store/index.js';
+import type { Peer } from '../bus/presence/index.js';
+import { scopeLabel } from '../bus/store/index.js';
 import { addressees } from '../wire/envelope.js';
 import { type NameLookup, nameLookup } from '../wire/party.js';
 import { formatAge, neutralize } from '../wire/render.js';
 
 export type Names = NameLookup;
 
-/** `known`: last known names of parties no longer live (tools/bus/names.ts), shown as gone. */
+/** `known`: last known names of parties no longer live (tools/bus/presence/names.ts), shown as gone. */
 export function namesFrom(peers: Peer[], me: string, known?: ReadonlyMap<string, string>): Names {
   return nameLookup(peers, me, known);
 }

@@ -2,7 +2,7 @@
 // free of commander so `attend send` can report exactly as the full CLI does without
 // loading it.
 
-import { AttendError, EXIT, REPORT_URL_HINT, hintForCli } from '../bus/errors.js';
+import { AttendError, EXIT, REPORT_URL_HINT, hintForCli } from '../wire/errors.js';
 import type { Ctx } from './context.js';
 
 export interface Io {

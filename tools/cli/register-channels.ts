@@ -2,7 +2,8 @@
 // invite, kick, dissolve, peers, status, cleanup. Commands return data; this formats it.
 
 import type { Command } from 'commander';
-import type { Io, Registrar } from './cli.js';
+import type { Registrar } from './registrar.js';
+import type { Io } from './io.js';
 import type { Ctx } from './context.js';
 import { formatAge, neutralize, plural } from '../wire/render.js';
 import { CHANNEL_RULE } from '../verbs/channels/rule.js';

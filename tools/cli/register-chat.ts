@@ -3,7 +3,7 @@
 // The keys come from the chat's key table (pure data, no imports), the same table /help and
 // the key handler read.
 import { keyHelpLines } from '../chat/keys.js';
-import type { Registrar } from './cli.js';
+import type { Registrar } from './registrar.js';
 
 export const registerChat: Registrar = (program, ctx, io) => {
   program

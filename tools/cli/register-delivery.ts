@@ -3,8 +3,9 @@
 
 import type { Command } from 'commander';
 import type { Ctx } from './context.js';
-import type { Io, Registrar } from './cli.js';
-import { usageError } from '../bus/errors.js';
+import type { Registrar } from './registrar.js';
+import type { Io } from './io.js';
+import { usageError } from '../wire/errors.js';
 import { readHookStdin } from './hook-stdin.js';
 
 function examples(lines: string[]): string {

@@ -2,7 +2,8 @@
 // doctor. Heavy modules load inside the actions.
 
 import type { Command } from 'commander';
-import type { Registrar, Io } from './cli.js';
+import type { Registrar } from './registrar.js';
+import type { Io } from './io.js';
 import { type Ctx, createContext } from './context.js';
 import { readHookStdin } from './hook-stdin.js';
 
@@ -116,7 +117,7 @@ function registerInstall(program: Command, ctx: Ctx, io: Io): void {
     .addHelpText('after', examples(['attend doctor', 'attend doctor --json']) + '\nExits 5 when a check fails.\n')
     .action(async (opts: { json?: boolean }) => {
       const { runDoctor } = await import('./commands/doctor.js');
-      const { EXIT } = await import('../bus/errors.js');
+      const { EXIT } = await import('../wire/errors.js');
       const r = runDoctor(ctx);
       if (!r.ok) io.setExitCode(EXIT.environment);
       if (opts.json) return io.json(r);

@@ -2,10 +2,11 @@
 // NATS loads lazily from tools/relay, so no other verb pays for it.
 
 import type { Command } from 'commander';
-import { usageError } from '../bus/errors.js';
-import { listLive } from '../bus/roster.js';
+import { usageError } from '../wire/errors.js';
+import { listLive } from '../bus/presence/index.js';
 import { processAlive } from '../identity/system.js';
-import type { Registrar, Io } from './cli.js';
+import type { Registrar } from './registrar.js';
+import type { Io } from './io.js';
 import type { Ctx } from './context.js';
 
 function examples(lines: string[]): string {

@@ -2,7 +2,7 @@
 // in tools/bus (keys.ts, policy.ts); this file only parses and prints.
 
 import type { Command } from 'commander';
-import type { Registrar } from './cli.js';
+import type { Registrar } from './registrar.js';
 import type { Ctx } from './context.js';
 import type { Io } from './io.js';
 import { neutralize } from '../wire/render.js';
@@ -19,7 +19,7 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend keys', 'attend keys --json', 'attend keys rotate']))
     .action(async (opts: { json?: boolean }) => {
-      const { describeKeys } = await import('../bus/keys.js');
+      const { describeKeys } = await import('../bus/trust/index.js');
       const r = describeKeys({ keysDir: ctx.paths.keysDir, root: ctx.root(), node: ctx.identity().id });
       if (opts.json) return io.json(r);
       io.out(
@@ -38,7 +38,7 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     // `keys` has --json too and commander gives a flag to the parent first: read both.
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<{ json?: boolean }>();
-      const { rotateKey } = await import('../bus/keys.js');
+      const { rotateKey } = await import('../bus/trust/index.js');
       const r = rotateKey({ keysDir: ctx.paths.keysDir, root: ctx.root(), node: ctx.identity().id, now: ctx.now() });
       const out = { node: r.key.node, old: r.old, current: r.key.keyId, privateKey: r.key.path };
       if (opts.json) return io.json(out);
@@ -56,8 +56,8 @@ export const registerTrust: Registrar = (program, ctx, io) => {
       .option('--json', 'print the policy as JSON')
       .addHelpText('after', examples([`attend ${verb} Nick-alpha Tam-beta`, `attend ${verb} Nick-alpha Tam-beta --both`, `attend ${verb} worker-1 '#open'`, `attend ${verb} worker-1 lead --channel ops`]))
       .action(async (fromArg: string, toArg: string, opts: { both?: boolean; channel?: string; json?: boolean }) => {
-        const { resolveTarget } = await import('../bus/targets.js');
-        const policy = await import('../bus/policy.js');
+        const { resolveTarget } = await import('../bus/presence/index.js');
+        const policy = await import('../bus/trust/index.js');
         // A live name, path or id becomes its id; anything else is taken as an id as written.
         const liveId = (t: string): string | null => {
           try {
@@ -85,10 +85,10 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend grants', 'attend grants --json']))
     .action(async (opts: { json?: boolean }) => {
-      const policy = await import('../bus/policy.js');
+      const policy = await import('../bus/trust/index.js');
       const file = policy.policyFile(ctx.root());
       const r = policy.readPolicy(ctx.root());
-      if (!r.ok) throw new (await import('../bus/errors.js')).AttendError(r.error, 3, `fix or remove ${file}`);
+      if (!r.ok) throw new (await import('../wire/errors.js')).AttendError(r.error, 3, `fix or remove ${file}`);
       if (opts.json) return io.json({ file, exists: r.exists, ...r.policy });
       const p = r.policy;
       const g = (x: { from: string; to: string; channel?: string | undefined }) => `  ${x.from} → ${x.to}${x.channel ? ` (in #${x.channel})` : ''}`;
@@ -115,14 +115,14 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend delegate Nick-alpha', 'attend delegate Nick-alpha --ttl 30m --scope ops', 'attend delegate /srv/api --scope /srv/api']))
     .action(async (target: string, opts: { ttl: string; scope?: string[]; json?: boolean }) => {
-      const d = await import('../bus/delegation.js');
-      const { resolveTarget } = await import('../bus/targets.js');
+      const d = await import('../bus/trust/index.js');
+      const { resolveTarget } = await import('../bus/presence/index.js');
       const who = ctx.identity();
       const ttlMs = d.parseTtl(opts.ttl);
       const scopes = (opts.scope ?? ['*']).map(d.parseScope);
-      if (who.kind !== 'human') throw (await import('../bus/errors.js')).refusedError(`only a person delegates; ${who.id} is a session`, 'ask the person at the terminal to run it');
+      if (who.kind !== 'human') throw (await import('../wire/errors.js')).refusedError(`only a person delegates; ${who.id} is a session`, 'ask the person at the terminal to run it');
       const found = resolveTarget(target, ctx.live(), { cwd: ctx.cwd, home: ctx.paths.home });
-      if (found.length !== 1) throw (await import('../bus/errors.js')).usageError(`'${target.slice(0, 40)}' names ${found.length} sessions; use a session id`);
+      if (found.length !== 1) throw (await import('../wire/errors.js')).usageError(`'${target.slice(0, 40)}' names ${found.length} sessions; use a session id`);
       const signed = d.delegate({ root: ctx.root(), keysDir: ctx.paths.keysDir, principal: who, delegate: found[0]!.id, scopes, now: ctx.now(), ttlMs });
       if (opts.json) return io.json(signed);
       io.out(`${found[0]!.id} may speak on behalf of ${who.id} in ${scopes.join(', ')} until ${new Date(signed.expires).toISOString()}`);
@@ -137,8 +137,8 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend policy --mode groups', 'attend policy --open humans', 'attend grants']))
     .action(async (opts: { mode?: string; open?: string; maxDepth?: string; json?: boolean }) => {
-      const policy = await import('../bus/policy.js');
-      const { usageError } = await import('../bus/errors.js');
+      const policy = await import('../bus/trust/index.js');
+      const { usageError } = await import('../wire/errors.js');
       if (opts.mode !== undefined && opts.mode !== 'family' && opts.mode !== 'groups') throw usageError(`--mode takes family or groups, not '${opts.mode.slice(0, 20)}'`);
       if (opts.open !== undefined && !['everyone', 'family', 'humans', 'granted'].includes(opts.open)) throw usageError(`--open takes everyone, family, humans or granted, not '${opts.open.slice(0, 20)}'`);
       if (opts.maxDepth !== undefined && !/^\d+$/.test(opts.maxDepth)) throw usageError('--max-depth takes a whole number');
@@ -154,11 +154,11 @@ export const registerTrust: Registrar = (program, ctx, io) => {
 
 /** `attend peers --tree` / `--cards` (registered with peers in register-channels.ts). */
 export async function runPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tree?: boolean; cards?: boolean }): Promise<void> {
-  const { lineageForest } = await import('../bus/lineage.js');
+  const { lineageForest } = await import('../bus/trust/index.js');
   const live = ctx.live();
   const names = new Map(live.map((p) => [p.id, `${neutralize(p.name)} (${p.kind})`]));
   if (opts.cards) {
-    const { cardFor } = await import('../bus/cards.js');
+    const { cardFor } = await import('../bus/trust/index.js');
     return io.json(live.map((p) => cardFor(ctx.root(), { id: p.id, kind: p.kind, name: p.name, origin: p.origin, claude: p.record !== undefined }, VERSION)));
   }
   const forest = lineageForest(ctx.root(), live.map((p) => p.id));
@@ -176,7 +176,7 @@ export async function runPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tr
 
 /** `attend whoami --card`. */
 export async function runWhoamiCard(ctx: Ctx, io: Io): Promise<void> {
-  const { cardFor } = await import('../bus/cards.js');
+  const { cardFor } = await import('../bus/trust/index.js');
   const { runWhoami } = await import('../verbs/whoami.js');
   const r = runWhoami(ctx);
   io.json(cardFor(ctx.root(), { id: r.id, kind: r.kind, name: r.displayName, origin: r.origin, claude: r.sessionId !== null }, VERSION));

@@ -3,10 +3,10 @@
 // inside the ledger's lock before anything is recorded (deliver first, then record).
 
 import type { Identity } from '../identity/resolve.js';
-import { noteShown, takePending } from '../bus/ledger.js';
-import { receiveScopes } from '../bus/receive.js';
-import { resolveParents } from '../bus/parents.js';
-import type { Reporter } from '../bus/signals.js';
+import { noteShown, takePending } from '../bus/delivery/index.js';
+import { receiveScopes } from '../bus/delivery/index.js';
+import { resolveParents } from '../bus/delivery/index.js';
+import type { Reporter } from '../bus/store/index.js';
 import { type NameLookup, planDrain, renderDrain } from '../wire/party.js';
 import { shouldTeach, wakeNotes } from '../wire/wake.js';
 

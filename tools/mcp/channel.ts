@@ -8,16 +8,16 @@
 // is a pipe (synchronous on Linux), so the line is out before the ledger records it.
 
 import type { Identity } from '../identity/resolve.js';
-import { noteShown, takePending } from '../bus/ledger.js';
-import type { Message } from '../bus/signals.js';
+import { noteShown, takePending } from '../bus/delivery/index.js';
+import type { Message } from '../bus/store/index.js';
 import type { VerbCtx } from '../verbs/context.js';
-import { handOver } from '../bus/handover.js';
-import { createNameSource } from '../bus/roster.js';
-import { resolveParents } from '../bus/parents.js';
-import { receiveScopes } from '../bus/receive.js';
+import { handOver } from '../bus/delivery/index.js';
+import { createNameSource } from '../bus/presence/index.js';
+import { resolveParents } from '../bus/delivery/index.js';
+import { receiveScopes } from '../bus/delivery/index.js';
 import { DIGEST_THRESHOLD, type NameLookup, nameLookup } from '../wire/party.js';
 import { planStreamWake, streamItems } from '../wire/wake.js';
-import { readKnownNames } from '../bus/names.js';
+import { readKnownNames } from '../bus/presence/index.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
 

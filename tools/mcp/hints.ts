@@ -1,8 +1,8 @@
-// A hint (tools/bus/errors.ts) in MCP terms: the tool to call with its arguments, since a
+// A hint (tools/wire/errors.ts) in MCP terms: the tool to call with its arguments, since a
 // model talking to this server calls tools, not a shell. Verbs without a tool keep the CLI
 // line.
 
-import { type Hint, type HintVerb, hintForCli } from '../bus/errors.js';
+import { type Hint, type HintVerb, hintForCli } from '../wire/errors.js';
 
 /** Verbs served as tools, and the tool name for each. */
 const TOOL: Partial<Record<HintVerb, string>> = {

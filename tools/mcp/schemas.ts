@@ -2,9 +2,9 @@
 // shows them to the model before a call fails), and result shapes for `outputSchema`.
 
 import { z } from 'zod';
-import type { Message } from '../bus/signals.js';
-import { MAX_BODY_BYTES } from '../bus/signals.js';
-import { MAX_DESCRIPTION } from '../bus/channels.js';
+import type { Message } from '../bus/store/index.js';
+import { MAX_BODY_BYTES } from '../bus/store/index.js';
+import { MAX_DESCRIPTION } from '../bus/channels/index.js';
 import { messageJson } from '../verbs/inbox.js';
 import { MAX_CHANNEL_NAME } from '../wire/names.js';
 

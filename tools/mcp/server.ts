@@ -9,7 +9,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { AttendError, REPORT_URL_HINT } from '../bus/errors.js';
+import { AttendError, REPORT_URL_HINT } from '../wire/errors.js';
 import { printable } from '../wire/names.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { channelsTool } from './channels.js';

@@ -16,7 +16,7 @@
 // Ids in a snapshot are as the publishing machine names them; they are read here with
 // tools/wire/hosts.ts localizeId (a username of H becomes `H:name`, `L:x` is our `x`).
 
-import { type Channel, type ChannelStore, type Invite, descriptionProblem } from '../bus/channels.js';
+import { type Channel, type ChannelStore, type Invite, descriptionProblem } from '../bus/channels/index.js';
 import { WIDE_CLASS } from '../wire/envelope.js';
 import { localizeId } from '../wire/hosts.js';
 

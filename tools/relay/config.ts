@@ -3,9 +3,9 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../bus/atomic.js';
-import { refusedError, usageError } from '../bus/errors.js';
-import { ensureDir } from '../bus/root.js';
+import { writeFileAtomic } from '../bus/store/index.js';
+import { refusedError, usageError } from '../wire/errors.js';
+import { ensureDir } from '../bus/store/index.js';
 
 export interface RelaySettings {
   server: string;

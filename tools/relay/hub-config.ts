@@ -9,7 +9,7 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createUser } from '@nats-io/nkeys';
-import { usageError } from '../bus/errors.js';
+import { usageError } from '../wire/errors.js';
 import { HOST_CLASS } from './config.js';
 import { PRESENCE_BUCKET } from './presence.js';
 import { STATE_BUCKET } from './state.js';

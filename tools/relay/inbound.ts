@@ -10,17 +10,17 @@
 // Signatures (issue 14): the message's `.sig` sidecar travels with it. It is checked here —
 // signed on the machine that relayed it, by a key that machine published for the sender,
 // over these very fields — and written before the message, as a local writer does
-// (tools/bus/signals.ts writeSignal), so readers verify it like any other (`sig=ok`). A
+// (tools/bus/store/messages.ts writeSignal), so readers verify it like any other (`sig=ok`). A
 // message whose signature fails is parked with the reason, never written.
 
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AtomicFile, writeFilesAtomic } from '../bus/atomic.js';
-import { appendIndexMany, dirStamp } from '../bus/dir-index.js';
-import { verifyBytes } from '../bus/keys.js';
-import { scopeDir, scopeDirName } from '../bus/layout.js';
-import { MAX_BODY_BYTES, MAX_FILE_BYTES, SIGNAL_EXT } from '../bus/signals.js';
-import { SIG_EXT } from '../bus/signing.js';
+import { type AtomicFile, writeFilesAtomic } from '../bus/store/index.js';
+import { appendIndexMany, dirStamp } from '../bus/store/index.js';
+import { verifyBytes } from '../bus/trust/index.js';
+import { scopeDir, scopeDirName } from '../bus/store/index.js';
+import { MAX_BODY_BYTES, MAX_FILE_BYTES, SIGNAL_EXT } from '../bus/store/index.js';
+import { SIG_EXT } from '../bus/trust/index.js';
 import { type Envelope, type Scope, addressees, parseSignal } from '../wire/envelope.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { parseChannelName } from '../wire/names.js';
@@ -74,11 +74,11 @@ export interface ImportContext {
   self: string;
   imported: ImportedSet;
   now: number;
-  /** Has machine `origin` published `keyId` for its node `node`? (tools/bus/remote-keys.ts) */
+  /** Has machine `origin` published `keyId` for its node `node`? (tools/bus/trust/remote-keys.ts) */
   keyKnown(origin: string, node: string, keyId: string): boolean;
   /** Does `origin`'s node sign its messages from `t` on (a key published before `t`)? */
   nodeSigns(origin: string, node: string, t: number): boolean;
-  /** A channel dissolved here with no newer channel of that name (tools/bus/channels.ts). */
+  /** A channel dissolved here with no newer channel of that name (tools/bus/channels/membership.ts). */
   dissolved(name: string): { at: number; by: string } | null;
   /** Planned in this batch and not on disk yet: path → bytes. */
   pending?: Map<string, Uint8Array>;
@@ -106,7 +106,7 @@ export function checkIncoming(self: string, m: Incoming): { ok: true; scope: Sco
     return { ok: false, reason: 'malformed: not UTF-8' };
   }
   if (text.includes('\0')) return { ok: false, reason: 'malformed: NUL byte' };
-  // One trailing line ending belongs to the file, not the body (as tools/bus/signals.ts reads it).
+  // One trailing line ending belongs to the file, not the body (as tools/bus/store/messages.ts reads it).
   const env = parseSignal(text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text);
   if (!env) return { ok: false, reason: 'malformed: not a signal line (needs from|project|cwd|message)' };
   if (Buffer.byteLength(env.body, 'utf8') > MAX_BODY_BYTES) return { ok: false, reason: `oversized: the body is over ${MAX_BODY_BYTES} bytes` };
@@ -137,7 +137,7 @@ export function checkIncoming(self: string, m: Incoming): { ok: true; scope: Sco
 function checkSig(ctx: ImportContext, origin: string, id: string, scope: Scope, env: Envelope, sig: Uint8Array | undefined): string | null | 'need-key' {
   const node = env.fromId;
   if (!sig || sig.length === 0) {
-    // As a reader judges a local line (tools/bus/signing.ts): unsigned after its first key is a forgery.
+    // As a reader judges a local line (tools/bus/trust/signing.ts): unsigned after its first key is a forgery.
     if (node !== undefined && ctx.nodeSigns(origin, node, idTime(id) ?? Number.POSITIVE_INFINITY)) return `unsigned, but ${node} on ${origin} signs its messages`;
     return null;
   }

@@ -2,10 +2,10 @@
 // run, config, status, resync, hub-config. They return data; the CLI prints.
 
 import { hostname } from 'node:os';
-import { AttendError, EXIT, usageError } from '../bus/errors.js';
-import type { RemoteMember } from '../bus/remote.js';
-import { type Peer, isDeaf } from '../bus/roster.js';
-import { ensureRoot } from '../bus/root.js';
+import { AttendError, EXIT, usageError } from '../wire/errors.js';
+import type { RemoteMember } from '../bus/presence/index.js';
+import { type Peer, isDeaf } from '../bus/presence/index.js';
+import { ensureRoot } from '../bus/store/index.js';
 import { type RelaySettings, checkSettings, configFile, readConfig, sanitizeHost, writeConfig } from './config.js';
 import { ImportedSet, listParked, readStatus, type Parked, type RelayStatus } from './store.js';
 

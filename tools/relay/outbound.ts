@@ -1,6 +1,6 @@
 // Outbound: which local messages go to the hub, found cheaply. No NATS here.
 //
-// Per directory under signals/ the relay reads the index hint (tools/bus/dir-index.ts) for
+// Per directory under signals/ the relay reads the index hint (tools/bus/store/dir-index.ts) for
 // the ids appended since its last look, and falls back to a full listing when the hint does
 // not explain the directory. A full listing is cut at a floor: the creation time of the
 // newest message already published there (relay/cursor.json) minus a slack for writers whose
@@ -11,15 +11,15 @@
 
 import { lstatSync, openSync, closeSync, fstatSync, readdirSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { type IndexState, type IndexTail, readIndex, readIndexTail } from '../bus/dir-index.js';
-import { scopeOfDirName, signalsDir } from '../bus/layout.js';
-import { MAX_FILE_BYTES, SIGNAL_EXT, listIds } from '../bus/signals.js';
+import { type IndexState, type IndexTail, readIndex, readIndexTail } from '../bus/store/index.js';
+import { scopeOfDirName, signalsDir } from '../bus/store/index.js';
+import { MAX_FILE_BYTES, SIGNAL_EXT, listIds } from '../bus/store/index.js';
 import { addressees, parseSignal } from '../wire/envelope.js';
 import { idTime } from '../wire/ids.js';
 import type { Cursor, ImportedSet } from './store.js';
 import { type Route, dedupId, subjectFor } from './subjects.js';
-import { readAll } from '../bus/atomic.js';
-import { SIG_EXT } from '../bus/signing.js';
+import { readAll } from '../bus/store/index.js';
+import { SIG_EXT } from '../bus/trust/index.js';
 
 /** How long the index may leave the directory's changes unexplained before a full listing. */
 const UNEXPLAINED_MS = 1_000;
@@ -44,7 +44,7 @@ export interface Pending {
 }
 
 interface DirState {
-  /** The chain check (tools/bus/dir-index.ts readIndex): advanced only when it explains the directory. */
+  /** The chain check (tools/bus/store/dir-index.ts readIndex): advanced only when it explains the directory. */
   idx: IndexState | undefined;
   /** Where the index was read to: new ids come from here, explained or not. */
   tail: IndexTail | undefined;

@@ -1,12 +1,12 @@
 // Presence across machines: each relay puts its live roster under its host's key in a KV
 // bucket whose TTL (per bucket on nats-server 2.9) ages out a machine that stopped
 // refreshing, and writes the other hosts' rosters to relay/remote.json for the bus to read
-// (tools/bus/remote.ts). A host's entry counts as seen when this relay received it, on this
+// (tools/bus/presence/remote.ts). A host's entry counts as seen when this relay received it, on this
 // machine's clock, so clock skew between machines never ages anyone out early.
 
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
-import { type RemoteMember, type RemoteRoster, readRemoteRoster, writeRemoteRoster } from '../bus/remote.js';
+import { type RemoteMember, type RemoteRoster, readRemoteRoster, writeRemoteRoster } from '../bus/presence/index.js';
 
 export const PRESENCE_BUCKET = 'attend-presence';
 

@@ -9,7 +9,7 @@ import { connectHub, ensureStream } from './run.js';
 import { ImportedSet } from './store.js';
 import { Publisher, pubHeaders } from './publish.js';
 import { openStateBucket, putKeyLists } from './state.js';
-import { remoteHostOf } from '../bus/remote.js';
+import { remoteHostOf } from '../bus/presence/index.js';
 
 export async function resync(root: string, settings: RelaySettings & { servers: string[] }, since: number, now: () => number): Promise<{ published: number; duplicates: number; failed: number }> {
   const hostOf = (id: string) => remoteHostOf(root, id);

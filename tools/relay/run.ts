@@ -11,9 +11,9 @@ import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { type Authenticator, connect, credsAuthenticator, headers, nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { signalsDir } from '../bus/layout.js';
-import { type RemoteMember, remoteHostOf } from '../bus/remote.js';
-import { ensureRoot } from '../bus/root.js';
+import { signalsDir } from '../bus/store/index.js';
+import { type RemoteMember, remoteHostOf } from '../bus/presence/index.js';
+import { ensureRoot } from '../bus/store/index.js';
 import type { RelaySettings } from './config.js';
 import { Outbox, type Pending } from './outbound.js';
 import { ImportedSet, type RelayStatus, listParked, park, readCursor, writeCursor, writeCursorAsync, writeStatus } from './store.js';
@@ -34,7 +34,7 @@ export interface RelayDeps {
   log(line: string): void;
   /** Resolves when the relay should stop (SIGTERM, SIGINT). */
   stopped: Promise<void>;
-  /** Presence: this machine's live roster (tools/bus/roster.ts listLive, mapped). */
+  /** Presence: this machine's live roster (tools/bus/presence/roster.ts listLive, mapped). */
   localMembers(): RemoteMember[];
   /** Seconds a host's roster stays without a refresh (KV bucket TTL). */
   presenceTtlS?: number;

@@ -7,16 +7,16 @@
 // A host's user may put only under its own name (tools/relay/hub-config.ts), so a machine
 // vouches for its own members and keys and for nobody else's. Each relay puts its own entries
 // when they change and applies the others' to this bus: channels into state/channels.json,
-// keys into keys/@<host>/ (tools/bus/remote-keys.ts), where readers verify remote messages.
+// keys into keys/@<host>/ (tools/bus/trust/remote-keys.ts), where readers verify remote messages.
 
 import { readdirSync, rmSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
-import { type ChannelStore, dissolvedChannel, readChannels, updateChannels } from '../bus/channels.js';
-import { publishedKeysDir, readPublishedKeys } from '../bus/keys.js';
-import { scopeDir, stateDir } from '../bus/layout.js';
-import { readRemoteKeys, recordRemoteKeys } from '../bus/remote-keys.js';
+import { type ChannelStore, dissolvedChannel, readChannels, updateChannels } from '../bus/channels/index.js';
+import { publishedKeysDir, readPublishedKeys } from '../bus/trust/index.js';
+import { scopeDir, stateDir } from '../bus/store/index.js';
+import { readRemoteKeys, recordRemoteKeys } from '../bus/trust/index.js';
 import { parseChannelName } from '../wire/names.js';
 import { applySnapshot, parseHostChannels, snapshotOf } from './channel-sync.js';
 

@@ -1,4 +1,4 @@
-// The relay's own files under the bus root (beside tools/bus/remote.ts's):
+// The relay's own files under the bus root (beside tools/bus/presence/remote.ts's):
 //
 //   relay/config.json      settings (tools/relay/config.ts)
 //   relay/cursor.json      outbound: per directory, the newest local message published
@@ -8,9 +8,9 @@
 
 import { closeSync, openSync, readFileSync, readdirSync, writeSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { writeAll, writeFileAtomic, writeFilesAtomic } from '../bus/atomic.js';
-import { FILE_MODE, ensureDir } from '../bus/root.js';
-import { importedLog, readImported, relayStateDir } from '../bus/remote.js';
+import { writeAll, writeFileAtomic, writeFilesAtomic } from '../bus/store/index.js';
+import { FILE_MODE, ensureDir } from '../bus/store/index.js';
+import { importedLog, readImported, relayStateDir } from '../bus/presence/index.js';
 
 export function parkedDir(root: string): string {
   return join(relayStateDir(root), 'parked');

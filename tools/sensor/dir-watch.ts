@@ -11,7 +11,7 @@
 
 import { type FSWatcher, type StatWatcher, existsSync, mkdirSync, statSync, unwatchFile, watch, watchFile } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { DIR_MODE } from '../bus/root.js';
+import { DIR_MODE } from '../bus/store/index.js';
 
 export interface DirWatchOptions {
   poll: boolean;

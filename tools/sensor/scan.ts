@@ -4,10 +4,10 @@
 // the lines captured; `tools/sensor/run.ts` is the long-running loop around it.
 
 import type { Identity } from '../identity/resolve.js';
-import { noteShown, takePending } from '../bus/ledger.js';
-import { resolveParents } from '../bus/parents.js';
-import { receiveScopes } from '../bus/receive.js';
-import type { Message, Reporter } from '../bus/signals.js';
+import { noteShown, takePending } from '../bus/delivery/index.js';
+import { resolveParents } from '../bus/delivery/index.js';
+import { receiveScopes } from '../bus/delivery/index.js';
+import type { Message, Reporter } from '../bus/store/index.js';
 import { DIGEST_THRESHOLD, type NameLookup } from '../wire/party.js';
 import { planStreamWake, streamItems } from '../wire/wake.js';
 

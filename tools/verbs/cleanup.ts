@@ -5,11 +5,11 @@
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VerbCtx } from './context.js';
-import { type CleanupItem, type CleanupPlan, applyCleanup, planCleanup } from '../bus/cleanup.js';
-import { usageError } from '../bus/errors.js';
-import { scopeDir, scopeLabel } from '../bus/layout.js';
-import { compactIndex, parseDuration, planRetention } from '../bus/retention.js';
-import { SIGNAL_EXT } from '../bus/signals.js';
+import { type CleanupItem, type CleanupPlan, applyCleanup, planCleanup } from '../bus/upkeep/index.js';
+import { usageError } from '../wire/errors.js';
+import { scopeDir, scopeLabel } from '../bus/store/index.js';
+import { compactIndex, parseDuration, planRetention } from '../bus/upkeep/index.js';
+import { SIGNAL_EXT } from '../bus/store/index.js';
 import { attendKey, printable } from '../wire/names.js';
 import { livenessOf } from './channels/common.js';
 

@@ -4,15 +4,15 @@
 import { hostname } from 'node:os';
 import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js';
 import { findParent } from '../identity/lineage.js';
-import { hasParentRecord, recordParent } from '../bus/lineage.js';
-import { type Signer, createSigner } from '../bus/signing.js';
+import { hasParentRecord, recordParent } from '../bus/trust/index.js';
+import { type Signer, createSigner } from '../bus/trust/index.js';
 import { resolveIdentity } from '../identity/resolve.js';
-import { refusedError } from '../bus/errors.js';
-import { localHostName } from '../bus/remote.js';
+import { refusedError } from '../wire/errors.js';
+import { localHostName } from '../bus/presence/index.js';
 import { procInfo as systemProcInfo, systemReaders } from '../identity/system.js';
-import { type Peer, listLive } from '../bus/roster.js';
-import { checkRootPath, ensureRoot } from '../bus/root.js';
-import { type Reporter, createReporter } from '../bus/signals.js';
+import { type Peer, listLive } from '../bus/presence/index.js';
+import { checkRootPath, ensureRoot } from '../bus/store/index.js';
+import { type Reporter, createReporter } from '../bus/store/index.js';
 import { createIdFactory } from '../wire/ids.js';
 import { type Paths, resolvePaths } from './env.js';
 
@@ -108,7 +108,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     },
     signer() {
       // The signed origin host is this machine's name on the hub when it has one, so other
-      // machines read its messages as this machine's (issue 13; tools/bus/origin.ts).
+      // machines read its messages as this machine's (issue 13; tools/bus/trust/origin.ts).
       signer ??= createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
       return signer;
     },

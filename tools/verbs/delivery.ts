@@ -4,12 +4,12 @@
 // ledgers — not a guess — who has been shown a message the caller sent.
 
 import type { VerbCtx } from './context.js';
-import { readChannels } from '../bus/channels.js';
-import { scopeDirName } from '../bus/layout.js';
-import { isConsumedBy, listLedgerIds } from '../bus/ledger.js';
-import { HEARTBEAT_FRESH_MS } from '../bus/presence.js';
-import type { Peer } from '../bus/roster.js';
-import { type Message, listScopes, readScopes } from '../bus/signals.js';
+import { readChannels } from '../bus/channels/index.js';
+import { scopeDirName } from '../bus/store/index.js';
+import { isConsumedBy, listLedgerIds } from '../bus/delivery/index.js';
+import { HEARTBEAT_FRESH_MS } from '../bus/presence/index.js';
+import type { Peer } from '../bus/presence/index.js';
+import { type Message, listScopes, readScopes } from '../bus/store/index.js';
 import { addressees } from '../wire/envelope.js';
 
 export type When = 'now' | 'next-turn' | 'later';

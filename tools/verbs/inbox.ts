@@ -2,13 +2,13 @@
 // the thread a message belongs to. Reading never consumes or deletes.
 
 import type { VerbCtx } from './context.js';
-import { busError, notFoundError, refusedError, usageError, verbHint } from '../bus/errors.js';
-import { type Gate, createGate } from '../bus/gate.js';
-import { scopeDir, scopeLabel } from '../bus/layout.js';
-import { type Key, type ScopeListing, compareKeys, entryForMe, entryTime, mergeDescending, withListings } from '../bus/listing.js';
-import { isForMe, receiveScopes } from '../bus/receive.js';
-import { type Message, type Unreadable, findMessage, listScopes, readMessage, readScopes, unreadableDirs } from '../bus/signals.js';
-import { noteSurfaced } from '../bus/surfaced.js';
+import { busError, notFoundError, refusedError, usageError, verbHint } from '../wire/errors.js';
+import { type Gate, createGate } from '../bus/trust/index.js';
+import { scopeDir, scopeLabel } from '../bus/store/index.js';
+import { type Key, type ScopeListing, compareKeys, entryForMe, entryTime, mergeDescending, withListings } from '../bus/store/index.js';
+import { isForMe, receiveScopes } from '../bus/delivery/index.js';
+import { type Message, type Unreadable, findMessage, listScopes, readMessage, readScopes, unreadableDirs } from '../bus/store/index.js';
+import { noteSurfaced } from '../bus/delivery/index.js';
 import { isMessageId } from '../wire/ids.js';
 import { printable } from '../wire/names.js';
 
@@ -119,7 +119,7 @@ function openGate(ctx: VerbCtx): Gate {
   return gate;
 }
 
-/** The caller's receive set as listings (tools/bus/listing.ts), in receive order. */
+/** The caller's receive set as listings (tools/bus/store/listing.ts), in receive order. */
 export function withReceiveListings<T>(ctx: VerbCtx, fn: (ls: ScopeListing[]) => T): T {
   const root = ctx.root();
   return withListings(root, receiveScopes(root, ctx.identity()), { now: ctx.now(), reporter: ctx.reporter }, fn);

@@ -2,9 +2,9 @@
 // session nothing delivers to is flagged deaf: that is where messages silently pile up.
 
 import type { VerbCtx } from './context.js';
-import { readChannels } from '../bus/channels.js';
-import { isDeaf } from '../bus/roster.js';
-import { remoteMembers } from '../bus/remote.js';
+import { readChannels } from '../bus/channels/index.js';
+import { isDeaf } from '../bus/presence/index.js';
+import { remoteMembers } from '../bus/presence/index.js';
 
 export interface PeerRow {
   id: string;
@@ -51,7 +51,7 @@ export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
       host: null,
     };
   });
-  // Members other machines' relays announced (tools/bus/remote.ts); their delivery is judged there.
+  // Members other machines' relays announced (tools/bus/presence/remote.ts); their delivery is judged there.
   for (const m of remoteMembers(ctx.paths.root, ctx.now())) {
     if (m.kind === 'agent' && peers.some((p) => p.id === m.id)) continue;
     peers.push({ id: m.id, kind: m.kind, name: m.name, origin: m.origin, status: m.status ?? null, sessionName: null, channels: ['#open'], lastSeen: ctx.now(), sensor: null, drain: null, delivering: !m.deaf, deaf: m.deaf === true, me: false, host: m.host });

@@ -2,10 +2,10 @@
 // this identity — and route it so that its `to` and its destination agree (issue #9 §5).
 
 import type { VerbCtx } from './context.js';
-import { notFoundError, verbHint } from '../bus/errors.js';
-import type { Peer } from '../bus/roster.js';
-import { readSurfaced } from '../bus/surfaced.js';
-import { peersEverywhere } from '../bus/remote.js';
+import { notFoundError, verbHint } from '../wire/errors.js';
+import type { Peer } from '../bus/presence/index.js';
+import { readSurfaced } from '../bus/delivery/index.js';
+import { peersEverywhere } from '../bus/presence/index.js';
 import { type Scope, WIDE_CLASS } from '../wire/envelope.js';
 import { attendKey } from '../wire/names.js';
 import { lookupMessage } from './inbox.js';

@@ -3,18 +3,18 @@
 // same writer.
 
 import type { VerbCtx } from './context.js';
-import { refusedError, usageError, verbHint } from '../bus/errors.js';
-import { envelopeFrom } from '../bus/compose.js';
-import { checkSend } from '../bus/gate.js';
-import { readChannels, requireChannel } from '../bus/channels.js';
-import type { Peer } from '../bus/roster.js';
-import { MAX_BODY_BYTES, writeSignals } from '../bus/signals.js';
-import { resolveTargets } from '../bus/targets.js';
-import { localHostName, peersEverywhere } from '../bus/remote.js';
+import { refusedError, usageError, verbHint } from '../wire/errors.js';
+import { envelopeFrom } from '../bus/store/index.js';
+import { checkSend } from '../bus/trust/index.js';
+import { readChannels, requireChannel } from '../bus/channels/index.js';
+import type { Peer } from '../bus/presence/index.js';
+import { MAX_BODY_BYTES, writeSignals } from '../bus/store/index.js';
+import { resolveTargets } from '../bus/presence/index.js';
+import { localHostName, peersEverywhere } from '../bus/presence/index.js';
 import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
 import { neutralize } from '../wire/render.js';
-import { scopeLabel } from '../bus/layout.js';
+import { scopeLabel } from '../bus/store/index.js';
 import { type RecipientDelivery, deliveryFor, describeDelivery } from './delivery.js';
 
 export interface SendInput {

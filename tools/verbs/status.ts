@@ -3,18 +3,18 @@
 
 import type { VerbCtx } from './context.js';
 import { processAlive } from '../identity/system.js';
-import { type RelayHealth, relayHealth } from '../bus/remote.js';
-import { joinedChannels } from '../bus/channels.js';
-import { scopeDirName, scopeLabel } from '../bus/layout.js';
-import { type Delivery, deliveryOf, readPresence } from '../bus/presence.js';
-import { listScopes, silentReporter } from '../bus/signals.js';
-import { withListings } from '../bus/listing.js';
-import { createGate } from '../bus/gate.js';
-import { busError } from '../bus/errors.js';
-import { peekPending } from '../bus/ledger.js';
-import { countQuarantined } from '../bus/quarantine.js';
-import { type DeliveryStatus, deliveryStatus } from '../bus/sensor-claim.js';
-import { receiveScopes } from '../bus/receive.js';
+import { type RelayHealth, relayHealth } from '../bus/presence/index.js';
+import { joinedChannels } from '../bus/channels/index.js';
+import { scopeDirName, scopeLabel } from '../bus/store/index.js';
+import { type Delivery, deliveryOf, readPresence } from '../bus/presence/index.js';
+import { listScopes, silentReporter } from '../bus/store/index.js';
+import { withListings } from '../bus/store/index.js';
+import { createGate } from '../bus/trust/index.js';
+import { busError } from '../wire/errors.js';
+import { peekPending } from '../bus/delivery/index.js';
+import { countQuarantined } from '../bus/store/index.js';
+import { type DeliveryStatus, deliveryStatus } from '../bus/delivery/index.js';
+import { receiveScopes } from '../bus/delivery/index.js';
 import { countInbox } from './inbox.js';
 
 export interface ScopeCount {
@@ -50,7 +50,7 @@ export function runStatus(ctx: VerbCtx): StatusResult {
   const root = ctx.root();
   const who = ctx.identity();
   const now = ctx.now();
-  // The counts come from the listing caches (tools/bus/listing.ts): nothing is read but what
+  // The counts come from the listing caches (tools/bus/store/listing.ts): nothing is read but what
   // arrived since the last listing. Under a policy that did not parse nothing is delivered,
   // and status says so as the inbox does.
   const broken = createGate(root, who).broken();

@@ -1,6 +1,6 @@
 import type { VerbCtx } from './context.js';
 import { nicknameFor } from '../wire/names.js';
-import { type GroupView, groupOf } from '../bus/lineage.js';
+import { type GroupView, groupOf } from '../bus/trust/index.js';
 
 export interface WhoamiResult {
   resolved: boolean;

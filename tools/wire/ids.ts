@@ -48,3 +48,8 @@ export const MESSAGE_ID_CLASS = /^[A-Za-z0-9_-]+$/;
 export function isMessageId(id: string): boolean {
   return id.length > 0 && id.length <= 128 && MESSAGE_ID_CLASS.test(id);
 }
+
+/** The smallest id string made at `ms`: every id made earlier sorts below it. */
+export function idFloor(ms: number): string {
+  return Math.max(0, Math.floor(ms)).toString(36).padStart(9, '0');
+}

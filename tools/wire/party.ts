@@ -6,7 +6,7 @@ import { addressees, type ResolvedEnvelope, type Scope } from './envelope.js';
 import { displayId, splitQualified } from './hosts.js';
 import { chunkText, defuseMarkup, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
 
-/** The fields of a message delivery needs; `Message` in tools/bus/signals.ts satisfies it. */
+/** The fields of a message delivery needs; `Message` in tools/bus/store/messages.ts satisfies it. */
 export interface DeliveryMessage extends ResolvedEnvelope {
   id: string;
   scope: Scope;
@@ -32,7 +32,7 @@ export function shortId(id: string): string {
   return id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id;
 }
 
-/** Known names may mark ids live on another machine (tools/bus/names.ts): those are not gone. */
+/** Known names may mark ids live on another machine (tools/bus/presence/names.ts): those are not gone. */
 export interface KnownNames extends ReadonlyMap<string, string> {
   elsewhere?: ReadonlySet<string>;
 }
@@ -51,7 +51,7 @@ export function goneName(name: string): string {
 
 /**
  * Names from the live roster (id → display name); an id no longer live by its last known
- * name marked as gone (`known`, tools/bus/names.ts), else `shortId`.
+ * name marked as gone (`known`, tools/bus/presence/names.ts), else `shortId`.
  */
 export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: string; name: string }>, me: string, known?: ReadonlyMap<string, string>): NameLookup {
   const map = names instanceof Map ? (names as ReadonlyMap<string, string>) : new Map([...(names as Iterable<{ id: string; name: string }>)].map((p) => [p.id, p.name]));

@@ -1,5 +1,5 @@
 // Canonical signing bytes, key ids and the `.sig` sidecar (spec §7, issue 14). Pure: the
-// signature itself is made and checked in tools/bus/keys.ts with node:crypto; this module
+// signature itself is made and checked in tools/bus/trust/keys.ts with node:crypto; this module
 // only decides WHICH bytes are signed and how the results are written down.
 //
 // The signature covers the parsed fields, never the raw line: a domain tag, then a fixed

@@ -1,7 +1,7 @@
 // Who is live, each with what delivers to them; "deaf" where nothing does.
 
 import { Box, Text } from 'ink';
-import type { Peer } from '../../bus/roster.js';
+import type { Peer } from '../../bus/presence/index.js';
 import { neutralize } from '../../wire/render.js';
 import { accent, type ColorDepth, colorFor } from '../colors.js';
 import { peerStatus } from '../peer-status.js';

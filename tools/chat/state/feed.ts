@@ -2,25 +2,12 @@
 // shown, unread counts, scroll position, notices. IO (reading the bus, the clock) stays in
 // hooks; everything here is data in, data out.
 
-import type { Message } from '../../bus/signals.js';
+import type { Message } from '../../bus/store/index.js';
 import { addressees, type Scope } from '../../wire/envelope.js';
 import { countLines, MAX_BODY_LINES } from './lines.js';
+import type { ChatMessage, FeedItem, Notice } from './items.js';
 
-/** A message once, with every directory a fan-out put it in. */
-export interface ChatMessage extends Message {
-  scopes: Scope[];
-}
-
-export interface Notice {
-  key: string;
-  time: number;
-  text: string;
-  level: 'info' | 'error';
-  /** The tab it was raised in; it shows only there. */
-  tab: string;
-}
-
-export type FeedItem = { kind: 'msg'; msg: ChatMessage } | { kind: 'notice'; notice: Notice };
+export type { ChatMessage, FeedItem, Notice } from './items.js';
 
 /** `merged`, `#open`, `#<channel>`, `direct`. */
 export type TabId = string;

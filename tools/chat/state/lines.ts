@@ -5,7 +5,7 @@
 
 import { addressees } from '../../wire/envelope.js';
 import { neutralize, plural } from '../../wire/render.js';
-import type { ChatMessage, FeedItem } from './feed.js';
+import type { ChatMessage, FeedItem } from './items.js';
 import { rowsOf, textWidth, truncateColumns, wrapColumns } from './width.js';
 
 export interface Seg {

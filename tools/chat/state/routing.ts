@@ -78,7 +78,7 @@ export type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[
 const KEY_PREFIX = 8;
 
 /**
- * The send rule, the CLI's (tools/bus/targets.ts resolveTarget) plus a unique name prefix:
+ * The send rule, the CLI's (tools/bus/presence/targets.ts resolveTarget) plus a unique name prefix:
  * an exact name (case-insensitive) or key (an id); else a unique name prefix or a key prefix
  * of 8 or more. Whatever matches more than one party is ambiguous — a human and an agent of
  * the same name included (issue 10 item 10). A typo never sends (issue 10 item 13): close

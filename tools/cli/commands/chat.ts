@@ -1,7 +1,7 @@
 // `attend chat`: the operator's terminal (issue #5). The command itself only checks for a
 // terminal and loads the UI lazily, so Ink and React cost nothing to every other verb.
 
-import { AttendError, EXIT } from '../../bus/errors.js';
+import { AttendError, EXIT } from '../../wire/errors.js';
 import type { Ctx } from '../context.js';
 
 export interface ChatInput {

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
-import type { Io } from '../cli.js';
-import { readSensor } from '../../bus/sensor-claim.js';
-import { writePresence } from '../../bus/presence.js';
+import type { Io } from '../io.js';
+import { readSensor } from '../../bus/delivery/index.js';
+import { writePresence } from '../../bus/presence/index.js';
 import { sanitizeMemberId } from '../../wire/envelope.js';
 
 // The executable as npm links it, so the demo shows exactly what a user runs.

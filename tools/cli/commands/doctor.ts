@@ -4,10 +4,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ctx } from '../context.js';
-import { relayHealth } from '../../bus/remote.js';
-import { AttendError, hintForCli } from '../../bus/errors.js';
-import { isFresh, readPresence } from '../../bus/presence.js';
-import { checkRoot, checkRootPath } from '../../bus/root.js';
+import { relayHealth } from '../../bus/presence/index.js';
+import { AttendError, hintForCli } from '../../wire/errors.js';
+import { isFresh, readPresence } from '../../bus/presence/index.js';
+import { checkRoot, checkRootPath } from '../../bus/store/index.js';
 import { findOnPath, hasAttendHooks, howToInstall, isAttendMcp, readJsonObject, targetsFor } from './install.js';
 
 export type Status = 'ok' | 'warn' | 'fail';

@@ -4,9 +4,9 @@
 // failure ends as a line on stderr and exit 0.
 
 import type { Ctx } from '../context.js';
-import { writePresence } from '../../bus/presence.js';
-import { handOver } from '../../bus/handover.js';
-import { readKnownNames } from '../../bus/names.js';
+import { writePresence } from '../../bus/presence/index.js';
+import { handOver } from '../../bus/delivery/index.js';
+import { readKnownNames } from '../../bus/presence/index.js';
 import { type DrainFormat, type DrainOutcome, drainOnce, parseStopPayload } from '../../drain/drain.js';
 import { type NameLookup, nameLookup } from '../../wire/party.js';
 

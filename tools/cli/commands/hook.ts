@@ -3,8 +3,8 @@
 // warning, and every path here returns normally so the caller exits 0.
 
 import type { Ctx } from '../context.js';
-import { readPresence, removePresence, writePresence } from '../../bus/presence.js';
-import { AttendError } from '../../bus/errors.js';
+import { readPresence, removePresence, writePresence } from '../../bus/presence/index.js';
+import { AttendError } from '../../wire/errors.js';
 
 export const HOOK_EVENTS = ['session-start', 'session-end', 'stop'] as const;
 

@@ -7,8 +7,8 @@ import { accessSync, chmodSync, constants, copyFileSync, existsSync, readFileSyn
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
-import { AttendError, EXIT, usageError } from '../../bus/errors.js';
-import { writeError, writeFileAtomic } from '../../bus/atomic.js';
+import { AttendError, EXIT, usageError } from '../../wire/errors.js';
+import { writeError, writeFileAtomic } from '../../bus/store/index.js';
 
 export type Scope = 'user' | 'project';
 

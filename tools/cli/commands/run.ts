@@ -4,7 +4,7 @@
 import { writeSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import type { Ctx } from '../context.js';
-import { usageError } from '../../bus/errors.js';
+import { usageError } from '../../wire/errors.js';
 import { createReaderProbe } from '../../sensor/reader-probe.js';
 import { type SensorExit, runSensor } from '../../sensor/run.js';
 

@@ -2,11 +2,11 @@
 // messages, notice targets.
 
 import type { VerbCtx } from '../context.js';
-import { refusedError, usageError, verbHint } from '../../bus/errors.js';
-import type { Channel } from '../../bus/channels.js';
-import { type NoticeTarget } from '../../bus/notices.js';
-import { readRegistry, registeredAlive } from '../../bus/registry.js';
-import type { Peer } from '../../bus/roster.js';
+import { refusedError, usageError, verbHint } from '../../wire/errors.js';
+import type { Channel } from '../../bus/channels/index.js';
+import { type NoticeTarget } from '../../bus/channels/index.js';
+import { readRegistry, registeredAlive } from '../../bus/presence/index.js';
+import type { Peer } from '../../bus/presence/index.js';
 import { parseChannelName } from '../../wire/names.js';
 import { neutralize } from '../../wire/render.js';
 

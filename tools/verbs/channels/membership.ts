@@ -1,11 +1,11 @@
 // Membership: join (with an invitation's owed backlog) and leave (issue #3 §1).
 
 import type { VerbCtx } from '../context.js';
-import { unknownChannel, newChannel, pruneStore, updateChannels } from '../../bus/channels.js';
-import { notFoundError, verbHint } from '../../bus/errors.js';
-import { scopeDir } from '../../bus/layout.js';
-import { OWED_BACKLOG, writeOwed } from '../../bus/owed.js';
-import { listIds } from '../../bus/signals.js';
+import { unknownChannel, newChannel, pruneStore, updateChannels } from '../../bus/channels/index.js';
+import { notFoundError, verbHint } from '../../wire/errors.js';
+import { scopeDir } from '../../bus/store/index.js';
+import { OWED_BACKLOG, writeOwed } from '../../bus/delivery/index.js';
+import { listIds } from '../../bus/store/index.js';
 import { livenessOf, namedChannel, parseChannelArg } from './common.js';
 
 // ---- join / leave --------------------------------------------------------------------------

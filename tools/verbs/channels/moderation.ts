@@ -4,16 +4,16 @@
 
 import { rmSync } from 'node:fs';
 import type { VerbCtx } from '../context.js';
-import { type Channel, unknownChannel, readChannels, updateChannels } from '../../bus/channels.js';
-import { AttendError, EXIT, notFoundError, refusedError, usageError, verbHint } from '../../bus/errors.js';
-import { scopeDir, scopeDirName } from '../../bus/layout.js';
-import { removeCache } from '../../bus/listing.js';
-import { writeNotice } from '../../bus/notices.js';
-import { type PurgeResult, purgeChannel } from '../../bus/purge.js';
-import type { Peer } from '../../bus/roster.js';
-import { listIds } from '../../bus/signals.js';
-import { resolveTarget } from '../../bus/targets.js';
-import { localHostName, peersEverywhere } from '../../bus/remote.js';
+import { type Channel, unknownChannel, readChannels, updateChannels } from '../../bus/channels/index.js';
+import { AttendError, EXIT, notFoundError, refusedError, usageError, verbHint } from '../../wire/errors.js';
+import { scopeDir, scopeDirName } from '../../bus/store/index.js';
+import { removeCache } from '../../bus/store/index.js';
+import { writeNotice } from '../../bus/channels/index.js';
+import { type PurgeResult, purgeChannel } from '../../bus/upkeep/index.js';
+import type { Peer } from '../../bus/presence/index.js';
+import { listIds } from '../../bus/store/index.js';
+import { resolveTarget } from '../../bus/presence/index.js';
+import { localHostName, peersEverywhere } from '../../bus/presence/index.js';
 import { printable } from '../../wire/names.js';
 import { neutralize, plural } from '../../wire/render.js';
 import { checkChannelRule, livenessOf, nameOf, namedChannel, noticeTarget, parseChannelArg, shownName } from './common.js';
@@ -150,9 +150,11 @@ export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: bool
 
 /**
  * `attend purge <channel>` and chat's `/purge`: delete a channel's history except what a live
- * member has not been shown yet (tools/bus/purge.ts holds the rule). Like dissolving, it is
+ * member has not been shown yet (tools/bus/upkeep/purge.ts holds the rule). Like dissolving, it is
  * for members; a human may purge any channel.
  */
+export type { PurgeResult };
+
 export function runPurge(ctx: VerbCtx, input: { channel: string }): PurgeResult {
   const name = namedChannel(input.channel, 'purged');
   const me = ctx.identity();

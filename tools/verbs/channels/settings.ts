@@ -1,9 +1,9 @@
 // Listing and settings: channels, create, describe, pin/unpin (issue #3 §2).
 
 import type { VerbCtx } from '../context.js';
-import { type Channel, descriptionProblem, unknownChannel, newChannel, pruneStore, readChannels, updateChannels } from '../../bus/channels.js';
-import { refusedError, usageError, verbHint } from '../../bus/errors.js';
-import { remoteMembers } from '../../bus/remote.js';
+import { type Channel, descriptionProblem, unknownChannel, newChannel, pruneStore, readChannels, updateChannels } from '../../bus/channels/index.js';
+import { refusedError, usageError, verbHint } from '../../wire/errors.js';
+import { remoteMembers } from '../../bus/presence/index.js';
 import { splitQualified } from '../../wire/hosts.js';
 import { checkChannelRule, livenessOf, nameOf, namedChannel } from './common.js';
 

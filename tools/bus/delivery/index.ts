@@ -1,0 +1,11 @@
+// Delivery's public face (issue 19): the consumption ledger every conduit shares (take,
+// peek, move), the receive set, the owed backlog, the sensor claim, the /clear hand-over.
+// Outside tools/bus/ this file is the only way into delivery.
+
+export { handOver } from './handover.js';
+export { isConsumedBy, listLedgerIds, moveLedger, noteShown, peekPending, readLedger, takePending } from './ledger.js';
+export { OWED_BACKLOG, writeOwed } from './owed.js';
+export { resolveParents } from './parents.js';
+export { isForMe, receiveScopes } from './receive.js';
+export { claimSensor, deliveryStatus, type DeliveryStatus, moveSensorClaim, readSensor, releaseSensor } from './sensor-claim.js';
+export { noteSurfaced, readSurfaced } from './surfaced.js';

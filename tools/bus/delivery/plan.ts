@@ -1,0 +1,364 @@
+// What a delivery cycle would surface, as a pure plan over what the IO shell read
+// (tools/bus/delivery/ledger.ts takePending): the ledger, each receive directory's ids, the owed
+// backlog, and a reader for one message. No file is touched here (issue #9 §3), so the
+// cold-start and warm rules are testable without a bus, and the shell stays small.
+
+import type { Identity } from '../../identity/resolve.js';
+import { addressees, type Scope } from '../../wire/envelope.js';
+import { idTime, isMessageId } from '../../wire/ids.js';
+import type { IndexState } from '../store/dir-index.js';
+import type { OwedEntry } from './owed.js';
+import { isForMe } from './receive.js';
+import type { Message } from '../store/messages.js';
+import { idFloor } from '../../wire/ids.js';
+
+export const LEDGER_GRACE_MS = 30_000;
+/** Cold start (docs/architecture.md, "Delivery"): addressed mail whatever its age, newest this many. */
+export const COLD_ADDRESSED_MAX = 50;
+/** Cold start: `#open` and channel messages younger than this are delivered. */
+export const COLD_RECENT_MS = 120_000;
+/** Cold start reads at most this many tray files, newest first, looking for addressed mail. */
+const COLD_TRAY_READ_MAX = 500;
+
+export interface Ledger {
+  version: 1;
+  sid: string;
+  created: number;
+  updated: number;
+  /** Receive directory name → watermark: every id that sorts below it is consumed. */
+  marks: Record<string, string>;
+  /** Consumed ids at or above their directory's watermark. */
+  above: string[];
+  /** The session has been taught to answer with `attend reply`. */
+  taught: boolean;
+  /** Stop-hook blocks in a row (the re-entry ceiling). */
+  drainRounds: number;
+  /** Receive directory name → where this session is in that directory's index hint. */
+  index: Record<string, IndexState>;
+  /**
+   * Late arrivals (DirListing.late) consumed in the last LEDGER_GRACE_MS, with when: below
+   * the watermark, so `above` does not keep them, but a line read again (an unsettled
+   * index, a copy in a second directory) must not deliver them twice.
+   */
+  late?: Record<string, number>;
+  /**
+   * The newest message from someone else a conduit surfaced, which `attend reply` threads to
+   * by default. Kept here, in the file each cycle writes anyway, so a delivery costs one
+   * write instead of two (issue #12 §3); listings keep theirs in state/surfaced/.
+   */
+  shown?: Shown;
+}
+
+export interface Shown {
+  id: string;
+  time: number;
+}
+
+/** Record `m` as the newest shown unless something newer already is. */
+export function noteShown(ledger: Ledger, m: Shown): void {
+  const prev = ledger.shown;
+  if (prev && (prev.time > m.time || (prev.time === m.time && prev.id >= m.id))) return;
+  ledger.shown = { id: m.id, time: m.time };
+}
+
+export function newLedger(sid: string, now: number): Ledger {
+  return { version: 1, sid, created: now, updated: now, marks: {}, above: [], taught: false, drainRounds: 0, index: {} };
+}
+
+export function parseLedger(text: string): Ledger | null {
+  try {
+    const o = JSON.parse(text) as Partial<Ledger>;
+    if (!o || o.version !== 1 || typeof o.sid !== 'string' || typeof o.marks !== 'object' || o.marks === null || !Array.isArray(o.above)) return null;
+    for (const v of Object.values(o.marks)) if (typeof v !== 'string') return null;
+    if (!o.above.every((x) => typeof x === 'string')) return null;
+    return {
+      version: 1,
+      sid: o.sid,
+      created: typeof o.created === 'number' ? o.created : 0,
+      updated: typeof o.updated === 'number' ? o.updated : 0,
+      marks: o.marks as Record<string, string>,
+      above: o.above,
+      taught: o.taught === true,
+      drainRounds: typeof o.drainRounds === 'number' ? o.drainRounds : 0,
+      index: parseIndexStates(o.index),
+      // Ids are text from files: a record without a prototype, so `__proto__` is just an id.
+      ...(isLate(o.late) ? { late: Object.assign(Object.create(null) as Record<string, number>, o.late) } : {}),
+      ...(isShown(o.shown) ? { shown: { id: o.shown.id, time: o.shown.time } } : {}),
+    };
+  } catch {
+    return null;
+  }
+}
+
+function isLate(v: unknown): v is Record<string, number> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.entries(v).every(([k, t]) => isMessageId(k) && typeof t === 'number');
+}
+
+function isShown(v: unknown): v is Shown {
+  const o = v as Partial<Shown> | null | undefined;
+  return typeof o === 'object' && o !== null && typeof o.id === 'string' && isMessageId(o.id) && typeof o.time === 'number';
+}
+
+/** Index positions are only a shortcut: anything malformed is dropped (a full listing). */
+function parseIndexStates(v: unknown): Record<string, IndexState> {
+  const out: Record<string, IndexState> = {};
+  if (typeof v !== 'object' || v === null) return out;
+  for (const [dir, st] of Object.entries(v as Record<string, Partial<IndexState>>)) {
+    if (
+      st &&
+      typeof st.file === 'string' &&
+      Number.isSafeInteger(st.off) &&
+      st.off! >= 0 &&
+      typeof st.mtime === 'string' &&
+      /^\d{1,30}$/.test(st.mtime) &&
+      typeof st.listed === 'number' &&
+      Array.isArray(st.known) &&
+      st.known.every((id) => typeof id === 'string' && isMessageId(id))
+    )
+      out[dir] = {
+        file: st.file,
+        off: st.off!,
+        mtime: st.mtime,
+        listed: st.listed,
+        known: st.known,
+        ...(typeof st.lmark === 'string' && Number.isSafeInteger(st.loff) && st.loff! >= 0 && Array.isArray(st.lseen) && st.lseen.every((id) => typeof id === 'string')
+          ? { lmark: st.lmark, loff: st.loff!, lseen: st.lseen }
+          : {}),
+      };
+  }
+  return out;
+}
+
+export interface Invited {
+  channel: string;
+  count: number;
+  older: number;
+}
+
+export interface Pending {
+  /** To surface now: for this session, not its own, not consumed. Oldest first. */
+  fresh: Message[];
+  /** No ledger existed (or it was rebuilt): the cold-start rule applied. */
+  cold: boolean;
+  /** Cold start: messages marked without being shown. */
+  hidden: number;
+  invited: Invited[];
+  /** The ledger under the lock; the callback may change `taught` and `drainRounds`. */
+  ledger: Ledger;
+  /** A receive directory changed in a way its index does not explain yet: look again after SETTLE_MS. */
+  unsettled?: boolean;
+  /**
+   * With deferred verification (TakeOptions.verify 'presented'): the full check, signature
+   * included, which the conduit must pass for every message it presents; `fresh` was
+   * checked against policy only.
+   */
+  check?: (m: Message) => string | null;
+}
+
+/** One receive directory as the shell read it. */
+export interface DirListing {
+  scope: Scope;
+  dirName: string;
+  /** Ids at or above the directory's watermark (all of them on a cold start), ascending. */
+  ids: string[];
+  /**
+   * A full listing's ids below the watermark that the index never had a line for since the
+   * last full listing: files it missed, not consumed (see IndexState.lmark).
+   */
+  missed?: string[];
+  /** Cold start of #open or a channel: valid ids older than the cold-start window, counted, not listed. */
+  older?: number;
+  /**
+   * Ids below the watermark that the index hint names for the first time: messages made
+   * earlier that arrived late (imported from another machine after an outage). Delivered
+   * unless Ledger.late says they were consumed already.
+   */
+  late?: string[];
+  /** Where the ledger is in the directory's index hint after this read. */
+  index?: IndexState | undefined;
+  /** A change the index does not explain yet (a line on its way): look again shortly. */
+  unsettled?: boolean;
+}
+
+export interface PendingPlan {
+  /** To surface now: for this identity, not its own, not consumed. Oldest first. */
+  fresh: Message[];
+  /** Never going to be shown (own messages, a sibling's tray mail, unreadable, cold-hidden): recorded as consumed. */
+  auto: string[];
+  /** Cold start: messages marked without being shown. */
+  hidden: number;
+  invited: Invited[];
+}
+
+/**
+ * The watermark a directory joined since the ledger began starts from: the join. What came
+ * before is owed only through an invite, never as a flood. Applied by the shell before it
+ * lists, so the listing starts there too.
+ */
+export function joinMark(joined: number | undefined, now: number): string {
+  return idFloor(joined ?? now);
+}
+
+export function planPending(
+  ledger: Ledger,
+  cold: boolean,
+  dirs: DirListing[],
+  owed: OwedEntry[],
+  who: Identity,
+  now: number,
+  read: (scope: Scope, id: string) => Message | null,
+): PendingPlan {
+  const consumed = new Set(ledger.above);
+  const marks = ledger.marks;
+  const isConsumed = (dir: string, id: string) => consumed.has(id) || (marks[dir] !== undefined && id < marks[dir]!);
+  const auto: string[] = [];
+  const fresh: Message[] = [];
+  const freshIds = new Set<string>();
+  let hidden = 0;
+  const recentFloor = idFloor(now - COLD_RECENT_MS);
+  const take = (m: Message | null, id: string) => {
+    if (!m || freshIds.has(id) || !isForMe(m, who) || m.fromId === who.id) {
+      auto.push(id);
+      return;
+    }
+    freshIds.add(id);
+    fresh.push(m);
+  };
+
+  const lateDone = new Set(Object.keys(ledger.late ?? {}));
+  for (const { scope, dirName, ids, missed, older, late } of dirs) {
+    if (marks[dirName] !== undefined) {
+      for (const id of ids) {
+        if (isConsumed(dirName, id) || freshIds.has(id)) continue;
+        take(read(scope, id), id);
+      }
+      for (const id of late ?? []) {
+        if (consumed.has(id) || lateDone.has(id) || freshIds.has(id)) continue;
+        take(read(scope, id), id);
+      }
+      // Below the watermark, but never delivered: the index missed them.
+      for (const id of missed ?? []) {
+        if (consumed.has(id) || freshIds.has(id)) continue;
+        take(read(scope, id), id);
+      }
+      continue;
+    }
+    // Cold start for this directory.
+    if (scope.kind === 'tray') {
+      // Addressed mail whatever its age, newest COLD_ADDRESSED_MAX, reading at most
+      // COLD_TRAY_READ_MAX files from the newest.
+      let found = 0;
+      let readCount = 0;
+      for (let i = ids.length - 1; i >= 0; i--) {
+        const id = ids[i]!;
+        if (readCount >= COLD_TRAY_READ_MAX) {
+          auto.push(id);
+          continue;
+        }
+        readCount++;
+        const m = read(scope, id);
+        const addressed = m !== null && isForMe(m, who) && m.fromId !== who.id && (m.to === 'tray' || addressees(m.to).includes(who.id));
+        if (addressed && found < COLD_ADDRESSED_MAX) {
+          found++;
+          take(m, id);
+        } else {
+          if (addressed) hidden++;
+          auto.push(id);
+        }
+      }
+      continue;
+    }
+    // #open and channels: what is younger than COLD_RECENT_MS (what is older may have been
+    // counted by the shell without being listed).
+    hidden += older ?? 0;
+    for (const id of ids) {
+      if (idTime(id) !== null && id < recentFloor) {
+        hidden++;
+        auto.push(id);
+        continue;
+      }
+      const m = read(scope, id);
+      if (m && now - m.time > COLD_RECENT_MS && m.fromId !== who.id) {
+        hidden++;
+        auto.push(id);
+        continue;
+      }
+      take(m, id);
+    }
+  }
+
+  const invited: Invited[] = [];
+  for (const o of owed) {
+    let count = 0;
+    for (const id of o.ids) {
+      if (consumed.has(id) || freshIds.has(id) || !isMessageId(id)) continue;
+      const m = read({ kind: 'channel', name: o.channel }, id);
+      if (m && m.fromId !== who.id) {
+        freshIds.add(id);
+        fresh.push(m);
+        count++;
+      }
+    }
+    invited.push({ channel: o.channel, count, older: o.olderCount });
+  }
+  fresh.sort((a, b) => a.time - b.time || (a.id < b.id ? -1 : 1));
+  return { fresh, auto, hidden, invited };
+}
+
+/**
+ * Record a cycle in the ledger: what was consumed (delivered, or never to be shown), each
+ * directory's watermark moved up as far as it may go, the index positions, and only the
+ * consumed ids above the lowest watermark kept.
+ */
+export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Iterable<string>, now: number): void {
+  const set = new Set([...ledger.above, ...consumed]);
+  const listed = new Map(dirs.map((d) => [d.dirName, d.ids]));
+  advanceMarks(ledger, listed, set, now);
+  const marks = ledger.marks;
+  // What each directory's index position must still offer next time: seen, not consumed.
+  ledger.index = {};
+  for (const d of dirs) {
+    if (!d.index) continue;
+    const mark = marks[d.dirName];
+    // Late arrivals consumed now are remembered for the grace window; those not yet
+    // consumed (more than one wake shows) stay known, below the watermark or not.
+    for (const id of d.late ?? []) if (set.has(id)) (ledger.late ??= Object.create(null) as Record<string, number>)[id] = now;
+    const late = new Set(d.late);
+    d.index.known = [...d.ids, ...late].filter((id) => !set.has(id) && !(ledger.late && id in ledger.late) && (mark === undefined || id >= mark || late.has(id)));
+    ledger.index[d.dirName] = d.index;
+  }
+  // A directory left behind (a channel left) loses its watermark: a later join starts from
+  // the join, not from where this session left off.
+  const current = new Set(dirs.map((d) => d.dirName));
+  for (const dir of Object.keys(marks)) if (!current.has(dir)) delete marks[dir];
+  const floor = Object.values(marks).reduce<string | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined) ?? '';
+  ledger.above = [...set].filter((id) => id >= floor).sort();
+  if (ledger.late) {
+    for (const [id, at] of Object.entries(ledger.late)) if (now - at > LEDGER_GRACE_MS || at > now) delete ledger.late[id];
+    if (Object.keys(ledger.late).length === 0) delete ledger.late;
+  }
+  ledger.updated = now;
+}
+
+/**
+ * Move each directory's watermark up to the first id not yet consumed, but never past ids
+ * younger than the grace window: a file whose id was taken earlier may still be on its way.
+ * Between full listings the ids come from the index hint; a file it missed and the
+ * watermark passed is found by the next full listing (DirListing.missed), so the watermark
+ * need not wait for one and the consumed set stays as small as the grace window.
+ */
+function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: Set<string>, now: number): void {
+  for (const [dir, ids] of listed) {
+    const old = ledger.marks[dir];
+    let next = idFloor(now - LEDGER_GRACE_MS);
+    for (const id of ids) {
+      if (old !== undefined && id < old) continue;
+      if (!consumed.has(id)) {
+        if (id < next) next = id;
+        break;
+      }
+    }
+    if (old === undefined || next > old) ledger.marks[dir] = next;
+  }
+}
+

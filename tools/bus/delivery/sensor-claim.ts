@@ -1,0 +1,65 @@
+// One sensor per session: a claim file under state/sensor/, held for the sensor's lifetime
+// through the same lock mechanism as every state file (tools/bus/store/lock.ts). A claim whose
+// owner died (SIGKILL leaves the file behind) is taken over; a live owner keeps it.
+
+import { join } from 'node:path';
+import { stateDir } from '../store/layout.js';
+import { type LockOwner, readOwner, release, tryAcquire } from '../store/lock.js';
+import { type LedgerRead, readLedger } from './ledger.js';
+import { processAlive } from '../../identity/system.js';
+
+function sensorDir(root: string): string {
+  return join(stateDir(root), 'sensor');
+}
+
+export function sensorFile(root: string, sid: string): string {
+  return join(sensorDir(root), `${encodeURIComponent(sid)}.pid`);
+}
+
+export type SensorOwner = LockOwner;
+
+/** The live sensor for a session, if any. */
+export function readSensor(root: string, sid: string): SensorOwner | null {
+  const o = readOwner(sensorFile(root, sid));
+  return o && processAlive(o.pid, o.start) ? o : null;
+}
+
+/** Claim the session's sensor slot for `pid`; a live owner keeps it and is returned. */
+export function claimSensor(root: string, sid: string, pid: number): { ok: true } | { ok: false; owner: SensorOwner } {
+  const r = tryAcquire(sensorFile(root, sid), { pid, reentrant: true });
+  return r.ok ? r : { ok: false, owner: r.owner ?? { pid: 0, start: '', at: 0 } };
+}
+
+export function releaseSensor(root: string, sid: string, pid: number): void {
+  release(sensorFile(root, sid), pid);
+}
+
+/** Move a running sensor's claim to a new session id after `/clear`. */
+export function moveSensorClaim(root: string, fromSid: string, toSid: string, pid: number): boolean {
+  releaseSensor(root, fromSid, pid);
+  return claimSensor(root, toSid, pid).ok;
+}
+
+export interface DeliveryStatus {
+  sensorRunning: boolean;
+  sensorPid: number | null;
+  ledger: { state: LedgerRead['state']; updated?: number; watermarks?: number; consumedAbove?: number; drainRounds?: number; taught?: boolean };
+}
+
+/** For `attend status`: is a sensor delivering to this session, and what the ledger holds. */
+export function deliveryStatus(root: string, sid: string): DeliveryStatus {
+  const owner = readSensor(root, sid);
+  const read = readLedger(root, sid);
+  const ledger: DeliveryStatus['ledger'] =
+    read.state === 'ok'
+      ? {
+          state: 'ok',
+          updated: read.ledger.updated,
+          watermarks: Object.keys(read.ledger.marks).length,
+          consumedAbove: read.ledger.above.length,
+          drainRounds: read.ledger.drainRounds,
+          taught: read.ledger.taught,
+        }
+      : { state: read.state };
+  return { sensorRunning: owner !== null, sensorPid: owner?.pid ?? null, ledger };
+}

@@ -1,0 +1,103 @@
+// Presence: attend's own heartbeats, beside Claude Code's session records. A human in
+// `attend chat` and a running sensor write one file each under state/presence/.
+
+import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../store/atomic.js';
+import { stateDir } from '../store/layout.js';
+
+export const HEARTBEAT_FRESH_MS = 90_000;
+/** A drain this recent still counts as delivering to its session (issue #3 §6). */
+export const DRAIN_RECENT_MS = 10 * 60_000;
+
+export type PresenceRole = 'sensor' | 'drain' | 'session' | 'chat' | 'cli';
+
+export interface PresenceRecord {
+  id: string;
+  kind: 'agent' | 'human';
+  origin: string;
+  /** ms since the epoch of the last beat. */
+  heartbeat: number;
+  pid?: number;
+  /**
+   * What keeps the beat: 'sensor' (a running `attend run`, every ≤ 30 s), 'drain' (the Stop
+   * hook, stamped with the time it ran), 'session' (the SessionStart hook), 'chat' (a human
+   * in `attend chat`), 'cli'.
+   */
+  role?: PresenceRole | string;
+  name?: string;
+}
+
+export function presenceDir(root: string): string {
+  return join(stateDir(root), 'presence');
+}
+
+function presenceFile(root: string, id: string, role: string): string {
+  return join(presenceDir(root), `${encodeURIComponent(id)}~${role}.json`);
+}
+
+/** Not synced: a heartbeat a crash loses is renewed by the next one, or was a dead process's. */
+export function writePresence(root: string, rec: PresenceRecord): void {
+  writeFileAtomic(presenceFile(root, rec.id, rec.role ?? 'cli'), JSON.stringify(rec), { sync: false });
+}
+
+export function removePresence(root: string, id: string, role: string): void {
+  try {
+    unlinkSync(presenceFile(root, id, role));
+  } catch {
+    // already gone
+  }
+}
+
+export function readPresence(root: string): PresenceRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(presenceDir(root));
+  } catch {
+    return [];
+  }
+  const out: PresenceRecord[] = [];
+  for (const n of names) {
+    if (!n.endsWith('.json') || n.startsWith('.')) continue;
+    try {
+      const o = JSON.parse(readFileSync(join(presenceDir(root), n), 'utf8')) as Partial<PresenceRecord>;
+      if (typeof o.id === 'string' && (o.kind === 'agent' || o.kind === 'human') && typeof o.origin === 'string' && typeof o.heartbeat === 'number') {
+        out.push(o as PresenceRecord);
+      }
+    } catch {
+      // a torn or foreign file: not a presence
+    }
+  }
+  return out;
+}
+
+export function isFresh(rec: PresenceRecord, now: number): boolean {
+  return now - rec.heartbeat <= HEARTBEAT_FRESH_MS;
+}
+
+export interface Delivery {
+  /** Newest sensor heartbeat (ms), fresh or not. */
+  sensor: number | null;
+  /** Newest drain (ms). */
+  drain: number | null;
+  /** A chat heartbeat (humans). */
+  chat: number | null;
+  /** Something delivers: a fresh sensor heartbeat, a drain in the last 10 minutes, or a fresh chat. */
+  delivering: boolean;
+}
+
+/** What delivers to `id`, from every presence record it has (fresh or not). */
+export function deliveryOf(records: PresenceRecord[], id: string, now: number): Delivery {
+  let sensor: number | null = null;
+  let drain: number | null = null;
+  let chat: number | null = null;
+  for (const r of records) {
+    if (r.id !== id) continue;
+    if (r.role === 'sensor') sensor = Math.max(sensor ?? 0, r.heartbeat);
+    else if (r.role === 'drain') drain = Math.max(drain ?? 0, r.heartbeat);
+    else if (r.role === 'chat') chat = Math.max(chat ?? 0, r.heartbeat);
+  }
+  const delivering =
+    (sensor !== null && now - sensor <= HEARTBEAT_FRESH_MS) || (drain !== null && now - drain <= DRAIN_RECENT_MS) || (chat !== null && now - chat <= HEARTBEAT_FRESH_MS);
+  return { sensor, drain, chat, delivering };
+}

@@ -1,0 +1,23 @@
+// A party as the roster sees it, in a module of its own: the remote roster (remote.ts), the
+// known names (names.ts) and the live roster (roster.ts) all speak of peers, and none of them
+// imports another for the type (issue 19: the names -> remote -> roster type cycle).
+
+import type { SessionRecord } from '../../identity/resolve.js';
+import type { Delivery, PresenceRecord } from './heartbeats.js';
+
+export interface Peer {
+  id: string;
+  kind: 'agent' | 'human';
+  origin: string;
+  /** Display name, with its ordinal when sessions share an origin. */
+  name: string;
+  record?: SessionRecord;
+  presence: PresenceRecord[];
+  lastSeen: number;
+  /** Registry slot among sessions at this origin (0 = alpha); absent for humans. */
+  slot?: number;
+  /** What delivers to this peer (sensor heartbeat, recent drain, chat); set by listLive. */
+  delivery?: Delivery;
+  /** The machine it lives on, for members on other machines (tools/bus/presence/remote.ts); absent here. */
+  host?: string;
+}

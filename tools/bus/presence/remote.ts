@@ -1,0 +1,172 @@
+// What this bus knows about other machines, written by the relay (tools/relay) and read by
+// every front end without speaking NATS: the members live on other hosts, and which
+// messages were imported from them (so cleanup never judges those by local liveness).
+//
+//   <root>/relay/remote.json     { updated, hosts: { <host>: { seen, members: [...] } } }
+//   <root>/relay/imported.log    one `<dir> <id>` line per imported message, appended
+
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
+import { ensureDir } from '../store/root.js';
+import type { Peer } from './peer.js';
+import { isGlobalId, qualifyId, splitQualified } from '../../wire/hosts.js';
+
+export interface RemoteMember {
+  id: string;
+  kind: 'agent' | 'human';
+  name: string;
+  origin: string;
+  host: string;
+  status?: string;
+  deaf?: boolean;
+}
+
+export interface RemoteRoster {
+  updated: number;
+  /** The presence TTL the relay runs with: a host not refreshed within it has left. */
+  ttlMs?: number;
+  hosts: Record<string, { seen: number; members: RemoteMember[] }>;
+}
+
+export function relayStateDir(root: string): string {
+  return join(root, 'relay');
+}
+
+export function remoteFile(root: string): string {
+  return join(relayStateDir(root), 'remote.json');
+}
+
+export function importedLog(root: string): string {
+  return join(relayStateDir(root), 'imported.log');
+}
+
+export function readRemoteRoster(root: string): RemoteRoster {
+  try {
+    const text = readTextIfAny(remoteFile(root));
+    const v = text === null ? null : (JSON.parse(text) as RemoteRoster);
+    if (v && typeof v.hosts === 'object' && v.hosts !== null) return v;
+  } catch {
+    // none yet, or torn by hand: nobody remote
+  }
+  return { updated: 0, hosts: {} };
+}
+
+export function writeRemoteRoster(root: string, roster: RemoteRoster): void {
+  ensureDir(relayStateDir(root));
+  // Rewritten on every beat from every other host and aged by time: not synced (a torn one
+  // after a crash reads as nobody remote until the next beat).
+  writeFileAtomic(remoteFile(root), `${JSON.stringify(roster)}\n`, { sync: false });
+}
+
+/**
+ * Members on other hosts. A host the relay stopped hearing from drops out after `ttlMs`.
+ * Ids are as this machine names them (tools/wire/hosts.ts): a session id as it is, anyone
+ * else qualified with their host (`box:aaron`), so a person elsewhere is never taken for
+ * this machine's person of the same username.
+ */
+export function remoteMembers(root: string, now: number): RemoteMember[] {
+  const roster = readRemoteRoster(root);
+  const ttlMs = roster.ttlMs ?? 60_000;
+  const out: RemoteMember[] = [];
+  for (const [host, h] of Object.entries(roster.hosts)) {
+    if (now - h.seen > ttlMs) continue;
+    for (const m of h.members) out.push({ ...m, id: qualifyId(m.id, host), host });
+  }
+  return out;
+}
+
+/** The machine a party lives on, when it is another one: by a qualified id, else by presence. */
+export function remoteHostOf(root: string, id: string): string | undefined {
+  const q = splitQualified(id);
+  if (q) return q.host;
+  // An unqualified id that is not a session's is this machine's own (a local username).
+  if (!isGlobalId(id)) return undefined;
+  for (const [h, v] of Object.entries(readRemoteRoster(root).hosts)) if (v.members.some((m) => m.id === id)) return h;
+  return undefined;
+}
+
+/** `<dir>/<id>` of every message the relay imported. */
+export function readImported(root: string): Set<string> {
+  const out = new Set<string>();
+  let text: string;
+  try {
+    text = readFileSync(importedLog(root), 'utf8');
+  } catch {
+    return out;
+  }
+  for (const line of text.split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp > 0) out.add(`${line.slice(0, sp)}/${line.slice(sp + 1)}`);
+  }
+  return out;
+}
+
+/** Members on other machines as peers (with `host`), for `--to`, `peers` and replies. */
+export function remotePeers(root: string, now: number): Peer[] {
+  return remoteMembers(root, now).map((m): Peer => ({ id: m.id, kind: m.kind, origin: m.origin, name: m.name, presence: [], lastSeen: now, host: m.host }));
+}
+
+/** Live here and on every machine the relay hears from; local first. */
+export function peersEverywhere(root: string, live: Peer[], now: number): Peer[] {
+  const local = new Set(live.map((p) => p.id));
+  return [...live, ...remotePeers(root, now).filter((p) => !(p.kind === 'agent' && local.has(p.id)))];
+}
+
+/** This machine's name on the hub, when a relay is configured or has run here. */
+export function localHostName(root: string): string | null {
+  for (const f of ['status.json', 'config.json']) {
+    try {
+      const text = readTextIfAny(join(relayStateDir(root), f));
+      const v = text === null ? null : (JSON.parse(text) as { host?: unknown } | null);
+      if (typeof v?.host === 'string') return v.host;
+    } catch {
+      // not there
+    }
+  }
+  return null;
+}
+
+export interface RelayHealth {
+  configured: boolean;
+  running: boolean;
+  connected: boolean;
+  host: string | null;
+  hub: string | null;
+  lastContact: number | null;
+  parked: number;
+}
+
+/**
+ * What `attend status` and `attend doctor` say about the relay, from the files it keeps
+ * (relay/config.json, relay/status.json, relay/parked/); null when none ever ran here.
+ */
+export function relayHealth(root: string, now: number, alive: (pid: number) => boolean): RelayHealth | null {
+  const read = (f: string): Record<string, unknown> | null => {
+    try {
+      return JSON.parse(readFileSync(join(relayStateDir(root), f), 'utf8')) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  };
+  const cfg = read('config.json');
+  const st = read('status.json');
+  if (!cfg && !st) return null;
+  const running = st !== null && typeof st.pid === 'number' && alive(st.pid) && typeof st.updatedAt === 'number' && now - st.updatedAt < 10_000;
+  let parked = 0;
+  try {
+    parked = readdirSync(join(relayStateDir(root), 'parked')).filter((n) => n.endsWith('.json') && !n.startsWith('.')).length;
+  } catch {
+    // none
+  }
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    configured: cfg !== null,
+    running,
+    connected: running && st?.connected === true,
+    host: str(st?.host) ?? str(cfg?.host),
+    hub: str(st?.hub) ?? str(cfg?.server),
+    lastContact: typeof st?.lastContact === 'number' ? st.lastContact : null,
+    parked,
+  };
+}

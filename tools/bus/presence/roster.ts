@@ -1,0 +1,208 @@
+// Who is live (docs/architecture.md, "Identity" and "Delivery"): Claude Code sessions whose record belongs to a running process
+// with a matching start time, plus anyone whose attend heartbeat is fresh.
+
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ProcInfo, SessionRecord } from '../../identity/resolve.js';
+import { normalizeOrigin } from '../../identity/resolve.js';
+import { processAlive, readSessionRecordFile } from '../../identity/system.js';
+import { nicknameFor, ordinalName } from '../../wire/names.js';
+import { type Delivery, deliveryOf, isFresh, readPresence, type PresenceRecord } from './heartbeats.js';
+import { type Observation, type Observed, observeSessions } from './registry.js';
+import { rememberNames } from './names.js';
+import { fileStamp } from '../store/atomic.js';
+import type { Peer } from './peer.js';
+
+export type { Peer } from './peer.js';
+
+
+export interface RosterSources {
+  root: string;
+  sessionsDir: string;
+  now: number;
+  procInfo(pid: number): ProcInfo | null;
+}
+
+/** Session records whose process is running with the recorded start time. */
+export function liveSessionRecords(sessionsDir: string, procInfo: (pid: number) => ProcInfo | null): SessionRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(sessionsDir);
+  } catch {
+    return [];
+  }
+  const out: SessionRecord[] = [];
+  for (const n of names) {
+    const m = /^(\d+)\.json$/.exec(n);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    const rec = readSessionRecordFile(sessionsDir, pid);
+    if (!rec || rec.pid !== pid) continue;
+    if (!processAlive(pid, rec.procStart, procInfo)) continue;
+    out.push(rec);
+  }
+  return out;
+}
+
+/**
+ * An agent nothing delivers to (no fresh sensor heartbeat, no drain in the last 10 minutes):
+ * messages to it pile up unread (issue #3 §6). Humans are never deaf, and a peer whose
+ * delivery was not read (not from listLive) is not judged.
+ */
+export function isDeaf(p: Pick<Peer, 'kind' | 'delivery'>): boolean {
+  return p.kind === 'agent' && p.delivery !== undefined && !p.delivery.delivering;
+}
+
+const NO_DELIVERY: Delivery = { sensor: null, drain: null, chat: null, delivering: false };
+
+/**
+ * A sensor, a chat or a session heartbeat belongs to a running process: once that process is
+ * gone (a crash, a SIGKILL) its last beat must not keep anyone live or "delivering" for the
+ * rest of the 90 s. A drain's record is a point in time, so it has no process to check.
+ */
+const LONG_LIVED_ROLES = new Set(['sensor', 'chat', 'session']);
+
+function presenceAlive(p: PresenceRecord, procInfo: (pid: number) => ProcInfo | null): boolean {
+  if (p.pid === undefined || !LONG_LIVED_ROLES.has(p.role ?? '')) return true;
+  return processAlive(p.pid, undefined, procInfo);
+}
+
+export function listLive(src: RosterSources): Peer[] {
+  const byId = new Map<string, Peer>();
+  const records = readPresence(src.root).filter((p) => presenceAlive(p, src.procInfo));
+  for (const rec of liveSessionRecords(src.sessionsDir, src.procInfo)) {
+    byId.set(rec.sessionId, {
+      id: rec.sessionId,
+      kind: 'agent',
+      origin: normalizeOrigin(rec.cwd ?? '/'),
+      name: '',
+      record: rec,
+      presence: [],
+      lastSeen: rec.updatedAt ?? src.now,
+      delivery: NO_DELIVERY,
+    });
+  }
+  for (const p of records) {
+    if (!isFresh(p, src.now)) continue;
+    const existing = byId.get(p.id);
+    if (existing) {
+      existing.presence.push(p);
+      existing.lastSeen = Math.max(existing.lastSeen, p.heartbeat);
+      continue;
+    }
+    byId.set(p.id, { id: p.id, kind: p.kind, origin: p.origin, name: '', presence: [p], lastSeen: p.heartbeat, delivery: NO_DELIVERY });
+  }
+  const peers = [...byId.values()];
+  for (const p of peers) p.delivery = deliveryOf(records, p.id, src.now);
+  assignNames(peers, registerAgents(src.root, peers, src.now));
+  // Their names outlive them in history (issue #10 item 16); written only when one changed,
+  // and only on a bus that exists (a fresh `attend whoami` must not create it).
+  if (existsSync(src.root)) rememberNames(src.root, peers, src.now);
+  return peers.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * Give every live agent its registry slot. The registry lives on the bus, so it is written
+ * only when the root already exists (a fresh `attend whoami` must not create it) and a
+ * failure falls back to start order: names are presentation, never worth failing a command.
+ */
+function registerAgents(root: string, peers: Peer[], now: number): Map<string, Observed> {
+  const obs: Observation[] = peers
+    .filter((p) => p.kind === 'agent')
+    .map((p) => ({ sessionId: p.id, origin: p.origin, pid: p.record?.pid, procStart: p.record?.procStart, startedAt: p.record?.startedAt }));
+  if (obs.length === 0 || !existsSync(root)) return new Map();
+  try {
+    return observeSessions(root, obs, now);
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * Display names: humans by username; a session by its Claude Code name, else a nickname
+ * from its origin. A session gets its ordinal when it shares its origin with another live
+ * session, or when its slot is not the first (so `Nick-beta` stays `Nick-beta` after alpha
+ * ends, docs/architecture.md, "Identity": ordinals "persist while they live").
+ */
+function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
+  const byOrigin = new Map<string, Peer[]>();
+  for (const p of peers) {
+    if (p.kind === 'human') {
+      p.name = p.id;
+      continue;
+    }
+    const list = byOrigin.get(p.origin) ?? [];
+    list.push(p);
+    byOrigin.set(p.origin, list);
+  }
+  for (const [origin, list] of byOrigin) {
+    list.sort((a, b) => (a.record?.startedAt ?? 0) - (b.record?.startedAt ?? 0) || a.id.localeCompare(b.id));
+    const taken = new Set<number>();
+    for (const p of list) {
+      const s = slots.get(p.id);
+      if (s && !taken.has(s.slot)) {
+        p.slot = s.slot;
+        taken.add(s.slot);
+      }
+    }
+    // Without the registry (or on a clash), fill the lowest free slots in start order.
+    for (const p of list) {
+      if (p.slot !== undefined) continue;
+      let i = 0;
+      while (taken.has(i)) i++;
+      p.slot = i;
+      taken.add(i);
+    }
+    for (const p of list) {
+      const base = p.record?.name ?? nicknameFor(origin);
+      const slot = p.slot ?? 0;
+      p.name = list.length > 1 || slot > 0 ? `${base}-${ordinalName(slot)}` : base;
+    }
+  }
+}
+
+/**
+ * Display names for a long-running reader (the sensor, the channel push) without a roster
+ * rebuild per message (issue #12 §3): names depend on the session records and the registry,
+ * so the map is rebuilt only when the sessions directory or the registry changed (or about a
+ * minute passed, for a record rewritten in place). With N sessions each receiving a
+ * broadcast, that is O(1) per sensor per message instead of O(N).
+ */
+export function createNameSource(src: Omit<RosterSources, 'now'>, now: () => number): () => Map<string, string> {
+  let cache: { stamp: string; at: number; map: Map<string, string> } | undefined;
+  const stampOf = (): string => `${fileStamp(src.sessionsDir)}|${fileStamp(join(src.root, 'state', 'registry.json'))}`;
+  // The refresh for a record rewritten in place comes at a different moment in each
+  // process: sensors started together must not all rebuild the roster on the same broadcast.
+  const refreshMs = 45_000 + Math.floor(Math.random() * 30_000);
+  const rebuild = (t: number) => {
+    const peers = listLive({ ...src, now: t });
+    // The registry may have been written by this very listing: stamp after it.
+    cache = { stamp: stampOf(), at: t, map: new Map(peers.map((p) => [p.id, p.name])) };
+  };
+  let pending: NodeJS.Timeout | undefined;
+  return () => {
+    const t = now();
+    if (!cache) {
+      rebuild(t);
+      return cache!.map;
+    }
+    const stamp = stampOf();
+    if ((cache.stamp !== stamp || t - cache.at > refreshMs) && !pending) {
+      // Stale while it is rebuilt: with N sessions a rebuild reads N records, and a change to
+      // the roster (a session started) makes every reader's map stale at once. Rebuilding on
+      // the next message meant N rebuilds on one broadcast's fan-out; instead each reader
+      // answers from the map it has and rebuilds a moment later, at its own random moment.
+      // A sender new since then reads by its last known name (tools/bus/presence/names.ts).
+      pending = setTimeout(() => {
+        pending = undefined;
+        try {
+          rebuild(now());
+        } catch {
+          // names are presentation: the old map stays
+        }
+      }, Math.floor(Math.random() * 1_000));
+      pending.unref?.();
+    }
+    return cache.map;
+  };
+}

@@ -1,0 +1,254 @@
+// Atomic writes: a temporary file in the destination directory, then rename (docs/architecture.md, "The bus on disk").
+// Readers only read `*.signal`, so a half-written temporary is never seen.
+//
+// A full disk must never turn into a short file renamed into place and reported written
+// (issue #10 item 1): every byte is checked, the data is synced before the rename, and on
+// any failure the temporary is removed, nothing is renamed, the previous file stays as it
+// was, and the caller gets a bus error (exit 3).
+
+import { closeSync, fsync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { busError, type AttendError } from '../../wire/errors.js';
+import { FILE_MODE, ensureDir } from './root.js';
+
+let tmpCounter = 0;
+
+/**
+ * Write all of `buf` to `fd` from its current position. write(2) may write less than asked
+ * (a filesystem that fills up mid-write returns the bytes it took); the rest is retried, and
+ * a write that takes nothing is a failure, never a silent truncation.
+ */
+export function writeAll(fd: number, buf: Uint8Array): void {
+  let off = 0;
+  while (off < buf.length) {
+    const n = writeSync(fd, buf, off, buf.length - off);
+    if (n <= 0) throw Object.assign(new Error(`short write (${off} of ${buf.length} bytes)`), { code: 'ESHORT' });
+    off += n;
+  }
+}
+
+/**
+ * Read up to `size` bytes of an open file from `at`: the whole of what is there, in as many
+ * read(2)s as it takes. Every bounded reader (signals, keys, the index hint, the relay) uses
+ * this one loop; the caller has already checked the size against its own limit.
+ */
+export function readAll(fd: number, size: number, at = 0): Buffer {
+  const buf = Buffer.alloc(size);
+  let off = 0;
+  while (off < size) {
+    const n = readSync(fd, buf, off, size - off, at + off);
+    if (n === 0) break;
+    off += n;
+  }
+  return buf.subarray(0, off);
+}
+
+/**
+ * The text of a small state file, or null when there is none. A long-running reader (the
+ * sensor) looks for several files that usually do not exist (the policy, the channel store,
+ * what it is owed) on every wake: a failed read builds an Error with its stack (~25 µs),
+ * a stat that finds nothing does not. Other failures throw as readFileSync does.
+ */
+export function readTextIfAny(path: string): string | null {
+  if (statSync(path, { throwIfNoEntry: false }) === undefined) return null;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null; // removed in between
+    throw err;
+  }
+}
+
+/**
+ * A file's identity for a cache that re-reads it only when it changed: inode, size and
+ * mtime; '-' when there is none. Never throws (an unreadable file reads as none).
+ */
+export function fileStamp(path: string): string {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st === undefined ? '-' : statStamp(st);
+  } catch {
+    return '-';
+  }
+}
+
+/** fileStamp of a stat already in hand (an fstat after a write). */
+export function statStamp(st: { ino: number; size: number; mtimeMs: number }): string {
+  return `${st.mtimeMs}:${st.size}:${st.ino}`;
+}
+
+/** The failure as one bus error naming the file: `cannot write <path>: no space left (ENOSPC)`. */
+export function writeError(path: string, err: unknown): AttendError {
+  const e = err as NodeJS.ErrnoException;
+  const code = e?.code;
+  const why = code === 'ENOSPC' ? 'no space left on the device' : code === 'EDQUOT' ? 'disk quota exceeded' : (e?.message ?? String(err)).replace(/^[A-Z]+: /, '');
+  return busError(`cannot write ${path}: ${why}${code ? ` (${code})` : ''}; nothing was changed`, code === 'ENOSPC' || code === 'EDQUOT' ? 'free some space and try again' : undefined);
+}
+
+/**
+ * Replace `path` with `data` atomically. Throws AttendError (exit 3) when any step fails;
+ * `path` then holds exactly what it held before. The data is synced before the rename unless
+ * `sync: false`, which only state a crash may roll back takes (the delivery ledger, the
+ * shown mark, heartbeats: each says why at its call); `mtimeMs` sets the file's time (a
+ * copy keeps the time of its original).
+ */
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number; sync?: boolean; tmpDir?: string } = {}): void {
+  // `tmpDir` (same filesystem) keeps the temporary out of a directory others watch: every
+  // sensor reading a directory wakes for each entry made in it (issue #12 §3).
+  const { fd, tmp } = openTemp(path, opts.tmpDir ?? dirname(path));
+  try {
+    writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+    // Sync before the rename: after a crash the name must never point at missing data.
+    if (opts.sync !== false) fsyncSync(fd);
+    // A copy of a file from elsewhere (the relay's imports) keeps the time it was made.
+    if (opts.mtimeMs !== undefined) futimesSync(fd, new Date(opts.mtimeMs), new Date(opts.mtimeMs));
+  } catch (err) {
+    safeClose(fd);
+    safeUnlink(tmp);
+    throw writeError(path, err);
+  }
+  try {
+    // close(2) can report a deferred write error (NFS): that too means "not written".
+    closeSync(fd);
+    try {
+      renameSync(tmp, path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || opts.tmpDir === undefined) throw err;
+      ensureDir(dirname(path));
+      renameSync(tmp, path);
+    }
+  } catch (err) {
+    safeUnlink(tmp);
+    throw writeError(path, err);
+  }
+}
+
+export interface AtomicFile {
+  path: string;
+  data: string | Uint8Array;
+  mtimeMs?: number;
+}
+
+/** Files written before any is synced, at most this many descriptors open at once. */
+const BATCH_FDS = 256;
+
+function fsyncAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+/**
+ * Many files, each as writeFileAtomic writes one, for a writer that has a batch (the relay's
+ * imports, issue 13): every temporary is written, then all are synced at once, then all are
+ * renamed in the order given (a signature sidecar before its message), then each directory
+ * is synced, so the renames too are durable when this resolves. The syncs run concurrently
+ * (libuv's thread pool), so the filesystem commits them together instead of once per file,
+ * and the event loop is never blocked waiting for the disk.
+ *
+ * On a failure before the renames nothing is renamed and every temporary is removed; a
+ * failure part-way through the renames leaves the files renamed so far (each complete and
+ * synced) and removes the rest. Either way it rejects with a bus error (exit 3) and the
+ * caller must not report the batch written.
+ */
+export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
+  const made: { tmp: string; path: string }[] = [];
+  const dirs = new Set<string>();
+  for (let at = 0; at < files.length; at += BATCH_FDS) {
+    const open: { fd: number; f: AtomicFile; tmp: string }[] = [];
+    const discard = () => {
+      for (const o of open) {
+        safeClose(o.fd);
+        safeUnlink(o.tmp);
+      }
+      for (const m of made) safeUnlink(m.tmp);
+    };
+    try {
+      for (const f of files.slice(at, at + BATCH_FDS)) {
+        const dir = dirname(f.path);
+        dirs.add(dir);
+        const { fd, tmp } = openTemp(f.path, dir);
+        open.push({ fd, f, tmp });
+        try {
+          writeAll(fd, typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data);
+          if (f.mtimeMs !== undefined) futimesSync(fd, new Date(f.mtimeMs), new Date(f.mtimeMs));
+        } catch (err) {
+          throw writeError(f.path, err);
+        }
+      }
+      const synced = await Promise.allSettled(open.map((o) => fsyncAsync(o.fd)));
+      const bad = synced.findIndex((r) => r.status === 'rejected');
+      if (bad >= 0) throw writeError(open[bad]!.f.path, (synced[bad] as PromiseRejectedResult).reason);
+      while (open.length > 0) {
+        const o = open[0]!;
+        try {
+          // close(2) can report a deferred write error (NFS): that too means "not written".
+          closeSync(o.fd);
+        } catch (err) {
+          open.shift();
+          safeUnlink(o.tmp);
+          throw writeError(o.f.path, err);
+        }
+        open.shift();
+        made.push({ tmp: o.tmp, path: o.f.path });
+      }
+    } catch (err) {
+      discard();
+      throw err;
+    }
+  }
+  let i = 0;
+  try {
+    for (; i < made.length; i++) renameSync(made[i]!.tmp, made[i]!.path);
+  } catch (err) {
+    const failed = made[i]!.path;
+    for (let j = i; j < made.length; j++) safeUnlink(made[j]!.tmp);
+    throw writeError(failed, err);
+  }
+  await Promise.all(
+    [...dirs].map(async (dir) => {
+      let fd: number | undefined;
+      try {
+        fd = openSync(dir, 'r');
+        await fsyncAsync(fd);
+      } catch (err) {
+        throw writeError(dir, err);
+      } finally {
+        if (fd !== undefined) safeClose(fd);
+      }
+    }),
+  );
+}
+
+/**
+ * A new temporary for `path` in `dir` (made when missing), opened for writing: a name no
+ * other writer uses (this process's pid and a counter). Throws a bus error naming `path`.
+ */
+function openTemp(path: string, dir: string): { fd: number; tmp: string } {
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
+  try {
+    try {
+      return { fd: openSync(tmp, 'wx', FILE_MODE), tmp };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      ensureDir(dir);
+      return { fd: openSync(tmp, 'wx', FILE_MODE), tmp };
+    }
+  } catch (err) {
+    throw writeError(path, err);
+  }
+}
+
+function safeClose(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already reported by the write that failed
+  }
+}
+
+function safeUnlink(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,12 @@
+// Trust's public face (issue 19): keys and signing, the read gate and the send check, the
+// policy file, lineage, delegations, A2A cards. Outside tools/bus/ this file is the only way
+// into trust.
+
+export { cardFor } from './cards.js';
+export { delegate, parseScope, parseTtl } from './delegation.js';
+export { checkSend, createGate, type Gate, type Reader } from './gate.js';
+export { describeKeys, publishedKeysDir, readPublishedKeys, rotateKey, verifyBytes } from './keys.js';
+export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent } from './lineage.js';
+export { allow, deny, nodeArg, policyFile, readPolicy, requireOwner, updatePolicy } from './policy.js';
+export { readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
+export { createSigner, SIG_EXT, type Signer } from './signing.js';
