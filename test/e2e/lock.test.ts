@@ -14,7 +14,7 @@ import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
 let bus: TempBus;
 useTempBus((b) => (bus = b));
 
-const LOCK = fileURLToPath(new URL('../../dist/tools/bus/lock.js', import.meta.url));
+const LOCK = fileURLToPath(new URL('../../dist/tools/bus/store/lock.js', import.meta.url));
 
 /** A pid that is certainly not running: a child that has exited. */
 async function deadPid(): Promise<number> {

@@ -109,7 +109,7 @@ describe('attend run', () => {
     writeFileSync(pjoin(bus.root, 'signals', '_broadcast', `${foreign}.signal`), `external:tool@pts-9|p|/p|from_kind:human|from_id:tool|to:*|written by hand\n`, { mode: 0o600 });
     await waitFor(() => headerIds(p.stdout()).includes(foreign), { what: 'the hand-written message' });
     // Four writer processes racing: every message arrives, none twice.
-    const script = `const { writeSignal } = await import(${JSON.stringify(pjoin(process.cwd(), 'dist/tools/bus/signals.js'))});
+    const script = `const { writeSignal } = await import(${JSON.stringify(pjoin(process.cwd(), 'dist/tools/bus/store/messages.js'))});
       const { createIdFactory } = await import(${JSON.stringify(pjoin(process.cwd(), 'dist/tools/wire/ids.js'))});
       const mk = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
       const out = [];
