@@ -1,7 +1,7 @@
 // After tsc: make the bin executable (tsc does not keep file modes, and npm links the bin
 // as-is), then bundle the send fast path into one CommonJS file, fast-send.cjs. Loading ~20
 // small ESM files costs `attend send` about as much as node's own start (issue #2,
-// Performance); one CJS file costs ~2 ms. Without rolldown (it comes with vite) bin.js
+// Performance); one CJS file costs ~2 ms. Without rolldown (it comes with vite) attend.cjs
 // falls back to the ESM modules.
 import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,6 @@
 // The fast path for `attend send` and `attend reply` (issue #2, Performance: send within
 // 1.5× of `node -e 0`). Loading commander and the full command graph costs about as much
-// as starting node, so bin.ts routes the plain forms of these two verbs here. Anything this
+// as starting node, so the executable (attend.cts) routes the plain forms of these two verbs here. Anything this
 // parser is not sure about (help, an unknown or repeated flag, a missing message) returns
 // null and the full CLI handles it, so the two paths never disagree about an error.
 // postbuild bundles this module into one file: resolving ~20 ESM files is the other half
