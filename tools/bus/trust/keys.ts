@@ -2,7 +2,7 @@
 //
 //   <keysDir>/<node>.key   the private key as a JWK (RFC 8037: kty OKP, crv Ed25519, d, x),
 //                          mode 0600, in a 0700 directory OUTSIDE the bus root (the env-paths
-//                          config dir, tools/cli/env.ts)
+//                          config dir, tools/verbs/env.ts)
 //   <root>/keys/<node>.pub the node's public key ids, one `<key id> <created ms>` a line,
 //                          oldest first, so readers can find them by node id
 //
