@@ -10,7 +10,7 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Identity, ProcInfo } from '../identity/resolve.js';
-import { readSessionRecordFile } from '../identity/system.js';
+import { processAlive, readSessionRecordFile } from '../identity/system.js';
 import { channelsFile } from '../bus/channels/index.js';
 import { fileStamp } from '../bus/store/index.js';
 import { moveLedger, readLedger } from '../bus/delivery/index.js';
@@ -257,9 +257,8 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
     if (opts.readerGone?.()) return stop('stdout-closed');
     const claudePid = who.pid;
     if (who.resolved && claudePid !== undefined) {
-      const info = opts.procInfo(claudePid);
-      const start = who.record?.procStart;
-      if (!info || (start !== undefined && info.start !== '' && info.start !== start)) return stop('claude-gone');
+      // The one liveness rule: a zombie, or a pid with another start time, is gone.
+      if (!processAlive(claudePid, who.record?.procStart, opts.procInfo)) return stop('claude-gone');
       const rec = readSessionRecordFile(opts.sessionsDir, claudePid);
       if (rec && rec.sessionId !== who.id) {
         const old = who.id;
