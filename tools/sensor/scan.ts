@@ -1,7 +1,8 @@
 // One sensor wake: take what is pending from the ledger, plan the wake (tools/wire/wake.ts,
 // shared with the MCP channel push and the drain) and write it as observation lines
 // (docs/architecture.md, "Delivery"). The writer is injected, so this is testable against a real temporary bus with
-// the lines captured; `tools/sensor/run.ts` is the long-running loop around it.
+// the lines captured; `tools/sensor/delivery.ts` schedules it and `tools/sensor/run.ts` wires the
+// long-running loop around it.
 
 import type { Identity } from '../identity/resolve.js';
 import { noteShown, takePending } from '../bus/delivery/index.js';
