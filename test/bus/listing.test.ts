@@ -261,7 +261,7 @@ function check(w: World, seed: number): void {
         if (!m) continue;
         expect(e.time).toBe(m.time);
         expect(e.re).toBe(m.re);
-        if (scope.kind === 'tray') expect([e.from, e.to]).toEqual([m.fromId, m.to]);
+        if (scope.kind === 'tray') expect([e.fromId, e.to]).toEqual([m.fromId, m.to]);
         expect(parseEntry(formatEntry(e, scope.kind === 'tray'), scope.kind === 'tray')).toEqual(e);
       }
     }

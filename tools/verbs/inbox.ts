@@ -5,12 +5,13 @@ import type { VerbCtx } from './context.js';
 import { busError, notFoundError, refusedError, usageError, verbHint } from '../wire/errors.js';
 import { type Gate, createGate } from '../bus/trust/index.js';
 import { scopeDir, scopeLabel } from '../bus/store/index.js';
-import { type Key, type ScopeListing, compareKeys, entryForMe, entryTime, mergeDescending, withListings } from '../bus/store/index.js';
-import { isForMe, receiveScopes } from '../bus/delivery/index.js';
+import { type Key, type ScopeListing, compareKeys, entryTime, mergeDescending, withListings } from '../bus/store/index.js';
+import { receiveScopes } from '../bus/delivery/index.js';
 import { type Message, type Unreadable, findMessage, listScopes, readMessage, readScopes, unreadableDirs } from '../bus/store/index.js';
 import { noteSurfaced } from '../bus/delivery/index.js';
 import { isMessageId } from '../wire/ids.js';
 import { printable } from '../wire/names.js';
+import { maySee } from '../wire/visibility.js';
 
 /** A message as JSON (CLI `--json`, MCP results): the one shape every front end prints. */
 export function messageJson(m: Message) {
@@ -58,7 +59,7 @@ export function lookupMessage(ctx: VerbCtx, id: string): ReadMessage | null {
   const root = ctx.root();
   const who = ctx.identity();
   const mine = findMessage(root, receiveScopes(root, who), id, ctx.reporter);
-  if (mine && isForMe(mine, who)) return { ...mine, access: mine.fromId === who.id ? 'sent' : 'received' };
+  if (mine && maySee(mine.scope, mine, who.id)) return { ...mine, access: mine.fromId === who.id ? 'sent' : 'received' };
   const anywhere = findMessage(root, listScopes(root), id, ctx.reporter);
   if (!anywhere) return null;
   if (anywhere.fromId === who.id) return { ...anywhere, access: 'sent' };
@@ -102,7 +103,7 @@ export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {
   const out: Message[] = [];
   for (const m of readScopes(root, opts.held ? listScopes(root) : receiveScopes(root, who), ctx.reporter)) {
     // A fan-out writes the same id into several directories; show it once.
-    if (seen.has(m.id) || (!opts.held && !isForMe(m, who))) continue;
+    if (seen.has(m.id) || (!opts.held && !maySee(m.scope, m, who.id))) continue;
     const reason = gate.held(m);
     if ((reason !== null) !== (opts.held === true)) continue;
     if (reason !== null) m.heldReason = reason;
@@ -144,7 +145,7 @@ export function countInbox(ctx: VerbCtx, ls: ScopeListing[], below?: Key): numbe
     let n = 0;
     for (const l of ls) {
       const e = l.lookup(id, (x) => entryTime(scopeDir(root, l.scope), x));
-      if (e && !e.unknown && entryForMe(l.scope, e, me) && (!below || compareKeys(e, below) < 0)) n++;
+      if (e && !e.unknown && maySee(l.scope, e, me) && (!below || compareKeys(e, below) < 0)) n++;
     }
     if (n > 1) total -= n - 1;
   }
@@ -165,9 +166,9 @@ export function* walkInbox(ctx: VerbCtx, ls: ScopeListing[], gate: Gate, below?:
   // one shown, as in a full read.
   for (let p = merged.next(); p !== null; p = merged.next()) {
     const { listing, entry } = p;
-    if (seen.has(entry.id) || !entryForMe(listing.scope, entry, who.id)) continue;
+    if (seen.has(entry.id) || !maySee(listing.scope, entry, who.id)) continue;
     const m = readMessage(root, listing.scope, entry.id, ctx.reporter);
-    if (!m || !isForMe(m, who) || gate.held(m) !== null) continue;
+    if (!m || !maySee(m.scope, m, who.id) || gate.held(m) !== null) continue;
     seen.add(m.id);
     yield m;
   }
@@ -203,9 +204,9 @@ function keyOf(ctx: VerbCtx, ls: ScopeListing[], gate: Gate, id: string): Key {
   const who = ctx.identity();
   for (const l of ls) {
     const e = l.lookup(id, (x) => entryTime(scopeDir(root, l.scope), x));
-    if (!e || !entryForMe(l.scope, e, who.id)) continue;
+    if (!e || !maySee(l.scope, e, who.id)) continue;
     const m = readMessage(root, l.scope, id, ctx.reporter);
-    if (m && isForMe(m, who) && gate.held(m) === null) return { time: m.time, id };
+    if (m && maySee(m.scope, m, who.id) && gate.held(m) === null) return { time: m.time, id };
   }
   throw notFoundError(`message ${id} is not in this inbox`);
 }
@@ -282,7 +283,7 @@ export function runThread(ctx: VerbCtx, id: string): ReadMessage[] {
         }
         for (const l of where) {
           const m = readMessage(root, l.scope, c, ctx.reporter);
-          if (!m || !isForMe(m, who) || gate.held(m) !== null) continue;
+          if (!m || !maySee(m.scope, m, who.id) || gate.held(m) !== null) continue;
           byId.set(c, { ...m, access: m.fromId === who.id ? 'sent' : 'received' });
           reached.add(c);
           queue.push(c);

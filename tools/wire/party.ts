@@ -5,6 +5,7 @@
 import { addressees, type ResolvedEnvelope, type Scope } from './envelope.js';
 import { displayId, splitQualified } from './hosts.js';
 import { chunkText, defuseMarkup, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
+import { isAddressedTo, isFromOrTo, isNamed } from './visibility.js';
 
 /** The fields of a message delivery needs; `Message` in tools/bus/store/messages.ts satisfies it. */
 export interface DeliveryMessage extends ResolvedEnvelope {
@@ -83,9 +84,8 @@ export function addresseeLabel(m: DeliveryMessage, names: NameLookup): string {
   if (m.to === '*') return '#open';
   if (m.to === 'tray') return 'this tray';
   if (m.to.startsWith('#')) return m.to;
-  const ids = addressees(m.to);
-  if (ids.includes(names.me)) return 'you';
-  return ids.map((id) => names.name(id)).join(', ');
+  if (isNamed(m, names.me)) return 'you';
+  return addressees(m.to).map((id) => names.name(id)).join(', ');
 }
 
 function senderLabel(m: DeliveryMessage, names: NameLookup): string {
@@ -123,7 +123,7 @@ export function countDigest(msgs: DeliveryMessage[], me: string): DigestCounts {
   const c: DigestCounts = { count: msgs.length, toYou: 0, open: 0, other: 0, human: 0, agent: 0 };
   for (const m of msgs) {
     if (m.to === '*') c.open++;
-    else if (addressees(m.to).includes(me) || m.to === 'tray') c.toYou++;
+    else if (isAddressedTo(m, me)) c.toYou++;
     else c.other++;
     if (m.fromKind === 'human') c.human++;
     else c.agent++;
@@ -161,7 +161,7 @@ export function partyOf(m: DeliveryMessage, me: string, byId: ReadonlyMap<string
   let cur: DeliveryMessage | undefined = m;
   const seen = new Set<string>();
   for (let hop = 0; cur && hop < MAX_CHAIN; hop++) {
-    if (cur.fromId === me || cur.to === 'tray' || cur.to.startsWith('#') || addressees(cur.to).includes(me)) return 'party';
+    if (isFromOrTo(cur, me) || cur.to.startsWith('#')) return 'party';
     if (cur.re === undefined) return 'not-party';
     if (seen.has(cur.id)) return 'not-party';
     seen.add(cur.id);

@@ -8,7 +8,7 @@
 // it is in is always shown in full (issue #10 §4), at most STREAM_FULL_MAX per wake; the
 // personal messages past that stay pending for the next wake instead of being counted away.
 
-import { addressees } from './envelope.js';
+import { isFromOrTo } from './visibility.js';
 import { type DeliveryMessage, type DigestCounts, type NameLookup, DIGEST_THRESHOLD, TEACH_LINE, countDigest, formatDigest, formatObservation } from './party.js';
 
 /** Personal messages shown in full in one streaming wake; the rest wait for the next. */
@@ -47,17 +47,13 @@ export function shouldTeach(input: Pick<WakeInput, 'fresh' | 'taught'>): boolean
   return !input.taught && input.fresh.length > 0;
 }
 
-function direct(m: DeliveryMessage, me: string): boolean {
-  return m.fromId === me || m.to === 'tray' || (!m.to.startsWith('#') && m.to !== '*' && addressees(m.to).includes(me));
-}
-
 /**
  * Addressed to me, sent by me, or replying (through the `re` chain) to such a message;
  * channel membership alone does not make a message personal. An unresolved chain counts
  * as personal: shown rather than folded, like the drain's party-unknown.
  */
 export function isPersonal(m: DeliveryMessage, me: string, byId: ReadonlyMap<string, DeliveryMessage>): boolean {
-  if (direct(m, me)) return true;
+  if (isFromOrTo(m, me)) return true;
   const seen = new Set<string>([m.id]);
   let re = m.re;
   for (let hop = 0; re !== undefined && hop < 64; hop++) {
@@ -65,7 +61,7 @@ export function isPersonal(m: DeliveryMessage, me: string, byId: ReadonlyMap<str
     if (!cur) return true;
     if (seen.has(cur.id)) return false;
     seen.add(cur.id);
-    if (direct(cur, me)) return true;
+    if (isFromOrTo(cur, me)) return true;
     re = cur.re;
   }
   return re !== undefined;

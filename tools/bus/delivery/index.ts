@@ -6,6 +6,6 @@ export { handOver } from './handover.js';
 export { isConsumedBy, listLedgerIds, moveLedger, noteShown, peekPending, readLedger, takePending } from './ledger.js';
 export { OWED_BACKLOG, writeOwed } from './owed.js';
 export { resolveParents } from './parents.js';
-export { isForMe, receiveScopes } from './receive.js';
+export { receiveScopes } from './receive.js';
 export { claimSensor, deliveryStatus, type DeliveryStatus, moveSensorClaim, readSensor, releaseSensor } from './sensor-claim.js';
 export { noteSurfaced, readSurfaced } from './surfaced.js';

@@ -4,11 +4,11 @@
 // cold-start and warm rules are testable without a bus, and the shell stays small.
 
 import type { Identity } from '../../identity/resolve.js';
-import { addressees, type Scope } from '../../wire/envelope.js';
+import type { Scope } from '../../wire/envelope.js';
 import { idTime, isMessageId } from '../../wire/ids.js';
+import { isAddressedTo, maySee } from '../../wire/visibility.js';
 import type { IndexState } from '../store/dir-index.js';
 import type { OwedEntry } from './owed.js';
-import { isForMe } from './receive.js';
 import type { Message } from '../store/messages.js';
 import { idFloor } from '../../wire/ids.js';
 
@@ -217,7 +217,7 @@ export function planPending(
   let hidden = 0;
   const recentFloor = idFloor(now - COLD_RECENT_MS);
   const take = (m: Message | null, id: string) => {
-    if (!m || freshIds.has(id) || !isForMe(m, who) || m.fromId === who.id) {
+    if (!m || freshIds.has(id) || !maySee(m.scope, m, who.id) || m.fromId === who.id) {
       auto.push(id);
       return;
     }
@@ -257,7 +257,8 @@ export function planPending(
         }
         readCount++;
         const m = read(scope, id);
-        const addressed = m !== null && isForMe(m, who) && m.fromId !== who.id && (m.to === 'tray' || addressees(m.to).includes(who.id));
+        // Addressed to this session, which makes it the session's to see (tools/wire/visibility.ts).
+        const addressed = m !== null && m.fromId !== who.id && isAddressedTo(m, who.id);
         if (addressed && found < COLD_ADDRESSED_MAX) {
           found++;
           take(m, id);

@@ -1,7 +1,7 @@
 // The listing cache (issue #12 §2, "listings cost O(what they show")): per scope directory,
 // the ids it holds in time order and, per id, what a listing needs without opening the
 // message — `re` for threads and, in a tray, the sender and addressees (mail to a sibling at
-// the same origin is not ours, tools/bus/delivery/receive.ts isForMe). It is derived data and never
+// the same origin is not ours, tools/wire/visibility.ts). It is derived data and never
 // the truth: whatever goes wrong with it costs a full listing, never a wrong answer for long.
 //
 //   <root>/cache/listing/<scope dir>/state.json   where the cache is in the directory's
@@ -35,6 +35,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readdirSync, rmSync, stat
 import { dirname, join } from 'node:path';
 import { type Scope, addressees, resolveEnvelope } from '../../wire/envelope.js';
 import { idTime, isMessageId } from '../../wire/ids.js';
+import { audienceOf, maySee } from '../../wire/visibility.js';
 import { readAll, writeFileAtomic } from './atomic.js';
 import { idFloor } from '../../wire/ids.js';
 import { type IndexRead, type IndexState, NO_INDEX, dirStamp, readIndex } from './dir-index.js';
@@ -61,8 +62,8 @@ export interface Entry {
   /** The file could not be read when it was listed: read it to know anything else. */
   unknown?: true;
   re?: string;
-  /** Trays only: the sender's id and the `to` field. */
-  from?: string;
+  /** Trays only: the sender's id and the `to` field (tools/wire/visibility.ts reads them as it reads a message's). */
+  fromId?: string;
   to?: string;
 }
 
@@ -145,7 +146,7 @@ export function formatEntry(e: Entry, tray: boolean): string {
   const t = idTime(e.id) === e.time ? '=' : String(e.time);
   if (e.unknown) return `${e.id} ${t} ?`;
   const re = e.re ?? '.';
-  return tray ? `${e.id} ${t} ${re} ${esc(e.from ?? '')} ${esc(e.to ?? '')}` : `${e.id} ${t} ${re}`;
+  return tray ? `${e.id} ${t} ${re} ${esc(e.fromId ?? '')} ${esc(e.to ?? '')}` : `${e.id} ${t} ${re}`;
 }
 
 export function parseEntry(line: string, tray: boolean): Entry | null {
@@ -163,21 +164,13 @@ export function parseEntry(line: string, tray: boolean): Entry | null {
   if (tray) {
     if (f.length !== 5) return null;
     try {
-      e.from = unesc(f[3]!);
+      e.fromId = unesc(f[3]!);
       e.to = unesc(f[4]!);
     } catch {
       return null;
     }
   } else if (f.length !== 3) return null;
   return e;
-}
-
-/** Whether the reader `who` may see an entry of this scope: a sibling's tray mail is not theirs. */
-export function entryForMe(scope: Scope, e: Entry, who: string): boolean {
-  if (scope.kind !== 'tray' || e.unknown) return true;
-  if (e.from === who) return true;
-  const ids = addressees(e.to ?? 'tray');
-  return ids.length === 0 || ids.includes(who);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -370,7 +363,7 @@ export class ScopeListing {
   /** Entries at or after `from` the reader may see (readable ones only). */
   countFrom(from: Key, who: string): number {
     let n = 0;
-    const mine = (e: Entry) => !e.unknown && entryForMe(this.scope, e, who);
+    const mine = (e: Entry) => !e.unknown && maySee(this.scope, e, who);
     for (let i = lowerIndex(this.tail, from); i < this.tail.length; i++) if (mine(this.tail[i] as Entry)) n++;
     const sec = this.entries;
     if (!sec) return n;
@@ -496,7 +489,7 @@ function readEntry(dir: string, scope: Scope, id: string): Entry | null {
   const e: Entry = { id, time: idTime(id) ?? res.mtimeMs };
   if (env.re !== undefined) e.re = env.re;
   if (scope.kind === 'tray') {
-    e.from = env.fromId;
+    e.fromId = env.fromId;
     e.to = env.to;
   } else if (scope.kind === 'open' && addressees(env.to).length > 0) e.to = env.to;
   return e;
@@ -514,12 +507,13 @@ function tally(c: Counts, e: Entry, tray: boolean, sign: 1 | -1): void {
     return;
   }
   if (!tray) return;
-  const ids = addressees(e.to ?? 'tray');
-  if (ids.length === 0) {
+  // Per party who may see it, so countFor(who) is what maySee(who) would count.
+  const audience = audienceOf({ kind: 'tray' }, e);
+  if (audience === 'everyone') {
     c.open += sign;
     return;
   }
-  for (const p of new Set([e.from ?? '', ...ids])) {
+  for (const p of audience) {
     const v = (c.parties[p] ?? 0) + sign;
     if (v === 0) delete c.parties[p];
     else c.parties[p] = v;

@@ -12,6 +12,7 @@ import { readChannels } from '../channels/membership.js';
 import { readLineage } from './lineage.js';
 import { readPolicy, requirePolicy } from './policy.js';
 import { refusedError } from '../../wire/errors.js';
+import { isNamed } from '../../wire/visibility.js';
 import type { Message } from '../store/messages.js';
 
 /** Who is reading: the gate decides per reader (a grant is from a sender to a reader). */
@@ -81,7 +82,7 @@ export function createGate(root: string, reader: Reader): Gate {
       // The reader is the recipient it checks for; a reader that is not addressed (the
       // owner's chat view of other sessions' mail) checks every addressee.
       const ids = addressees(m.to);
-      const targets = ids.length === 0 || ids.includes(reader.id) ? [reader.id] : ids;
+      const targets = ids.length === 0 || isNamed(m, reader.id) ? [reader.id] : ids;
       const where = whereOf(m, membersOf);
       for (const to of targets) {
         const v = permit({ from: m.fromId, fromKind: m.fromKind, to, where }, index, lineage);

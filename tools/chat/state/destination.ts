@@ -2,6 +2,7 @@
 // plain draft replies to, what /reply answers, and the destination line above the compose
 // box. The line and Enter read the same plan, so what the line says is what Enter does.
 
+import { addressees } from '../../wire/envelope.js';
 import { neutralize } from '../../wire/render.js';
 import { type ChatMessage, type FeedState, isDirect, newestFromOthers, selectedMessage } from './feed.js';
 import { type DefaultDest, describeDest, parseAddress, type PeerRef, type Reach, reachNote, resolveRoute, type RouteResult, type RouteSources, unreachableReason } from './routing.js';
@@ -14,7 +15,7 @@ export function defaultDestination(feed: Pick<FeedState, 'active' | 'messages' |
   for (let i = feed.messages.length - 1; i >= 0; i--) {
     const m = feed.messages[i];
     if (!m || !isDirect(m, feed.me)) continue;
-    const other = m.fromId === feed.me ? m.to.split(',')[0] : m.fromId;
+    const other = m.fromId === feed.me ? addressees(m.to)[0] : m.fromId;
     const p = peers.find((x) => x.id === other);
     if (p) return { kind: 'direct', to: [p] };
     break;

@@ -3,7 +3,8 @@
 // hooks; everything here is data in, data out.
 
 import type { Message } from '../../bus/store/index.js';
-import { addressees, type Scope } from '../../wire/envelope.js';
+import type { Scope } from '../../wire/envelope.js';
+import { isDirectMail } from '../../wire/visibility.js';
 import { countLines, MAX_BODY_LINES } from './lines.js';
 import type { ChatMessage, FeedItem, Notice } from './items.js';
 
@@ -63,10 +64,9 @@ export function tabsOf(s: Pick<FeedState, 'channels'>): TabId[] {
   return ['merged', '#open', ...s.channels.map((c) => `#${c}`), 'direct'];
 }
 
+/** The direct tab's messages: mail that names its recipients, sent by me or naming me. */
 export function isDirect(msg: Message, me: string): boolean {
-  const ids = addressees(msg.to);
-  if (ids.includes(me)) return true;
-  return msg.fromId === me && ids.length > 0;
+  return isDirectMail(msg, me);
 }
 
 /** The tabs a message shows in. */
