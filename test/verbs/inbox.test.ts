@@ -1,12 +1,19 @@
 // Reading by id (issue #10 §11): a node reads what it receives and what it sent; the human
 // who owns the bus may read everything, and the output says so.
 
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { writeSignal } from '../../tools/bus/store/messages.js';
+import { recordRemoteKeys } from '../../tools/bus/trust/remote-keys.js';
+import { createSigner } from '../../tools/bus/trust/signing.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
 import { runInbox } from '../../tools/verbs/inbox.js';
-import { type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
+import type { Scope } from '../../tools/wire/envelope.js';
+import { createIdFactory } from '../../tools/wire/ids.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { ME, type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -75,5 +82,51 @@ describe('an unreadable scope directory (issue #10 item 6)', () => {
     expect(page.messages).toEqual([]);
     expect(page.unreadable).toEqual([{ path: open, reason: 'not a directory' }]);
     expect(warnings).toEqual([`attend: cannot read ${open}: not a directory; its messages are not shown`]);
+  });
+});
+
+describe('mail from another machine in a tray (issue 19: the listing and the message agree)', () => {
+  // Both answers come from tools/wire/visibility.ts; what once differed were the ids they were
+  // given: the listing cache kept a remote line's ids raw while readMessage localizes them
+  // (tools/bus/trust/origin.ts), so `to:bravo:<me>` from alpha was missing from the page and
+  // the count though `attend inbox <id>` showed it, and alpha's `<me>` passed for bravo's.
+  it('is listed and counted exactly when reading it by id shows it', async () => {
+    const alpha = mkdtempSync(join(tmpdir(), 'attend-alpha-'));
+    try {
+      const alphaRoot = join(alpha, 'bus');
+      mkdirSync(alphaRoot, { mode: 0o700 });
+      const keysDir = join(alpha, 'keys');
+      const signer = createSigner({ keysDir, root: alphaRoot, host: 'alpha', now: Date.now });
+      // This bus is bravo on the hub.
+      mkdirSync(join(bus.root, 'relay'), { recursive: true, mode: 0o700 });
+      writeFileSync(join(bus.root, 'relay', 'config.json'), JSON.stringify({ host: 'bravo' }), { mode: 0o600 });
+      expect((await run(bus.env, 'send', 'hello from bravo')).exitCode).toBe(0);
+      const ant = '0c0ffee0-1111-4222-8333-444455556666';
+      const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+      const tray: Scope = { kind: 'tray', key: attendKey(bus.home) };
+      const write = (fromId: string, fromKind: 'agent' | 'human', to: string, body: string) => {
+        const env = { from: fromKind === 'agent' ? `claude:${fromId}` : `external:${fromId}@pts/1`, project: 'p', cwd: '/alpha/p', fromKind, fromId, to, body };
+        const id = newId();
+        signer.sidecar(id, tray, env); // makes and publishes alpha's key for the node
+        // What alpha's relay published, as bravo's relay records it.
+        recordRemoteKeys(bus.root, 'alpha', fromId, readFileSync(join(alphaRoot, 'keys', `${fromId}.pub`), 'utf8'));
+        writeSignal(bus.root, tray, id, env, signer);
+        return id;
+      };
+      // alpha's session writes to bravo's person; alpha's person (the same username) to bravo's ann.
+      const forMe = write(ant, 'agent', `bravo:${ME}`, 'to bravo’s person');
+      const notForMe = write(ME, 'human', 'bravo:ann', 'to bravo’s ann');
+      const byId = (id: string) => run(bus.env, 'inbox', id, '--json');
+      expect(JSON.parse((await byId(forMe)).stdout)).toMatchObject({ fromId: ant, fromHost: 'alpha', to: ME, access: 'received' });
+      // The owner may read the other by id, and is told it was not sent to them.
+      expect(JSON.parse((await byId(notForMe)).stdout)).toMatchObject({ fromId: `alpha:${ME}`, to: 'ann', access: 'owner' });
+      const page = JSON.parse((await run(bus.env, 'inbox', '--json')).stdout) as { total: number; messages: { id: string }[] };
+      expect(page.messages.map((m) => m.id)).toContain(forMe);
+      expect(page.messages.map((m) => m.id)).not.toContain(notForMe);
+      expect(page.total).toBe(page.messages.length);
+      expect(page.total).toBe(2);
+    } finally {
+      rmSync(alpha, { recursive: true, force: true });
+    }
   });
 });

@@ -6,7 +6,7 @@
 //   <root>/state/...                        ledgers, memberships, presence (attend's own)
 //   <root>/cache/...                        derived data, rebuilt when missing (listings)
 
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Scope } from '../../wire/envelope.js';
 
 export function signalsDir(root: string): string {
@@ -30,6 +30,11 @@ export function scopeDirName(scope: Scope): string {
 
 export function scopeDir(root: string, scope: Scope): string {
   return join(signalsDir(root), scopeDirName(scope));
+}
+
+/** The bus root a scope directory (scopeDir) lies in. */
+export function rootOfScopeDir(dir: string): string {
+  return dirname(dirname(dir));
 }
 
 /** The scope a directory name under signals/ stands for, or null for one attend ignores. */

@@ -1,7 +1,7 @@
 // The listing cache (issue #12 §2, "listings cost O(what they show")): per scope directory,
 // the ids it holds in time order and, per id, what a listing needs without opening the
-// message — `re` for threads and, in a tray, the sender and addressees (mail to a sibling at
-// the same origin is not ours, tools/wire/visibility.ts). It is derived data and never
+// message — `re` for threads and, in a tray, the sender and addressees as this machine reads
+// them (mail to a sibling at the same origin is not ours, tools/wire/visibility.ts). It is derived data and never
 // the truth: whatever goes wrong with it costs a full listing, never a wrong answer for long.
 //
 //   <root>/cache/listing/<scope dir>/state.json   where the cache is in the directory's
@@ -39,10 +39,12 @@ import { audienceOf, maySee } from '../../wire/visibility.js';
 import { readAll, writeFileAtomic } from './atomic.js';
 import { idFloor } from '../../wire/ids.js';
 import { type IndexRead, type IndexState, NO_INDEX, dirStamp, readIndex } from './dir-index.js';
-import { cacheDir, scopeDir, scopeDirName } from './layout.js';
-import { type Reporter, SIGNAL_EXT, listIds, readSignalFile, scopeDirProblem } from './messages.js';
+import { cacheDir, rootOfScopeDir, scopeDir, scopeDirName } from './layout.js';
+import { type Reporter, SIGNAL_EXT, listIds, readParties, readSignalFile, scopeDirProblem } from './messages.js';
 
-const VERSION = 1;
+// 2: a tray entry's sender and addressees are read as readMessage reads them, localized when
+// the message is another machine's (issue 19); a version-1 cache kept them raw.
+const VERSION = 2;
 const STATE = 'state.json';
 const BLOCK = 64 * 1024;
 /** Blocks of a base file kept in memory per open listing. */
@@ -62,7 +64,11 @@ export interface Entry {
   /** The file could not be read when it was listed: read it to know anything else. */
   unknown?: true;
   re?: string;
-  /** Trays only: the sender's id and the `to` field (tools/wire/visibility.ts reads them as it reads a message's). */
+  /**
+   * Trays only: the sender's id and the `to` field, as readMessage reads them (a message of
+   * another machine's localized, tools/bus/trust/origin.ts), so tools/wire/visibility.ts
+   * answers for an entry what it answers for its message.
+   */
   fromId?: string;
   to?: string;
 }
@@ -479,7 +485,8 @@ export function entryTime(dir: string, id: string): number | null {
 
 /** What the cache records for one file; null when it is gone. Never reports: readers do. */
 function readEntry(dir: string, scope: Scope, id: string): Entry | null {
-  const res = readSignalFile(join(dir, `${id}${SIGNAL_EXT}`));
+  const path = join(dir, `${id}${SIGNAL_EXT}`);
+  const res = readSignalFile(path);
   if (!res.ok) {
     if (res.gone) return null;
     const time = entryTime(dir, id);
@@ -489,8 +496,10 @@ function readEntry(dir: string, scope: Scope, id: string): Entry | null {
   const e: Entry = { id, time: idTime(id) ?? res.mtimeMs };
   if (env.re !== undefined) e.re = env.re;
   if (scope.kind === 'tray') {
-    e.fromId = env.fromId;
-    e.to = env.to;
+    // Who may see it is decided on these, so they are read as the message is (issue 19).
+    const parties = readParties(rootOfScopeDir(dir), scope, id, path, res.envelope);
+    e.fromId = parties.fromId;
+    e.to = parties.to;
   } else if (scope.kind === 'open' && addressees(env.to).length > 0) e.to = env.to;
   return e;
 }

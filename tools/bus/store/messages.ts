@@ -289,6 +289,19 @@ export function readMessage(root: string, scope: Scope, id: string, reporter: Re
   return m;
 }
 
+/**
+ * The sender and `to` of a line as readMessage reads them (a message verified as another
+ * machine's reads as that machine's parties, issue 13), for a reader that keeps only those:
+ * the listing cache (tools/bus/store/listing.ts), so that who may see an entry is decided on
+ * the ids a reader of its message sees.
+ */
+export function readParties(root: string, scope: Scope, id: string, path: string, envelope: Envelope): { fromId: string; to: string } {
+  const resolved = resolveEnvelope(envelope, scope);
+  const parties = { fromId: resolved.fromId, to: resolved.to };
+  readOrigin(root, sidecarPath(path), parties, () => checkSignature(root, { id, scope, path, envelope, fromId: resolved.fromId }));
+  return parties;
+}
+
 /** Every message in the given scopes, oldest first. */
 export function readScopes(root: string, scopes: Scope[], reporter: Reporter): Message[] {
   const out: Message[] = [];
