@@ -205,7 +205,65 @@ describe('the bus in rooms (issue 19)', () => {
     expect(findCycles(g)).toEqual(['a -> b -> c -> a']);
     expect(findCycles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
   });
+
+  // "Is this for me" and "may this reader see it" are decided in one place (issue 19, "each
+  // rule once"): nothing outside tools/wire/visibility.ts looks for a reader among a
+  // message's addressees, or takes a `to` apart by hand.
+  it('only tools/wire/visibility.ts compares addressees with a reader', () => {
+    const found = all.filter((f) => f !== VISIBILITY).flatMap((f) => addresseeComparisons(readFileSync(f, 'utf8')).map((c) => `${f}: ${c}`));
+    expect(found).toEqual([]);
+    // The module itself is what the rule is about: the scanner sees its comparisons.
+    expect(addresseeComparisons(readFileSync(VISIBILITY, 'utf8')).length).toBeGreaterThan(0);
+  });
+
+  it('the addressee scanner finds each way of asking by hand, and passes the ways that do not ask (a positive control)', () => {
+    const asks = [
+      'if (addressees(m.to).includes(me)) return true;',
+      'return addressees(e.to ?? "tray").indexOf(who) >= 0;',
+      'const ids = addressees(msg.to);\nreturn ids.length === 0 || ids.includes(who.id);',
+      'let set = new Set(addressees(m.to));\nif (set.has(reader.id)) x();',
+      'const ok = new Set(addressees(m.to)).has(me);',
+      'const first = m.to.split(",")[0];',
+      'if (msg.to.includes(me)) return;',
+      'return m.to === who.id;',
+      'if (e.to !== me) continue;',
+      'const mine = (m) => m.to\n  .split(",")\n  .some((x) => x === me);',
+    ];
+    for (const text of asks) expect(addresseeComparisons(text), text).not.toEqual([]);
+    const fine = [
+      "if (m.to === '*') return '#open';",
+      "if (m.to.startsWith('#')) return m.to;",
+      'return addressees(m.to).map((id) => (id === names.me ? "you" : names.name(id))).join(", ");',
+      'const ids = addressees(to);\nif (ids.length === 0) return null;\nfor (const id of ids) hosts.add(hostOf(id));',
+      'const same = (a, b) => a.from === b.from && a.to === b.to;',
+      'if (maySee(l.scope, e, who.id)) n++;',
+      '// addressees(m.to).includes(me) in a comment is not code',
+    ];
+    for (const text of fine) expect(addresseeComparisons(text), text).toEqual([]);
+  });
 });
+
+const VISIBILITY = 'tools/wire/visibility.ts';
+
+/**
+ * Where a source text compares a message's addressees with a reader by hand: a membership
+ * test on what `addressees()` returns (directly, or through a name bound to it), a `to` taken
+ * apart or searched as a string, or a whole `to` compared with an id.
+ */
+function addresseeComparisons(source: string): string[] {
+  const text = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  const out: string[] = [];
+  const member = String.raw`\s*\.\s*(?:includes|indexOf|lastIndexOf|has|some|every|find|findIndex)\s*\(`;
+  // addressees(...) or new Set(addressees(...)), with one level of nested parentheses inside.
+  const call = String.raw`addressees\((?:[^()]|\([^()]*\))*\)`;
+  for (const m of text.matchAll(new RegExp(String.raw`\b(?:new\s+Set\(\s*)?${call}\s*\)?${member}`, 'g'))) out.push(m[0]);
+  for (const b of text.matchAll(new RegExp(String.raw`\b([A-Za-z_$][\w$]*)\s*=\s*(?:new\s+Set\(\s*)?${call}`, 'g'))) {
+    for (const m of text.matchAll(new RegExp(String.raw`\b${b[1]}${member}`, 'g'))) out.push(`${b[0]} … ${m[0]}`);
+  }
+  for (const m of text.matchAll(/\.to\s*\.\s*(?:split|includes|indexOf|match|search)\s*\(/g)) out.push(m[0]);
+  for (const m of text.matchAll(/\.to\s*[!=]==?\s*(?:me|who|reader|self)\b|\.to\s*[!=]==?\s*[\w$.]+\.id\b/g)) out.push(m[0]);
+  return out;
+}
 
 function findCycles(graph: Map<string, string[]>): string[] {
   const state = new Map<string, 1 | 2>();
