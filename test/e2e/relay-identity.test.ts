@@ -114,6 +114,8 @@ describe('attend relay: a human on another machine', () => {
     const bKey = attendKey(b.bus.home);
     await waitFor(() => b.ids(bKey).includes(direct.stdout.trim()), { ...T, what: "the direct message in bravo's person's tray" });
     expect(human(b, ['inbox', direct.stdout.trim()]).stdout).toMatch(/^to: you$/m);
+    // And in the listing, which pages by a cache of each tray entry's parties (issue 19).
+    expect(inbox(b).find((m) => m.id === direct.stdout.trim())).toMatchObject({ fromId: ant.sessionId, to: `${ME}` });
     expect(a.ids(attendKey(a.bus.home))).toEqual([local.stdout.trim()]);
 
     // A session's Stop hook on bravo names alpha's human with its host.
