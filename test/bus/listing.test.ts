@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { INDEX_NAME, RECONCILE_MS } from '../../tools/bus/store/dir-index.js';
-import { scopeDir, scopeDirName, scopeLabel } from '../../tools/bus/store/layout.js';
+import { scopeDir, scopeDirName } from '../../tools/bus/store/layout.js';
+import { scopeName } from '../../tools/wire/display.js';
 import { formatEntry, listingCacheDir, parseEntry, withListings } from '../../tools/bus/store/listing.js';
 import { receiveScopes } from '../../tools/bus/delivery/receive.js';
 import { type Message, createReporter, listIds, readMessage } from '../../tools/bus/store/messages.js';
@@ -239,7 +240,7 @@ function fullThread(ctx: VerbCtx, id: string): string[] {
   return sorted.filter((m) => inThread.has(m.id)).map((m) => m.id);
 }
 
-const label = (m: Message) => `${scopeLabel(m.scope)}:${m.id}`;
+const label = (m: Message) => `${scopeName(m.scope)}:${m.id}`;
 
 function runInboxIds(w: World, limit: number, page: number): { ids: string[]; total: number; pages: number } {
   const got = runInbox(w.ctx(), { limit, page });

@@ -72,6 +72,18 @@ describe('attend chat frames', () => {
     expect(f).toMatch(/\d\d:\d\d:\d\d api \(gone\) {2}#open/);
   });
 
+  it('the thread marker names a gone sender by the same rule as the header (issue 19)', async () => {
+    // The marker had a rule of its own (the live name, else the raw id): a reply to a session
+    // that ended read `↳ re 00000000-…` where the header of the same message read `api (gone)`.
+    const api = live('api');
+    const asked = (await runInProcess(['send', 'who owns the schema?'], { env: api.env })).stdout.trim();
+    api.kill();
+    const c = renderChat();
+    writeSignal(c.root, { kind: 'open' }, '0zzzzzzzzzzz-late', { from: 'external:ops-lead@pts/1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'ops-lead', to: '*', re: asked, body: 'I do' });
+    const f = await c.until((x) => x.includes('I do'), 'the reply');
+    expect(f).toMatch(/ops-lead \(human\) unsigned {2}#open {2}↳ re api \(gone\)/);
+  });
+
   it('shows tabs, history, the roster and the status line without colour under NO_COLOR', async () => {
     const nick = live('Nick');
     await runInProcess(['send', 'first words'], { env: nick.env });

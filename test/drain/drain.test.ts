@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DRAIN_ROUND_CEILING, type DrainDeps, drainOnce } from '../../tools/drain/drain.js';
 import { createReporter } from '../../tools/bus/store/index.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
-import { nameLookup } from '../../tools/wire/party.js';
+import { nameLookup } from '../../tools/wire/display.js';
 import { makeTempBus, runInProcess, type TempBus } from '../helpers/bus.js';
 
 let bus: TempBus;

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AttendError, EXIT, EXIT_CODES, exitCodesLine } from '../../tools/wire/errors.js';
 import { writePresence } from '../../tools/bus/presence/heartbeats.js';
 import type { Message } from '../../tools/bus/store/messages.js';
-import { formatBlock, formatTable, namesFrom } from '../../tools/cli/format.js';
+import { formatBlock, formatTable } from '../../tools/cli/format.js';
+import { nameLookup } from '../../tools/wire/display.js';
 import { createIo, reportError } from '../../tools/cli/io.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
@@ -475,7 +476,7 @@ describe('the TTY table (formatter)', () => {
   });
 
   it('has the columns When, Scope, From, To, Id, Re, Message', () => {
-    const names = namesFrom([{ id: 's1', kind: 'agent', origin: '/p', name: 'api', presence: [], lastSeen: 0 }], 'me');
+    const names = nameLookup([{ id: 's1', name: 'api' }], 'me');
     const out = formatTable([msg({}), msg({ id: 'second', to: 'me', re: '0mx26z5bk000-04yfnem5', scope: { kind: 'tray', key: 'k' } })], names, Date.now(), 140);
     const [header, row1, row2] = out.split('\n');
     expect(header!.split(/\s+/)).toEqual(['When', 'Scope', 'From', 'Sig', 'To', 'Id', 'Re', 'Message']);
@@ -484,7 +485,7 @@ describe('the TTY table (formatter)', () => {
   });
 
   it('renders hostile bodies and names as data, one row per message', () => {
-    const names = namesFrom([], 'me');
+    const names = nameLookup([], 'me');
     const evil = msg({ fromId: '\u001b[2Jevil', body: 'a\nWhen Scope forged\u001b[31m\u202e' });
     const out = formatTable([evil], names, Date.now(), 200);
     expect(out.split('\n')).toHaveLength(2);

@@ -9,7 +9,7 @@ import { ledgerFile, sessionLedgerDir } from '../../tools/bus/delivery/ledger.js
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import type { Identity } from '../../tools/identity/resolve.js';
 import { createDeliveryLoop, type DeliveryLoop, withBanner } from '../../tools/sensor/delivery.js';
-import { nameLookup } from '../../tools/wire/party.js';
+import { nameLookup } from '../../tools/wire/display.js';
 import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
 import { agent, headerIds, ids, put } from '../helpers/delivery.js';
 

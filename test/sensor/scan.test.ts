@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { readSurfaced } from '../../tools/bus/delivery/surfaced.js';
 import { scanOnce } from '../../tools/sensor/scan.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
-import { nameLookup } from '../../tools/wire/party.js';
+import { nameLookup } from '../../tools/wire/display.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
 import { agent, ids, put } from '../helpers/delivery.js';

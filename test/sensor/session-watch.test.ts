@@ -12,7 +12,7 @@ import { processAlive } from '../../tools/identity/system.js';
 import { beat } from '../../tools/sensor/heartbeat.js';
 import { scanOnce } from '../../tools/sensor/scan.js';
 import { checkSession, type SessionWatchDeps } from '../../tools/sensor/session-watch.js';
-import { nameLookup } from '../../tools/wire/party.js';
+import { nameLookup } from '../../tools/wire/display.js';
 import { type TempBus, useTempBus } from '../helpers/bus.js';
 import { agent } from '../helpers/delivery.js';
 

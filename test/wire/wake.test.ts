@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { Scope } from '../../tools/wire/envelope.js';
 import type { DeliveryMessage } from '../../tools/wire/party.js';
 import { STREAM_FULL_MAX, isPersonal, planStreamWake, shouldTeach, streamItems, wakeNotes } from '../../tools/wire/wake.js';
-import { nameLookup } from '../../tools/wire/party.js';
+import { nameLookup } from '../../tools/wire/display.js';
 
 const ME = 'me-session';
 let n = 0;

@@ -26,7 +26,7 @@ import { feedReducer, initialFeed, MEMORY_CAP, tabsOf, visibleItems } from './st
 import { type LineContext, MAX_BODY_LINES, visibleWindow } from './state/lines.js';
 import { type Completion, completeAt, describeDest, type PeerRef } from './state/routing.js';
 import { neutralize } from '../wire/render.js';
-import { knownName, shortId } from '../wire/party.js';
+import { nameLookup, partyLabel } from '../wire/display.js';
 
 export interface AppProps {
   me: string;
@@ -144,9 +144,10 @@ export function App(props: AppProps) {
     dispatch({ type: 'resize', width, maxBody, height: feedHeight });
   }, [width, maxBody, feedHeight]);
 
-  const nameMap = useMemo(() => new Map(peers.map((p) => [p.id, p.name])), [peers]);
   // Read with the roster: a session that ended shows by its last name, marked gone (issue #10).
   const known = useMemo(() => source.knownNames?.() ?? new Map<string, string>(), [peers, source]);
+  // The one name rule (tools/wire/display.ts), for senders, addressees and the thread marker alike.
+  const names = useMemo(() => nameLookup(peers, me, known), [peers, me, known]);
   const items = useMemo(() => visibleItems(feed), [feed.messages, feed.active, feed.notices, feed.clearedAt, feed.me]);
   const lc: LineContext = useMemo(
     () => ({
@@ -155,14 +156,14 @@ export function App(props: AppProps) {
       tab: feed.active,
       maxBodyLines: maxBody,
       selected: feed.selected,
-      name: (id) => nameMap.get(id) ?? knownName(known, id) ?? shortId(id),
+      name: names.name,
       colorOf: (id) => colorFor(id, depth),
       parentSender: (id) => {
         const p = feed.byId.get(id);
-        return p ? (p.fromId === me ? 'you' : (nameMap.get(p.fromId) ?? p.fromId)) : undefined;
+        return p ? partyLabel(p.fromId, names) : undefined;
       },
     }),
-    [width, me, feed.active, nameMap, known, depth, feed.byId, maxBody, feed.selected],
+    [width, me, feed.active, names, depth, feed.byId, maxBody, feed.selected],
   );
   const win = useMemo(() => visibleWindow(items, feedHeight, feed.scroll, lc), [items, feedHeight, feed.scroll, lc]);
 

@@ -6,7 +6,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { AttendError, EXIT, exitCodesLine } from '../wire/errors.js';
 import { readKnownNames } from '../bus/presence/index.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
-import { formatBlock, formatTable, namesFrom } from './format.js';
+import { formatBlock, formatTable } from './format.js';
+import { nameLookup } from '../wire/display.js';
 import { neutralize, plural } from '../wire/render.js';
 import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
 import type { Registrar } from './registrar.js';
@@ -141,7 +142,7 @@ const registerCore: Registrar = (program, ctx, io) => {
         if (opts.json) return io.json({ messages: r.messages.map((row) => ({ ...messageJson(row.message), recipients: row.recipients })) });
         if (r.messages.length === 0) return io.out('You have sent nothing on this bus.');
         const now = ctx.now();
-        const names = namesFrom(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
+        const names = nameLookup(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
         return io.out(
           r.messages
             .map((row) => {
@@ -153,7 +154,7 @@ const registerCore: Registrar = (program, ctx, io) => {
         );
       }
       const inbox = await import('../verbs/inbox.js');
-      const names = namesFrom(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
+      const names = nameLookup(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
       const now = ctx.now();
       if (id !== undefined || opts.thread !== undefined) {
         const msgs = id !== undefined ? [inbox.runRead(ctx, id)] : inbox.runThread(ctx, opts.thread as string);

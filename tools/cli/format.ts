@@ -2,32 +2,8 @@
 // Every body and name from the bus goes through `neutralize` first.
 
 import type { Message } from '../bus/store/index.js';
-import type { Peer } from '../bus/presence/index.js';
-import { scopeLabel } from '../bus/store/index.js';
-import { addressees } from '../wire/envelope.js';
-import { type NameLookup, nameLookup } from '../wire/party.js';
+import { type NameLookup, addresseeLabel, partyLabel, scopeName } from '../wire/display.js';
 import { formatAge, neutralize } from '../wire/render.js';
-
-export type Names = NameLookup;
-
-/** `known`: last known names of parties no longer live (tools/bus/presence/names.ts), shown as gone. */
-export function namesFrom(peers: Peer[], me: string, known?: ReadonlyMap<string, string>): Names {
-  return nameLookup(peers, me, known);
-}
-
-export function toLabel(m: Message, names: Names): string {
-  if (m.to === '*') return '#open';
-  if (m.to === 'tray') return 'this tray';
-  if (m.to.startsWith('#')) return m.to;
-  return addressees(m.to)
-    .map((id) => (id === names.me ? 'you' : names.name(id)))
-    .join(', ');
-}
-
-export function fromLabel(m: Message, names: Names): string {
-  const who = m.fromId === names.me ? 'you' : names.name(m.fromId);
-  return neutralize(who);
-}
 
 function pad(text: string, width: number): string {
   const cps = Array.from(text);
@@ -41,7 +17,7 @@ function when(m: Message, now: number): string {
   return d.toISOString().slice(0, 10);
 }
 
-export function formatTable(msgs: Message[], names: Names, now: number, columns: number): string {
+export function formatTable(msgs: Message[], names: NameLookup, now: number, columns: number): string {
   // The Id column is as wide as the longest id: a cut id cannot be passed to `inbox <id>`.
   const idWidth = Math.min(40, Math.max(2, ...msgs.map((m) => m.id.length)));
   const widths = { when: 10, scope: 12, from: 14, sig: 4, to: 14, id: idWidth, re: 8 };
@@ -50,10 +26,10 @@ export function formatTable(msgs: Message[], names: Names, now: number, columns:
   const rows = msgs.map((m) =>
     [
       pad(when(m, now), widths.when),
-      pad(neutralize(scopeLabel(m.scope)), widths.scope),
-      pad(m.heldReason !== undefined ? `?${neutralize(m.fromId)}` : fromLabel(m, names), widths.from),
+      pad(neutralize(scopeName(m.scope)), widths.scope),
+      pad(m.heldReason !== undefined ? `?${neutralize(m.fromId)}` : neutralize(partyLabel(m.fromId, names)), widths.from),
       pad(m.sig ?? '', widths.sig),
-      pad(neutralize(toLabel(m, names)), widths.to),
+      pad(neutralize(addresseeLabel(m, names)), widths.to),
       pad(m.id, widths.id),
       pad(m.re ? m.re.slice(-7) : '', widths.re),
       pad(neutralize(m.body), rest),
@@ -64,14 +40,14 @@ export function formatTable(msgs: Message[], names: Names, now: number, columns:
   return [header, ...rows].join('\n');
 }
 
-export function formatBlock(m: Message, names: Names, now: number): string {
+export function formatBlock(m: Message, names: NameLookup, now: number): string {
   // A held message is never presented as from its sender (issue 14): its from is a claim.
-  const from = m.heldReason !== undefined ? `claims ${neutralize(m.fromId)} (${m.fromKind})` : `${fromLabel(m, names)} (${m.fromKind}${m.fromId !== names.me ? `, ${neutralize(m.fromId)}` : ''})`;
+  const from = m.heldReason !== undefined ? `claims ${neutralize(m.fromId)} (${m.fromKind})` : `${neutralize(partyLabel(m.fromId, names))} (${m.fromKind}${m.fromId !== names.me ? `, ${neutralize(m.fromId)}` : ''})`;
   const lines = [
-    `── ${m.id}  ${neutralize(scopeLabel(m.scope))}  ${new Date(m.time).toISOString()} (${formatAge(now - m.time)} ago)`,
+    `── ${m.id}  ${neutralize(scopeName(m.scope))}  ${new Date(m.time).toISOString()} (${formatAge(now - m.time)} ago)`,
     ...(m.heldReason !== undefined ? [`held: ${neutralize(m.heldReason)}`] : []),
     `from: ${from}${m.sig !== undefined ? ` sig=${m.sig}` : ''}${m.onBehalfOf ? ` on behalf of ${neutralize(m.onBehalfOf)} (${m.obo === 'verified' ? 'verified' : 'claimed'})` : ''}`,
-    `to: ${neutralize(toLabel(m, names))}`,
+    `to: ${neutralize(addresseeLabel(m, names))}`,
   ];
   if (m.re) lines.push(`re: ${m.re}`);
   if ((m as { access?: string }).access === 'owner') lines.push('note: read as the owner of this bus; it was not sent to you');

@@ -7,7 +7,8 @@ import { noteShown, takePending } from '../bus/delivery/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
 import { resolveParents } from '../bus/delivery/index.js';
 import type { Reporter } from '../bus/store/index.js';
-import { type NameLookup, planDrain, renderDrain } from '../wire/party.js';
+import { planDrain, renderDrain } from '../wire/party.js';
+import type { NameLookup } from '../wire/display.js';
 import { shouldTeach, wakeNotes } from '../wire/wake.js';
 
 /** Blocks in a row before the drain lets the session stop (a re-entry ceiling, so a session can always stop). */

@@ -15,7 +15,8 @@ import { handOver } from '../bus/delivery/index.js';
 import { createNameSource } from '../bus/presence/index.js';
 import { resolveParents } from '../bus/delivery/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
-import { DIGEST_THRESHOLD, type NameLookup, nameLookup } from '../wire/party.js';
+import { DIGEST_THRESHOLD } from '../wire/party.js';
+import { type NameLookup, nameLookup } from '../wire/display.js';
 import { planStreamWake, streamItems } from '../wire/wake.js';
 import { readKnownNames } from '../bus/presence/index.js';
 

@@ -16,7 +16,7 @@ import { processAlive, readSessionRecordFile } from '../identity/system.js';
 import { claimSensor, handOver, readLedger, releaseSensor } from '../bus/delivery/index.js';
 import type { Reporter } from '../bus/store/index.js';
 import { createNameSource, knownNamesSource } from '../bus/presence/index.js';
-import { type NameLookup, nameLookup } from '../wire/party.js';
+import { type NameLookup, nameLookup } from '../wire/display.js';
 import { createDeliveryLoop, withBanner } from './delivery.js';
 import { beat, createHeartbeat, removeBeat } from './heartbeat.js';
 import { checkSession } from './session-watch.js';

@@ -9,7 +9,8 @@ import { noteShown, takePending } from '../bus/delivery/index.js';
 import { resolveParents } from '../bus/delivery/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
 import type { Message, Reporter } from '../bus/store/index.js';
-import { DIGEST_THRESHOLD, type NameLookup } from '../wire/party.js';
+import { DIGEST_THRESHOLD } from '../wire/party.js';
+import type { NameLookup } from '../wire/display.js';
 import { planStreamWake, streamItems } from '../wire/wake.js';
 
 export interface ScanDeps {

@@ -9,7 +9,8 @@ import { dirname, join } from 'node:path';
 import type { Identity } from '../identity/resolve.js';
 import { channelsFile } from '../bus/channels/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
-import { fileStamp, INDEX_NAME, scopeDir, scopeLabel } from '../bus/store/index.js';
+import { fileStamp, INDEX_NAME, scopeDir } from '../bus/store/index.js';
+import { scopeName } from '../wire/display.js';
 import { type DirWatch, watchDirs } from './dir-watch.js';
 
 const PROBE_WAIT_MS = 2_000;
@@ -17,7 +18,7 @@ const PROBE_WAIT_MS = 2_000;
 /** The receive scopes as the banner and the "now watching" line name them. */
 export function scopesLabel(root: string, who: Identity): string {
   return receiveScopes(root, who)
-    .map((s) => (s.kind === 'tray' ? 'your tray' : scopeLabel(s)))
+    .map((s) => (s.kind === 'tray' ? 'your tray' : scopeName(s)))
     .join(', ');
 }
 

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import type { VerbCtx } from './context.js';
 import { type CleanupItem, type CleanupPlan, applyCleanup, planCleanup } from '../bus/upkeep/index.js';
 import { usageError } from '../wire/errors.js';
-import { scopeDir, scopeLabel } from '../bus/store/index.js';
+import { scopeDir } from '../bus/store/index.js';
+import { scopeName } from '../wire/display.js';
 import { compactIndex, parseDuration, planRetention } from '../bus/upkeep/index.js';
 import { SIGNAL_EXT } from '../bus/store/index.js';
 import { attendKey, printable } from '../wire/names.js';
@@ -48,7 +49,7 @@ export function runCleanup(ctx: VerbCtx, input: { dryRun?: boolean | undefined; 
   if (ret && input.olderThan !== undefined) {
     const per = new Map<string, { scope: string; messages: number; bytes: number }>();
     for (const r of ret.remove) {
-      const label = scopeLabel(r.scope);
+      const label = scopeName(r.scope);
       const row = per.get(label) ?? { scope: label, messages: 0, bytes: 0 };
       row.messages++;
       row.bytes += r.bytes;

@@ -4,7 +4,8 @@
 import type { VerbCtx } from './context.js';
 import { busError, notFoundError, refusedError, usageError, verbHint } from '../wire/errors.js';
 import { type Gate, createGate } from '../bus/trust/index.js';
-import { scopeDir, scopeLabel } from '../bus/store/index.js';
+import { scopeDir } from '../bus/store/index.js';
+import { scopeName } from '../wire/display.js';
 import { type Key, type ScopeListing, compareKeys, entryTime, mergeDescending, withListings } from '../bus/store/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
 import { type Message, type Unreadable, findMessage, listScopes, readMessage, readScopes, unreadableDirs } from '../bus/store/index.js';
@@ -17,7 +18,7 @@ import { maySee } from '../wire/visibility.js';
 export function messageJson(m: Message) {
   return {
     id: m.id,
-    scope: scopeLabel(m.scope),
+    scope: scopeName(m.scope),
     time: new Date(m.time).toISOString(),
     from: m.from,
     fromKind: m.fromKind,

@@ -14,7 +14,7 @@ import { localHostName, peersEverywhere } from '../bus/presence/index.js';
 import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
 import { neutralize } from '../wire/render.js';
-import { scopeLabel } from '../bus/store/index.js';
+import { scopeName } from '../wire/display.js';
 import { type RecipientDelivery, deliveryFor, describeDelivery } from './delivery.js';
 
 export interface SendInput {
@@ -140,7 +140,7 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   return {
     id,
     to: route.to,
-    scopes: route.scopes.map(scopeLabel),
+    scopes: route.scopes.map(scopeName),
     files,
     recipients: route.recipients.map((p) => ({ id: p.id, name: p.name, kind: p.kind })),
     re: input.re ?? null,

@@ -5,7 +5,8 @@ import type { VerbCtx } from './context.js';
 import { processAlive } from '../identity/system.js';
 import { type RelayHealth, relayHealth } from '../bus/presence/index.js';
 import { joinedChannels } from '../bus/channels/index.js';
-import { scopeDirName, scopeLabel } from '../bus/store/index.js';
+import { scopeDirName } from '../bus/store/index.js';
+import { scopeName } from '../wire/display.js';
 import { type Delivery, deliveryOf, readPresence } from '../bus/presence/index.js';
 import { listScopes, silentReporter } from '../bus/store/index.js';
 import { withListings } from '../bus/store/index.js';
@@ -73,7 +74,7 @@ export function runStatus(ctx: VerbCtx): StatusResult {
   // just brought up to date).
   const unread = peekPending(root, who, { now, reporter: ctx.reporter }).fresh.length;
   const scopes = all.map((scope) => ({
-    scope: scope.kind === 'tray' ? `tray ${scope.key}` : scopeLabel(scope),
+    scope: scope.kind === 'tray' ? `tray ${scope.key}` : scopeName(scope),
     dir: scopeDirName(scope),
     messages: sizes.get(scopeDirName(scope)) ?? 0,
     mine: mineDirs.has(scopeDirName(scope)),

@@ -2,10 +2,10 @@
 // counting and the observation-line format (docs/architecture.md, "Delivery"). Pure:
 // messages, names and the clock come in as arguments.
 
-import { addressees, type ResolvedEnvelope, type Scope } from './envelope.js';
-import { displayId, splitQualified } from './hosts.js';
+import type { ResolvedEnvelope, Scope } from './envelope.js';
+import { type NameLookup, addresseeLabel, partyLabel, scopeName } from './display.js';
 import { chunkText, defuseMarkup, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
-import { isAddressedTo, isFromOrTo, isNamed } from './visibility.js';
+import { isAddressedTo, isFromOrTo } from './visibility.js';
 
 /** The fields of a message delivery needs; `Message` in tools/bus/store/messages.ts satisfies it. */
 export interface DeliveryMessage extends ResolvedEnvelope {
@@ -18,79 +18,12 @@ export interface DeliveryMessage extends ResolvedEnvelope {
   obo?: 'verified' | 'claimed' | undefined;
 }
 
-export interface NameLookup {
-  /** The display name for an id (presentation only). */
-  name(id: string): string;
-  me: string;
-}
-
-/**
- * How an id with no live name is shown: a long session id by its first 8 characters, a
- * party of another machine as `name@host` (tools/wire/hosts.ts).
- */
-export function shortId(id: string): string {
-  if (splitQualified(id)) return displayId(id);
-  return id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id;
-}
-
-/** Known names may mark ids live on another machine (tools/bus/presence/names.ts): those are not gone. */
-export interface KnownNames extends ReadonlyMap<string, string> {
-  elsewhere?: ReadonlySet<string>;
-}
-
-/** A known name as shown: live elsewhere as it is (`api@box`), else marked gone. */
-export function knownName(known: ReadonlyMap<string, string> | undefined, id: string): string | undefined {
-  const last = known?.get(id);
-  if (last === undefined) return undefined;
-  return (known as KnownNames).elsewhere?.has(id) ? last : goneName(last);
-}
-
-/** How the last known name of a party that is no longer live is shown (issue #10 item 16). */
-export function goneName(name: string): string {
-  return `${name} (gone)`;
-}
-
-/**
- * Names from the live roster (id → display name); an id no longer live by its last known
- * name marked as gone (`known`, tools/bus/presence/names.ts), else `shortId`.
- */
-export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: string; name: string }>, me: string, known?: ReadonlyMap<string, string>): NameLookup {
-  const map = names instanceof Map ? (names as ReadonlyMap<string, string>) : new Map([...(names as Iterable<{ id: string; name: string }>)].map((p) => [p.id, p.name]));
-  return {
-    me,
-    name: (id) => {
-      const live = map.get(id);
-      if (live !== undefined) return live;
-      return knownName(known, id) ?? shortId(id);
-    },
-  };
-}
-
 /** More than this many messages in one wake become one digest line (docs/architecture.md, "Delivery"). */
 export const DIGEST_THRESHOLD = 8;
 export const CHUNK_SIZE = 260;
 export const MAX_CHUNKS = 3;
 /** The drain's render cap, applied after party ordering. */
 export const DRAIN_RENDER_MAX = 10;
-
-export function scopeName(scope: Scope): string {
-  if (scope.kind === 'open') return '#open';
-  if (scope.kind === 'channel') return `#${scope.name}`;
-  return 'tray';
-}
-
-/** `you` when this session is addressed, `#open`, `#name`, else the addressees' names. */
-export function addresseeLabel(m: DeliveryMessage, names: NameLookup): string {
-  if (m.to === '*') return '#open';
-  if (m.to === 'tray') return 'this tray';
-  if (m.to.startsWith('#')) return m.to;
-  if (isNamed(m, names.me)) return 'you';
-  return addressees(m.to).map((id) => names.name(id)).join(', ');
-}
-
-function senderLabel(m: DeliveryMessage, names: NameLookup): string {
-  return neutralize(m.fromId === names.me ? 'you' : names.name(m.fromId));
-}
 
 /**
  * The Monitor lines for one message: the bracketed header, then `message from <sender>
@@ -102,7 +35,7 @@ export function formatObservation(m: DeliveryMessage, names: NameLookup): string
   // One line already (newlines folded); tag-like markup defused as in the drain (issue #10).
   const body = defuseMarkup(neutralize(m.body));
   const { chunks, truncated } = chunkText(body, CHUNK_SIZE, MAX_CHUNKS);
-  const lead = `message from ${senderLabel(m, names)} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}): `;
+  const lead = `message from ${neutralize(partyLabel(m.fromId, names))} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}): `;
   const lines = [messageHeader(m, m.id), lead + (chunks[0] ?? '')];
   for (let i = 1; i < chunks.length; i++) lines.push(`… (${i + 1}/${chunks.length}) ${chunks[i]}`);
   if (truncated) lines[lines.length - 1] += ` … (cut; attend inbox ${m.id})`;
@@ -221,7 +154,7 @@ export function planDrain(fresh: DeliveryMessage[], me: string, known: ReadonlyM
 export function formatCollapsed(msgs: DeliveryMessage[], names: NameLookup, now: number): string {
   const senders: string[] = [];
   for (const m of msgs) {
-    const s = senderLabel(m, names);
+    const s = neutralize(partyLabel(m.fromId, names));
     if (!senders.includes(s)) senders.push(s);
   }
   const scopes: string[] = [];
@@ -243,7 +176,7 @@ export const DRAIN_BODY_MAX = 1500;
 
 /** One message in full for the drain: the header, then `message from …`, then the body indented. */
 export function formatDrainMessage(m: DeliveryMessage, names: NameLookup, now: number): string[] {
-  const lines = [messageHeader(m, m.id), `message from ${senderLabel(m, names)} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}, ${neutralize(scopeName(m.scope))}, ${formatAge(now - m.time)} ago):`];
+  const lines = [messageHeader(m, m.id), `message from ${neutralize(partyLabel(m.fromId, names))} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}, ${neutralize(scopeName(m.scope))}, ${formatAge(now - m.time)} ago):`];
   let body = m.body;
   const cps = Array.from(body);
   if (cps.length > DRAIN_BODY_MAX) body = `${cps.slice(0, DRAIN_BODY_MAX).join('')} … (cut; attend inbox ${m.id})`;

@@ -9,7 +9,8 @@
 // personal messages past that stay pending for the next wake instead of being counted away.
 
 import { isFromOrTo } from './visibility.js';
-import { type DeliveryMessage, type DigestCounts, type NameLookup, DIGEST_THRESHOLD, TEACH_LINE, countDigest, formatDigest, formatObservation } from './party.js';
+import { type DeliveryMessage, type DigestCounts, DIGEST_THRESHOLD, TEACH_LINE, countDigest, formatDigest, formatObservation } from './party.js';
+import type { NameLookup } from './display.js';
 
 /** Personal messages shown in full in one streaming wake; the rest wait for the next. */
 export const STREAM_FULL_MAX = 8;

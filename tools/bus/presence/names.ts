@@ -14,7 +14,7 @@ import { fileStamp, writeFileAtomic } from '../store/atomic.js';
 import { stateDir } from '../store/layout.js';
 import { withLock } from '../store/lock.js';
 import { remoteFile, remoteMembers } from './remote.js';
-import type { KnownNames } from '../../wire/party.js';
+import type { KnownNames } from '../../wire/display.js';
 
 /** The oldest entries (by last change) go beyond this many. */
 export const MAX_KNOWN_NAMES = 5000;
@@ -52,7 +52,7 @@ function readEntries(root: string): Record<string, Entry> {
 /**
  * id → the last display name it was seen live under; and members live on other machines
  * (issue 13), by the name their machine gives them with its host (`api@box`), marked as
- * live elsewhere (tools/wire/party.ts knownName) rather than gone.
+ * live elsewhere (tools/wire/display.ts knownName) rather than gone.
  */
 export function readKnownNames(root: string, now = Date.now()): KnownNames & Map<string, string> {
   const map: KnownNames & Map<string, string> = new Map(Object.entries(readEntries(root)).map(([id, e]) => [id, e.name]));

@@ -5,7 +5,7 @@
 export { type AtomicFile, fileStamp, readAll, writeAll, writeError, writeFileAtomic, writeFilesAtomic } from './atomic.js';
 export { envelopeFrom } from './compose.js';
 export { appendIndexMany, dirStamp, INDEX_NAME, type IndexState, type IndexTail, readIndex, readIndexTail, SETTLE_MS } from './dir-index.js';
-export { scopeDir, scopeDirName, scopeLabel, scopeOfDirName, signalsDir, stateDir } from './layout.js';
+export { scopeDir, scopeDirName, scopeOfDirName, signalsDir, stateDir } from './layout.js';
 export { compareKeys, dropCache, emptyListing, entryTime, type Key, listingCacheDir, ListingCorrupt, mergeDescending, openListing, type Placed, removeCache, type ScopeListing, withListings } from './listing.js';
 export { createReporter, findMessage, listIds, listScopes, MAX_BODY_BYTES, MAX_FILE_BYTES, type Message, readMessage, readScopes, type Reporter, SIGNAL_EXT, silentReporter, type Unreadable, unreadableDirs, writeSignals } from './messages.js';
 export { countQuarantined } from './quarantine.js';

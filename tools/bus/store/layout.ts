@@ -44,11 +44,3 @@ export function scopeOfDirName(name: string): Scope | null {
   if (name.startsWith('_') || name.startsWith('.')) return null;
   return { kind: 'tray', key: name };
 }
-
-/** `#open`, `#name` or `tray:<key>`: how a scope is shown. */
-export function scopeLabel(scope: Scope): string {
-  if (scope.kind === 'open') return '#open';
-  if (scope.kind === 'channel') return `#${scope.name}`;
-  return 'tray';
-}
-

@@ -4,6 +4,7 @@
 // can never carry an escape sequence to the terminal.
 
 import { addressees } from '../../wire/envelope.js';
+import { addresseeLabel, scopeName } from '../../wire/display.js';
 import { neutralize, plural } from '../../wire/render.js';
 import type { ChatMessage, FeedItem } from './items.js';
 import { rowsOf, textWidth, truncateColumns, wrapColumns } from './width.js';
@@ -82,7 +83,8 @@ function hhmm(time: number): string {
 }
 
 export function scopeTag(msg: ChatMessage): string {
-  const labels = msg.scopes.map((s) => (s.kind === 'open' ? '#open' : s.kind === 'channel' ? `#${s.name}` : 'dm'));
+  // A tray is `dm` here, after the `direct` tab that shows it; the rest by the one scope rule.
+  const labels = msg.scopes.map((s) => (s.kind === 'tray' ? 'dm' : scopeName(s)));
   return [...new Set(labels)].join(' ');
 }
 
@@ -122,7 +124,7 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
   // A signed message is the norm; an unsigned one says so (issue 14: chat shows sig).
   if (m.sig === 'none') header.push({ text: ' unsigned', dim: true });
   const ids = addressees(m.to);
-  if (ids.length > 0) header.push({ text: ` → ${ids.map((id) => (id === lc.me ? 'you' : neutralize(lc.name(id)))).join(', ')}` });
+  if (ids.length > 0) header.push({ text: ` → ${neutralize(addresseeLabel(m, lc))}` });
   const tag = scopeTag(m);
   if (lc.tab === 'merged' || tag !== lc.tab) header.push({ text: `  ${tag}`, dim: true });
   if (m.re !== undefined) {

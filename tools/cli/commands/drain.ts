@@ -8,7 +8,7 @@ import { writePresence } from '../../bus/presence/index.js';
 import { handOver } from '../../bus/delivery/index.js';
 import { readKnownNames } from '../../bus/presence/index.js';
 import { type DrainFormat, type DrainOutcome, drainOnce, parseStopPayload } from '../../drain/drain.js';
-import { type NameLookup, nameLookup } from '../../wire/party.js';
+import { type NameLookup, nameLookup } from '../../wire/display.js';
 
 export interface DrainInput {
   format: DrainFormat;

@@ -5,6 +5,7 @@ import { type Channel, descriptionProblem, unknownChannel, newChannel, pruneStor
 import { refusedError, usageError, verbHint } from '../../wire/errors.js';
 import { remoteMembers } from '../../bus/presence/index.js';
 import { splitQualified } from '../../wire/hosts.js';
+import { scopeName } from '../../wire/display.js';
 import { checkChannelRule, livenessOf, nameOf, namedChannel } from './common.js';
 
 // ---- listing and settings ------------------------------------------------------------------
@@ -57,7 +58,7 @@ export function runChannels(ctx: VerbCtx, input: { joined?: boolean | undefined 
   const rows: ChannelRow[] = [
     {
       name: 'open',
-      label: '#open',
+      label: scopeName({ kind: 'open' }),
       description: 'the commons: everyone reads it',
       pinned: true,
       joined: true,
@@ -79,7 +80,7 @@ export function runChannels(ctx: VerbCtx, input: { joined?: boolean | undefined 
       .sort((a, b) => a.name.localeCompare(b.name));
     rows.push({
       name,
-      label: `#${name}`,
+      label: scopeName({ kind: 'channel', name }),
       description: c.description,
       pinned: c.pinned,
       joined: c.members[who.id] !== undefined,

@@ -1,0 +1,82 @@
+// What a party and a scope are called on screen (issue 19, "each rule once"). The CLI, the
+// chat, the MCP channel push, the sensor and the drain all show names through these, so a
+// session that ended reads `api (gone)` in every one of them (docs/architecture.md,
+// "Addressing"). Display names are presentation only (spec §4): nothing here decides
+// routing, and callers neutralize what they print (names come from records anyone can write).
+// Pure.
+
+import { addressees, type Scope } from './envelope.js';
+import { displayId, splitQualified } from './hosts.js';
+
+/**
+ * How an id with no name is shown: a long session id by its first 8 characters, a party of
+ * another machine as `name@host` (tools/wire/hosts.ts), anything else as it is.
+ */
+export function shortId(id: string): string {
+  if (splitQualified(id)) return displayId(id);
+  return id.length > 12 && /^[0-9a-f-]+$/i.test(id) ? `${id.slice(0, 8)}…` : id;
+}
+
+/** Known names may mark ids live on another machine (tools/bus/presence/names.ts): those are not gone. */
+export interface KnownNames extends ReadonlyMap<string, string> {
+  elsewhere?: ReadonlySet<string>;
+}
+
+/** How the last known name of a party that is no longer live is shown (issue #10 item 16). */
+export function goneName(name: string): string {
+  return `${name} (gone)`;
+}
+
+/** A known name as shown: live elsewhere as it is (`api@box`), else marked gone. */
+export function knownName(known: ReadonlyMap<string, string> | undefined, id: string): string | undefined {
+  const last = known?.get(id);
+  if (last === undefined) return undefined;
+  return (known as KnownNames).elsewhere?.has(id) ? last : goneName(last);
+}
+
+/**
+ * What a party is called: its name in the live roster (`live`: id → display name), else its
+ * last known name (`known`, tools/bus/presence/names.ts) marked gone, else `shortId`.
+ */
+export function partyName(id: string, live: ReadonlyMap<string, string>, known?: ReadonlyMap<string, string>): string {
+  return live.get(id) ?? knownName(known, id) ?? shortId(id);
+}
+
+export interface NameLookup {
+  /** The display name for an id (presentation only): `partyName`. */
+  name(id: string): string;
+  /** The reader, shown as `you` by `partyLabel` and `addresseeLabel`. */
+  me: string;
+}
+
+/** A `NameLookup` over the live roster (a map, or the peers themselves) and the known names. */
+export function nameLookup(names: ReadonlyMap<string, string> | Iterable<{ id: string; name: string }>, me: string, known?: ReadonlyMap<string, string>): NameLookup {
+  const live = names instanceof Map ? (names as ReadonlyMap<string, string>) : new Map([...(names as Iterable<{ id: string; name: string }>)].map((p) => [p.id, p.name]));
+  return { me, name: (id) => partyName(id, live, known) };
+}
+
+/** What a party is called to the reader: `you` for the reader itself, else its name. */
+export function partyLabel(id: string, names: NameLookup): string {
+  return id === names.me ? 'you' : names.name(id);
+}
+
+/**
+ * To whom a message went, as the reader sees it: `#open`, `#name`, `this tray` (a legacy tray
+ * line), else every addressee by `partyLabel` (`you, Tam-beta`): a reader addressed beside
+ * others is told who else was (docs/architecture.md, "Addressing").
+ */
+export function addresseeLabel(m: { to: string }, names: NameLookup): string {
+  if (m.to === '*') return '#open';
+  if (m.to === 'tray') return 'this tray';
+  if (m.to.startsWith('#')) return m.to;
+  return addressees(m.to)
+    .map((id) => partyLabel(id, names))
+    .join(', ');
+}
+
+/** What a scope is called: `#open`, `#name`, or `tray` (a project's tray, whoever's it is). */
+export function scopeName(scope: Scope): string {
+  if (scope.kind === 'open') return '#open';
+  if (scope.kind === 'channel') return `#${scope.name}`;
+  return 'tray';
+}
