@@ -18,7 +18,7 @@ import { receiveScopes } from '../bus/delivery/index.js';
 import { DIGEST_THRESHOLD } from '../wire/party.js';
 import { type NameLookup, nameLookup } from '../wire/display.js';
 import { planStreamWake, streamItems } from '../wire/wake.js';
-import { readKnownNames } from '../bus/presence/index.js';
+import { knownNamesSource, readKnownNames } from '../bus/presence/index.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
 
@@ -46,15 +46,23 @@ function metaOf(m: Message): Record<string, string> {
   return meta;
 }
 
-/** One wake: push what is pending for `who` (the plan every conduit shares). Returns the ids consumed. */
-export function pushPending(ctx: VerbCtx, who: Identity, deps: Pick<ChannelDeps, 'emit' | 'warn'> & { names?: () => ReadonlyMap<string, string> }): string[] {
+/**
+ * One wake: push what is pending for `who` (the plan every conduit shares). Returns the ids
+ * consumed. `names` and `known` are the loop's cached live and last known names; without
+ * them both are read here.
+ */
+export function pushPending(
+  ctx: VerbCtx,
+  who: Identity,
+  deps: Pick<ChannelDeps, 'emit' | 'warn'> & { names?: () => ReadonlyMap<string, string>; known?: () => ReadonlyMap<string, string> },
+): string[] {
   const root = ctx.root();
   return takePending(root, who, { now: ctx.now(), reporter: ctx.reporter, warn: deps.warn }, (p) => {
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(root, receiveScopes(root, who), p.fresh, ctx.reporter) : undefined;
     const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}) });
     const notices: ChannelNotice[] = [];
     const consume: string[] = [];
-    for (const item of streamItems(plan, deps.names ? nameLookup(deps.names(), who.id) : namesFor(ctx, who.id))) {
+    for (const item of streamItems(plan, deps.names ? nameLookup(deps.names(), who.id, deps.known?.() ?? readKnownNames(root)) : namesFor(ctx, who.id))) {
       if (item.kind === 'teach') {
         // Beside the message it teaches about, not a notification (a wake) of its own.
         const last = notices[notices.length - 1];
@@ -85,6 +93,8 @@ export function startChannelPush(deps: ChannelDeps): { stop(): void } {
   let timer: NodeJS.Timeout | undefined;
   // Names from a change-notified source, not a roster rebuild per wake (issue #12 §3).
   let names: (() => Map<string, string>) | undefined;
+  // And the last known names, so a party that ended reads `api (gone)` here as in the sensor.
+  let known: (() => Map<string, string>) | undefined;
   const tick = () => {
     if (stopped) return;
     try {
@@ -95,7 +105,8 @@ export function startChannelPush(deps: ChannelDeps): { stop(): void } {
       if (who.resolved) {
         handOver(ctx.root(), who, ctx.env);
         names ??= createNameSource({ root: ctx.root(), sessionsDir: ctx.paths.sessionsDir, procInfo: ctx.procInfo }, ctx.now);
-        pushPending(ctx, who, { ...deps, names });
+        known ??= knownNamesSource(ctx.root());
+        pushPending(ctx, who, { ...deps, names, known });
       }
     } catch (err) {
       deps.warn(`attend mcp: channel push failed: ${(err as Error).message}`);
