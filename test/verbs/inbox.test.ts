@@ -10,10 +10,11 @@ import { recordRemoteKeys } from '../../tools/bus/trust/remote-keys.js';
 import { createSigner } from '../../tools/bus/trust/signing.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
 import { runInbox } from '../../tools/verbs/inbox.js';
+import { processAlive } from '../../tools/identity/system.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { ME, type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
+import { ME, type TempBus, runInProcess, useTempBus, waitFor } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -67,6 +68,10 @@ describe('truthful delivery (issue #10 §15)', () => {
       { id: gamma.sessionId, name: 'gamma', shown: true },
     ]);
     expect((await run(alpha.env, 'inbox', '--sent')).stdout).toContain('shown to: gamma; not yet: beta');
+    // A recipient that ended is named as everywhere else (tools/wire/display.ts), not by its raw id.
+    beta.kill();
+    await waitFor(() => !processAlive(beta.pid), { what: 'beta to exit' });
+    expect((await run(alpha.env, 'inbox', '--sent')).stdout).toContain('shown to: gamma; not yet: beta (gone)');
   });
 });
 

@@ -7,10 +7,11 @@ import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
 import { scopeDirName } from '../bus/store/index.js';
 import { isConsumedBy, listLedgerIds } from '../bus/delivery/index.js';
-import { HEARTBEAT_FRESH_MS } from '../bus/presence/index.js';
+import { HEARTBEAT_FRESH_MS, readKnownNames } from '../bus/presence/index.js';
 import type { Peer } from '../bus/presence/index.js';
 import { type Message, listScopes, readScopes } from '../bus/store/index.js';
 import { addressees } from '../wire/envelope.js';
+import { partyName } from '../wire/display.js';
 
 export type When = 'now' | 'next-turn' | 'later';
 
@@ -36,6 +37,9 @@ export function deliveryFor(ctx: VerbCtx, to: string): RecipientDelivery[] {
   const now = ctx.now();
   const live = ctx.live();
   const byId = new Map(live.map((p) => [p.id, p]));
+  const liveNames = new Map(live.map((p) => [p.id, p.name]));
+  // The known names are read only for a recipient that is not live (most sends have none).
+  let known: ReadonlyMap<string, string> | undefined;
   let ids: string[];
   if (to === '*') ids = live.map((p) => p.id);
   else if (to.startsWith('#')) ids = Object.keys(readChannels(ctx.root()).channels[to.slice(1)]?.members ?? {});
@@ -44,7 +48,8 @@ export function deliveryFor(ctx: VerbCtx, to: string): RecipientDelivery[] {
     .filter((id) => id !== me)
     .map((id) => {
       const p = byId.get(id);
-      return { id, name: p?.name ?? id, kind: p?.kind ?? (id.includes('-') && id.length > 20 ? 'agent' : 'human'), when: whenFor(p, now) };
+      const name = p?.name ?? partyName(id, liveNames, (known ??= readKnownNames(ctx.root(), now)));
+      return { id, name, kind: p?.kind ?? (id.includes('-') && id.length > 20 ? 'agent' : 'human'), when: whenFor(p, now) };
     });
 }
 
@@ -73,7 +78,8 @@ export interface SentRow {
 export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: SentRow[] } {
   const root = ctx.root();
   const me = ctx.identity().id;
-  const names = new Map(ctx.live().map((p) => [p.id, p.name]));
+  const live = new Map(ctx.live().map((p) => [p.id, p.name]));
+  const known = readKnownNames(root, ctx.now());
   const mine = new Map<string, Message>();
   for (const m of readScopes(root, listScopes(root), ctx.reporter)) if (m.fromId === me && !mine.has(m.id)) mine.set(m.id, m);
   const newest = [...mine.values()].sort((a, b) => b.time - a.time || (a.id < b.id ? 1 : -1)).slice(0, input.limit);
@@ -87,7 +93,7 @@ export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: Sen
     const dir = scopeDirName(m.scope);
     return {
       message: m,
-      recipients: ids.filter((id) => id !== me).map((id) => ({ id, name: names.get(id) ?? id, shown: isConsumedBy(root, id, dir, m.id) })),
+      recipients: ids.filter((id) => id !== me).map((id) => ({ id, name: partyName(id, live, known), shown: isConsumedBy(root, id, dir, m.id) })),
     };
   });
   return { messages: rows };
