@@ -1,5 +1,6 @@
-// CLI wiring for trust (issue 14): keys, and later grants and delegations. The logic lives
-// in tools/bus (keys.ts, policy.ts); this file only parses and prints.
+// CLI wiring for trust (issue 14): keys, grants and denies, the policy's settings,
+// delegations, lineage and cards. The use cases are verbs (tools/verbs/trust/), which chat and
+// MCP can call as well; this file only parses flags into their input, calls them and prints.
 
 import type { Command } from 'commander';
 import type { Registrar } from './registrar.js';
@@ -12,6 +13,11 @@ function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 }
 
+/** A verb's input field as this front end names it: an argument (`<from>`) or a flag (`--max-depth`). */
+function flagFor(args: Record<string, string> = {}): (path: string) => string {
+  return (path) => args[path] ?? `--${path.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
 export const registerTrust: Registrar = (program, ctx, io) => {
   const keys = program
     .command('keys')
@@ -19,8 +25,8 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend keys', 'attend keys --json', 'attend keys rotate']))
     .action(async (opts: { json?: boolean }) => {
-      const { describeKeys } = await import('../bus/trust/index.js');
-      const r = describeKeys({ keysDir: ctx.paths.keysDir, root: ctx.root(), node: ctx.identity().id });
+      const { runKeys } = await import('../verbs/trust/index.js');
+      const r = runKeys(ctx, {});
       if (opts.json) return io.json(r);
       io.out(
         [
@@ -38,11 +44,10 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     // `keys` has --json too and commander gives a flag to the parent first: read both.
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<{ json?: boolean }>();
-      const { rotateKey } = await import('../bus/trust/index.js');
-      const r = rotateKey({ keysDir: ctx.paths.keysDir, root: ctx.root(), node: ctx.identity().id, now: ctx.now() });
-      const out = { node: r.key.node, old: r.old, current: r.key.keyId, privateKey: r.key.path };
-      if (opts.json) return io.json(out);
-      io.out(`${out.current}${out.old ? ` (replaces ${out.old}, which stays published)` : ''}`);
+      const { runRotateKey } = await import('../verbs/trust/index.js');
+      const r = runRotateKey(ctx, {});
+      if (opts.json) return io.json(r);
+      io.out(`${r.current}${r.old ? ` (replaces ${r.old}, which stays published)` : ''}`);
     });
 
   const grantCommand = (verb: 'allow' | 'deny', description: string) =>
@@ -55,26 +60,13 @@ export const registerTrust: Registrar = (program, ctx, io) => {
       .option('--channel <name>', 'only inside this channel')
       .option('--json', 'print the policy as JSON')
       .addHelpText('after', examples([`attend ${verb} Nick-alpha Tam-beta`, `attend ${verb} Nick-alpha Tam-beta --both`, `attend ${verb} worker-1 '#open'`, `attend ${verb} worker-1 lead --channel ops`]))
-      .action(async (fromArg: string, toArg: string, opts: { both?: boolean; channel?: string; json?: boolean }) => {
-        const { resolveTarget } = await import('../bus/presence/index.js');
-        const policy = await import('../bus/trust/index.js');
-        // A live name, path or id becomes its id; anything else is taken as an id as written.
-        const liveId = (t: string): string | null => {
-          try {
-            const found = resolveTarget(t, ctx.live(), { cwd: ctx.cwd, home: ctx.paths.home });
-            return found.length === 1 ? found[0]!.id : null;
-          } catch {
-            return null;
-          }
-        };
-        const who = ctx.identity();
-        policy.requireOwner(who);
-        const from = policy.nodeArg(fromArg, liveId);
-        const to = policy.nodeArg(toArg, liveId);
-        const channel = opts.channel?.replace(/^#/, '');
-        const p = policy[verb](ctx.root(), who, { from, to, both: opts.both, channel });
-        if (opts.json) return io.json(p);
-        io.out(`${verb === 'allow' ? 'allowed' : 'denied'}: ${from} → ${to}${opts.both ? ' (both ways)' : ''}${channel ? ` in #${channel}` : ''} (${policy.policyFile(ctx.root())})`);
+      .action(async (from: string, to: string, opts: { both?: boolean; channel?: string; json?: boolean }) => {
+        const trust = await import('../verbs/trust/index.js');
+        const { parseInput } = await import('../verbs/input.js');
+        const input = parseInput(trust.grantInput, { from, to, both: opts.both, channel: opts.channel }, flagFor({ from: '<from>', to: '<to>' }));
+        const r = verb === 'allow' ? trust.runAllow(ctx, input) : trust.runDeny(ctx, input);
+        if (opts.json) return io.json(r.policy);
+        io.out(`${verb === 'allow' ? 'allowed' : 'denied'}: ${r.from} → ${r.to}${r.both ? ' (both ways)' : ''}${r.channel !== null ? ` in #${r.channel}` : ''} (${r.file})`);
       });
   grantCommand('allow', 'let one node send to another across groups (only the human who owns the bus)');
   grantCommand('deny', 'take a grant back and refuse that sender → recipient, even inside a group (only the human who owns the bus)');
@@ -85,16 +77,14 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend grants', 'attend grants --json']))
     .action(async (opts: { json?: boolean }) => {
-      const policy = await import('../bus/trust/index.js');
-      const file = policy.policyFile(ctx.root());
-      const r = policy.readPolicy(ctx.root());
-      if (!r.ok) throw new (await import('../wire/errors.js')).AttendError(r.error, 3, `fix or remove ${file}`);
-      if (opts.json) return io.json({ file, exists: r.exists, ...r.policy });
+      const { runGrants } = await import('../verbs/trust/index.js');
+      const r = runGrants(ctx, {});
+      if (opts.json) return io.json({ file: r.file, exists: r.exists, ...r.policy });
       const p = r.policy;
       const g = (x: { from: string; to: string; channel?: string | undefined }) => `  ${x.from} → ${x.to}${x.channel ? ` (in #${x.channel})` : ''}`;
       io.out(
         [
-          `policy: ${file}${r.exists ? '' : ' (none yet: the default)'}`,
+          `policy: ${r.file}${r.exists ? '' : ' (none yet: the default)'}`,
           `mode:   ${p.mode}${p.mode === 'family' ? " (every session and person of this bus talk; strangers are refused)" : ' (inside a group both ways; across groups only with a grant)'}`,
           `#open:  ${p.open} may post`,
           `depth:  ${p.maxDepth}`,
@@ -114,18 +104,13 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--scope <scope>', 'where it holds: *, #channel or an absolute path (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend delegate Nick-alpha', 'attend delegate Nick-alpha --ttl 30m --scope ops', 'attend delegate /srv/api --scope /srv/api']))
-    .action(async (target: string, opts: { ttl: string; scope?: string[]; json?: boolean }) => {
-      const d = await import('../bus/trust/index.js');
-      const { resolveTarget } = await import('../bus/presence/index.js');
-      const who = ctx.identity();
-      const ttlMs = d.parseTtl(opts.ttl);
-      const scopes = (opts.scope ?? ['*']).map(d.parseScope);
-      if (who.kind !== 'human') throw (await import('../wire/errors.js')).refusedError(`only a person delegates; ${who.id} is a session`, 'ask the person at the terminal to run it');
-      const found = resolveTarget(target, ctx.live(), { cwd: ctx.cwd, home: ctx.paths.home });
-      if (found.length !== 1) throw (await import('../wire/errors.js')).usageError(`'${target.slice(0, 40)}' names ${found.length} sessions; use a session id`);
-      const signed = d.delegate({ root: ctx.root(), keysDir: ctx.paths.keysDir, principal: who, delegate: found[0]!.id, scopes, now: ctx.now(), ttlMs });
+    .action(async (session: string, opts: { ttl: string; scope?: string[]; json?: boolean }) => {
+      const { delegateInput, runDelegate } = await import('../verbs/trust/index.js');
+      const { parseInput } = await import('../verbs/input.js');
+      const input = parseInput(delegateInput, { session, ttl: opts.ttl, ...(opts.scope ? { scopes: opts.scope } : {}) }, flagFor({ session: '<session>', scopes: '--scope' }));
+      const signed = runDelegate(ctx, input);
       if (opts.json) return io.json(signed);
-      io.out(`${found[0]!.id} may speak on behalf of ${who.id} in ${scopes.join(', ')} until ${new Date(signed.expires).toISOString()}`);
+      io.out(`${signed.delegate} may speak on behalf of ${signed.principal} in ${signed.scopes.join(', ')} until ${new Date(signed.expires).toISOString()}`);
     });
 
   program
@@ -137,47 +122,38 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend policy --mode groups', 'attend policy --open humans', 'attend grants']))
     .action(async (opts: { mode?: string; open?: string; maxDepth?: string; json?: boolean }) => {
-      const policy = await import('../bus/trust/index.js');
+      const { policyInput, runPolicy } = await import('../verbs/trust/index.js');
+      const { parseInput } = await import('../verbs/input.js');
       const { usageError } = await import('../wire/errors.js');
-      if (opts.mode !== undefined && opts.mode !== 'family' && opts.mode !== 'groups') throw usageError(`--mode takes family or groups, not '${opts.mode.slice(0, 20)}'`);
-      if (opts.open !== undefined && !['everyone', 'family', 'humans', 'granted'].includes(opts.open)) throw usageError(`--open takes everyone, family, humans or granted, not '${opts.open.slice(0, 20)}'`);
-      if (opts.maxDepth !== undefined && !/^\d+$/.test(opts.maxDepth)) throw usageError('--max-depth takes a whole number');
-      const p = policy.updatePolicy(ctx.root(), ctx.identity(), (p) => {
-        if (opts.mode !== undefined) p.mode = opts.mode as 'family' | 'groups';
-        if (opts.open !== undefined) p.open = opts.open as 'everyone';
-        if (opts.maxDepth !== undefined) p.maxDepth = Number(opts.maxDepth);
-      });
+      if (opts.maxDepth !== undefined && !/^\d+$/.test(opts.maxDepth)) throw usageError('--max-depth: a whole number');
+      const input = parseInput(policyInput, { mode: opts.mode, open: opts.open, maxDepth: opts.maxDepth === undefined ? undefined : Number(opts.maxDepth) }, flagFor());
+      const { file, policy: p } = runPolicy(ctx, input);
       if (opts.json) return io.json(p);
-      io.out(`mode ${p.mode}, #open: ${p.open}, depth ${p.maxDepth} (${policy.policyFile(ctx.root())})`);
+      io.out(`mode ${p.mode}, #open: ${p.open}, depth ${p.maxDepth} (${file})`);
     });
 };
 
 /** `attend peers --tree` / `--cards` (registered with peers in register-channels.ts). */
 export async function runPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tree?: boolean; cards?: boolean }): Promise<void> {
-  const { lineageForest } = await import('../bus/trust/index.js');
-  const live = ctx.live();
-  const names = new Map(live.map((p) => [p.id, `${neutralize(p.name)} (${p.kind})`]));
-  if (opts.cards) {
-    const { cardFor } = await import('../bus/trust/index.js');
-    return io.json(live.map((p) => cardFor(ctx.root(), { id: p.id, kind: p.kind, name: p.name, origin: p.origin, claude: p.record !== undefined }, VERSION)));
-  }
-  const forest = lineageForest(ctx.root(), live.map((p) => p.id));
-  if (opts.json) return io.json({ tree: forest });
+  const trust = await import('../verbs/trust/index.js');
+  if (opts.cards) return io.json(trust.runCards(ctx, { version: VERSION }));
+  const r = trust.runTree(ctx, {});
+  if (opts.json) return io.json({ tree: r.tree });
+  const names = new Map(r.live.map((p) => [p.id, `${neutralize(p.name)} (${p.kind})`]));
   const lines: string[] = [];
   const walk = (n: { id: string; children: { id: string; children: unknown[] }[] }, prefix: string, last: boolean, top: boolean) => {
-    const label = names.get(n.id) ?? `${n.id} (not live)`;
+    // An ancestor that is not live is known only by the id its lineage file gave: data.
+    const label = names.get(n.id) ?? `${neutralize(n.id)} (not live)`;
     lines.push(top ? label : `${prefix}${last ? '└─ ' : '├─ '}${label}`);
     const next = top ? '' : `${prefix}${last ? '   ' : '│  '}`;
     n.children.forEach((c, i) => walk(c as typeof n, next, i === n.children.length - 1, false));
   };
-  for (const r of forest) walk(r, '', true, true);
+  for (const root of r.tree) walk(root, '', true, true);
   io.out(lines.length > 0 ? lines.join('\n') : 'Nobody is live on this bus.');
 }
 
 /** `attend whoami --card`. */
 export async function runWhoamiCard(ctx: Ctx, io: Io): Promise<void> {
-  const { cardFor } = await import('../bus/trust/index.js');
-  const { runWhoami } = await import('../verbs/whoami.js');
-  const r = runWhoami(ctx);
-  io.json(cardFor(ctx.root(), { id: r.id, kind: r.kind, name: r.displayName, origin: r.origin, claude: r.sessionId !== null }, VERSION));
+  const { runWhoamiCard: card } = await import('../verbs/trust/index.js');
+  io.json(card(ctx, { version: VERSION }));
 }

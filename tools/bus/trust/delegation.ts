@@ -44,6 +44,11 @@ export function parseScope(text: string): string {
   throw usageError(`--scope '${t.slice(0, 40)}' is not *, a #channel or an absolute path`);
 }
 
+/** Only a person delegates (issue 14 §5): a session or another agent is refused, exit 4. */
+export function requirePrincipal(who: { kind: 'agent' | 'human'; id: string }): void {
+  if (who.kind !== 'human') throw refusedError(`only a person delegates; ${who.id} is an agent`, 'ask the person at the terminal to run it');
+}
+
 /** Sign and store a delegation from the human `principal` to `delegate`. */
 export function delegate(opts: {
   root: string;
@@ -54,7 +59,7 @@ export function delegate(opts: {
   now: number;
   ttlMs: number;
 }): SignedDelegation {
-  if (opts.principal.kind !== 'human') throw refusedError(`only a person delegates; ${opts.principal.id} is a session`, 'ask the person at the terminal to run it');
+  requirePrincipal(opts.principal);
   if (!WIDE_CLASS.test(opts.delegate)) throw usageError('not a valid delegate id');
   const key = loadOrCreateKey({ keysDir: opts.keysDir, root: opts.root, node: opts.principal.id, now: opts.now });
   const dk = readPublishedKeys(opts.root, opts.delegate).at(-1)?.keyId ?? '';

@@ -3,10 +3,10 @@
 // into trust.
 
 export { cardFor } from './cards.js';
-export { delegate, parseScope, parseTtl } from './delegation.js';
+export { delegate, parseScope, parseTtl, requirePrincipal, type SignedDelegation } from './delegation.js';
 export { checkSend, createGate, type Gate, type Reader } from './gate.js';
-export { describeKeys, publishedKeysDir, readPublishedKeys, rotateKey, verifyBytes } from './keys.js';
-export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent } from './lineage.js';
+export { describeKeys, type KeysReport, publishedKeysDir, readPublishedKeys, rotateKey, verifyBytes } from './keys.js';
+export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent, type TreeNode } from './lineage.js';
 export { allow, deny, nodeArg, policyFile, readPolicy, requireOwner, updatePolicy } from './policy.js';
 export { readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
 export { createSigner, SIG_EXT, type Signer } from './signing.js';

@@ -231,7 +231,7 @@ export interface Changer {
 /** Only a human who owns the bus changes the policy; an agent cannot grant itself (spec §7). */
 export function requireOwner(who: Changer): void {
   if (who.kind !== 'human') {
-    throw refusedError(`only the human who owns the bus can change grants; ${who.id} is a session`, 'ask the person at the terminal to run it');
+    throw refusedError(`only the human who owns the bus can change grants; ${who.id} is an agent`, 'ask the person at the terminal to run it');
   }
 }
 
