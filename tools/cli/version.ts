@@ -1,2 +1,2 @@
-// Kept in step with package.json by test/unit/cli.test.ts.
+// Kept in step with package.json by test/e2e/cli.test.ts ("attend --version matches package.json").
 export const VERSION = '0.1.0';
