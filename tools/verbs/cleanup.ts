@@ -1,6 +1,6 @@
 // `attend cleanup [--dry-run] [--all] [--older-than <duration>]`. The rules live in
-// bus/cleanup.ts (dead projects, empty trays, stale members and state) and bus/retention.ts
-// (age, never past what a live reader has not been shown).
+// bus/upkeep/cleanup.ts (dead projects, empty trays, stale members and state) and
+// bus/upkeep/retention.ts (age, never past what a live reader has not been shown).
 
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';

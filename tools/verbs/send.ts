@@ -134,7 +134,7 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   const signer = ctx.signer();
   const files = writeSignals(root, route.scopes, id, env, signer);
   // Reading the live roster here also keeps every live agent's name, the writer's included,
-  // so its name outlives it in history (issue #10; bus/names.ts via listLive).
+  // so its name outlives it in history (issue #10; tools/bus/presence/names.ts via listLive).
   const delivery = deliveryFor(ctx, route.to);
   const audience = route.to === '*' ? '#open' : route.to.startsWith('#') ? route.to : 'them';
   return {
