@@ -48,7 +48,7 @@ const registerCore: Registrar = (program, ctx, io) => {
     .option('--card', 'print this node as an A2A AgentCard (JSON)')
     .addHelpText('after', examples(['attend whoami', 'attend whoami --json', 'attend whoami --card']))
     .action(async (opts: { json?: boolean; card?: boolean }) => {
-      if (opts.card) return (await import('./register-trust.js')).runWhoamiCard(ctx, io);
+      if (opts.card) return (await import('./register-trust.js')).printWhoamiCard(ctx, io);
       const { runWhoami } = await import('../verbs/whoami.js');
       const r = runWhoami(ctx);
       if (opts.json) return io.json(r);

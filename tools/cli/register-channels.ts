@@ -196,7 +196,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--cards', 'print every live node as an A2A AgentCard (JSON)')
     .addHelpText('after', examples(['attend peers', 'attend peers --tree', 'attend peers --json | jq ".peers[] | select(.deaf)"']))
     .action(async (opts: { json?: boolean; tree?: boolean; cards?: boolean }) => {
-      if (opts.tree || opts.cards) return (await import('./register-trust.js')).runPeersTrust(ctx, io, opts);
+      if (opts.tree || opts.cards) return (await import('./register-trust.js')).printPeersTrust(ctx, io, opts);
       const { runPeers } = await import('../verbs/peers.js');
       const r = runPeers(ctx);
       if (opts.json) return io.json(r);

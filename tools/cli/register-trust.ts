@@ -134,7 +134,7 @@ export const registerTrust: Registrar = (program, ctx, io) => {
 };
 
 /** `attend peers --tree` / `--cards` (registered with peers in register-channels.ts). */
-export async function runPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tree?: boolean; cards?: boolean }): Promise<void> {
+export async function printPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tree?: boolean; cards?: boolean }): Promise<void> {
   const trust = await import('../verbs/trust/index.js');
   if (opts.cards) return io.json(trust.runCards(ctx, { version: VERSION }));
   const r = trust.runTree(ctx, {});
@@ -153,7 +153,7 @@ export async function runPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tr
 }
 
 /** `attend whoami --card`. */
-export async function runWhoamiCard(ctx: Ctx, io: Io): Promise<void> {
-  const { runWhoamiCard: card } = await import('../verbs/trust/index.js');
-  io.json(card(ctx, { version: VERSION }));
+export async function printWhoamiCard(ctx: Ctx, io: Io): Promise<void> {
+  const { runWhoamiCard } = await import('../verbs/trust/index.js');
+  io.json(runWhoamiCard(ctx, { version: VERSION }));
 }
