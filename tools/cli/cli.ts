@@ -10,7 +10,7 @@ import { formatBlock, formatTable } from './format.js';
 import { nameLookup } from '../wire/display.js';
 import { neutralize, plural } from '../wire/render.js';
 import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
-import type { Registrar } from './registrar.js';
+import { type Registrar, examples } from './registrar.js';
 import { registerDelivery } from './register-delivery.js';
 import { VERSION } from './version.js';
 import { registerChannels } from './register-channels.js';
@@ -34,10 +34,6 @@ function once(flag: string) {
     if (prev !== undefined) throw new InvalidArgumentError(`${flag} is given twice ('${prev.slice(0, 40)}', '${value.slice(0, 40)}'); give it once`);
     return value;
   };
-}
-
-function examples(lines: string[]): string {
-  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 }
 
 const registerCore: Registrar = (program, ctx, io) => {

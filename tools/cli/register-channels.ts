@@ -2,15 +2,11 @@
 // invite, kick, dissolve, peers, status, cleanup. Commands return data; this formats it.
 
 import type { Command } from 'commander';
-import type { Registrar } from './registrar.js';
+import { type Registrar, examples } from './registrar.js';
 import type { Io } from './io.js';
 import type { Ctx } from './context.js';
 import { formatAge, neutralize, plural } from '../wire/render.js';
 import { CHANNEL_RULE } from '../verbs/channels/rule.js';
-
-function examples(lines: string[]): string {
-  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
 
 function ago(ctx: Ctx, t: number | null): string {
   return t === null ? 'never' : `${formatAge(ctx.now() - t)} ago`;

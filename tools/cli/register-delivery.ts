@@ -3,14 +3,10 @@
 
 import type { Command } from 'commander';
 import type { Ctx } from './context.js';
-import type { Registrar } from './registrar.js';
+import { type Registrar, examples } from './registrar.js';
 import type { Io } from './io.js';
 import { usageError } from '../wire/errors.js';
 import { readHookStdin } from './hook-stdin.js';
-
-function examples(lines: string[]): string {
-  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
 
 /** `attend inbox --drain [--format hook|plain]`: always exit 0, whatever happens. */
 export async function runInboxDrain(ctx: Ctx, io: Io, opts: { format?: string; trace?: boolean; json?: boolean }): Promise<void> {

@@ -2,14 +2,10 @@
 // doctor. Heavy modules load inside the actions.
 
 import type { Command } from 'commander';
-import type { Registrar } from './registrar.js';
+import { type Registrar, examples } from './registrar.js';
 import type { Io } from './io.js';
 import { type Ctx, createContext } from './context.js';
 import { readHookStdin } from './hook-stdin.js';
-
-function examples(lines: string[]): string {
-  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
 
 function freshCtx(ctx: Ctx): () => Ctx {
   return () => createContext({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, stdout: ctx.stdout, stderr: ctx.stderr, stdin: ctx.stdin, now: ctx.now });

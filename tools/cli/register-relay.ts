@@ -5,13 +5,9 @@ import type { Command } from 'commander';
 import { usageError } from '../wire/errors.js';
 import { listLive } from '../bus/presence/index.js';
 import { processAlive } from '../identity/system.js';
-import type { Registrar } from './registrar.js';
+import { type Registrar, examples } from './registrar.js';
 import type { Io } from './io.js';
 import type { Ctx } from './context.js';
-
-function examples(lines: string[]): string {
-  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
 
 interface Flags {
   server?: string;

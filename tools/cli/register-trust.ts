@@ -3,15 +3,11 @@
 // MCP can call as well; this file only parses flags into their input, calls them and prints.
 
 import type { Command } from 'commander';
-import type { Registrar } from './registrar.js';
+import { type Registrar, examples } from './registrar.js';
 import type { Ctx } from './context.js';
 import type { Io } from './io.js';
 import { neutralize } from '../wire/render.js';
 import { VERSION } from './version.js';
-
-function examples(lines: string[]): string {
-  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-}
 
 /** A verb's input field as this front end names it: an argument (`<from>`) or a flag (`--max-depth`). */
 function flagFor(args: Record<string, string> = {}): (path: string) => string {

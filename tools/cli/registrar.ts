@@ -6,3 +6,8 @@ import type { Ctx } from './context.js';
 import type { Io } from './io.js';
 
 export type Registrar = (program: Command, ctx: Ctx, io: Io) => void;
+
+/** The `Examples:` block every command's help ends with. */
+export function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+}
