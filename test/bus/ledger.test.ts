@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { LOG_COMPACT_BYTES, type Pending, ledgerFile, moveLedger, readLedger, takePending } from '../../tools/bus/delivery/ledger.js';
 import { claimSensor, deliveryStatus, releaseSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
-import { withListings } from '../../tools/bus/store/listing.js';
+import { withListings } from '../../tools/bus/store/listing-cache.js';
 import { createReporter } from '../../tools/bus/store/messages.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, useTempBus } from '../helpers/bus.js';

@@ -1,4 +1,4 @@
-// The listing cache (tools/bus/store/listing.ts) against a full read, as a property: after any
+// The listing cache (tools/bus/store/listing-cache.ts, listing.ts) against a full read, as a property: after any
 // interleaving of indexed writes, files written by hand (own and foreign ids), deletions,
 // unreadable files, a damaged index (truncated, replaced, garbage) and a damaged or deleted
 // cache, every listing answers what reading the whole receive set answers.
@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { INDEX_NAME, RECONCILE_MS } from '../../tools/bus/store/dir-index.js';
 import { scopeDir, scopeDirName } from '../../tools/bus/store/layout.js';
 import { scopeName } from '../../tools/wire/display.js';
-import { formatEntry, listingCacheDir, parseEntry, withListings } from '../../tools/bus/store/listing.js';
+import { listingCacheDir, withListings } from '../../tools/bus/store/listing-cache.js';
+import { formatEntry, parseEntry } from '../../tools/bus/store/listing-entry.js';
 import { receiveScopes } from '../../tools/bus/delivery/receive.js';
 import { type Message, createReporter, listIds, readMessage } from '../../tools/bus/store/messages.js';
 import { createVerbCtx, type VerbCtx } from '../../tools/verbs/context.js';

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFile
 import { join, dirname } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChannels } from '../../tools/bus/channels/membership.js';
-import { withListings } from '../../tools/bus/store/listing.js';
+import { withListings } from '../../tools/bus/store/listing-cache.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import { procInfoFromProc, processAlive } from '../../tools/identity/system.js';
 import { attendKey, projectSlug } from '../../tools/wire/names.js';

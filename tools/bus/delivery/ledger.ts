@@ -29,7 +29,8 @@ import { fileStamp, readAll, statStamp, writeAll, writeError, writeFileAtomic } 
 import { type IndexState, indexedIdsBetween, readIndex } from '../store/dir-index.js';
 import { readChannels } from '../channels/membership.js';
 import { scopeDir, scopeDirName, stateDir } from '../store/layout.js';
-import { cachedListing, idsFrom } from '../store/listing.js';
+import { idsFrom } from '../store/listing.js';
+import { cachedListing } from '../store/listing-cache.js';
 import { dropOwnerFile, withLock } from '../store/lock.js';
 import { clearOwed, readOwed } from './owed.js';
 import { COLD_RECENT_MS, type DirListing, type Ledger, type Pending, joinMark, newLedger, parseLedger, planPending, recordConsumed } from './plan.js';
@@ -399,7 +400,7 @@ function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, no
 
 /**
  * A cold start of #open or a channel from the scope's listing cache, when there is one that
- * the directory's index brings up to date (tools/bus/store/listing.ts cachedListing): its newest
+ * the directory's index brings up to date (tools/bus/store/listing-cache.ts cachedListing): its newest
  * entries give the ids of the cold-start window and the count of the rest, where a full
  * listing walks every name (issue #12 §1, §2: ~50 ms at 100,000). The cache is as exact as
  * a full listing now (the same index rules keep it), so the index state it is at stands for

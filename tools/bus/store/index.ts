@@ -6,7 +6,10 @@ export { type AtomicFile, fileStamp, readAll, writeAll, writeError, writeFileAto
 export { envelopeFrom } from './compose.js';
 export { appendIndexMany, dirStamp, INDEX_NAME, type IndexState, type IndexTail, readIndex, readIndexTail, SETTLE_MS } from './dir-index.js';
 export { scopeDir, scopeDirName, scopeOfDirName, signalsDir, stateDir } from './layout.js';
-export { compareKeys, dropCache, emptyListing, entryTime, type Key, listingCacheDir, ListingCorrupt, mergeDescending, openListing, type Placed, removeCache, type ScopeListing, withListings } from './listing.js';
+export { emptyListing, mergeDescending, type Placed, type ScopeListing } from './listing.js';
+export { ListingCorrupt } from './listing-base.js';
+export { dropCache, listingCacheDir, openListing, removeCache, withListings } from './listing-cache.js';
+export { compareKeys, entryTime, type Key } from './listing-entry.js';
 export { createReporter, findMessage, listIds, listScopes, MAX_BODY_BYTES, MAX_FILE_BYTES, type Message, readMessage, readScopes, type Reporter, SIGNAL_EXT, silentReporter, type Unreadable, unreadableDirs, writeSignals } from './messages.js';
 export { countQuarantined } from './quarantine.js';
 export { checkRoot, checkRootPath, DIR_MODE, ensureDir, ensureRoot, FILE_MODE } from './root.js';

@@ -17,7 +17,7 @@ export function stateDir(root: string): string {
   return join(root, 'state');
 }
 
-/** Derived data (tools/bus/store/listing.ts): safe to delete, never under signals/ (no watch wakes). */
+/** Derived data (tools/bus/store/listing-cache.ts): safe to delete, never under signals/ (no watch wakes). */
 export function cacheDir(root: string): string {
   return join(root, 'cache');
 }

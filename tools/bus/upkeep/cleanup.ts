@@ -15,7 +15,7 @@ import { slugOfKey } from '../../wire/names.js';
 import { type ChannelStore, pruneStore, readChannels, updateChannels } from '../channels/membership.js';
 import { INDEX_NAME } from '../store/dir-index.js';
 import { TMP_DIR } from '../store/messages.js';
-import { removeCache } from '../store/listing.js';
+import { removeCache } from '../store/listing-cache.js';
 import { signalsDir, stateDir } from '../store/layout.js';
 import { owedDir } from '../delivery/owed.js';
 import { HEARTBEAT_FRESH_MS, presenceDir } from '../presence/heartbeats.js';
