@@ -6,7 +6,9 @@ import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, unlinkSy
 import { join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INDEX_NAME, type IndexState, NO_INDEX, RECONCILE_MS, SETTLE_MS, dirStamp, readIndex } from '../../tools/bus/store/dir-index.js';
-import { type Ledger, ledgerFile, readLedger, takePending } from '../../tools/bus/delivery/ledger.js';
+import { type Ledger, readLedger } from '../../tools/bus/delivery/ledger.js';
+import { ledgerFile } from '../../tools/bus/delivery/ledger-log.js';
+import { takePending } from '../../tools/bus/delivery/take.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { createReporter } from '../../tools/bus/store/messages.js';
 import { attendKey } from '../../tools/wire/names.js';

@@ -1,7 +1,9 @@
 import { appendFileSync, existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join as pjoin } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LOG_COMPACT_BYTES, type Pending, ledgerFile, moveLedger, readLedger, takePending } from '../../tools/bus/delivery/ledger.js';
+import { type Pending, moveLedger, readLedger } from '../../tools/bus/delivery/ledger.js';
+import { LOG_COMPACT_BYTES, ledgerFile } from '../../tools/bus/delivery/ledger-log.js';
+import { takePending } from '../../tools/bus/delivery/take.js';
 import { claimSensor, deliveryStatus, releaseSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { withListings } from '../../tools/bus/store/listing-cache.js';

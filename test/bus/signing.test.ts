@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AttendError, EXIT } from '../../tools/wire/errors.js';
 import { loadOrCreateKey, privateKeyPath, publicKeysPath, readPublishedKeys, rotateKey } from '../../tools/bus/trust/keys.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
-import { takePending } from '../../tools/bus/delivery/ledger.js';
+import { takePending } from '../../tools/bus/delivery/take.js';
 import { type Message, createReporter, readMessage, silentReporter, writeSignal } from '../../tools/bus/store/messages.js';
 import { createSigner, sidecarPath } from '../../tools/bus/trust/signing.js';
 import type { Envelope, Scope } from '../../tools/wire/envelope.js';

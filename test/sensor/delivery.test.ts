@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ledgerFile, sessionLedgerDir } from '../../tools/bus/delivery/ledger.js';
+import { ledgerFile, sessionLedgerDir } from '../../tools/bus/delivery/ledger-log.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import type { Identity } from '../../tools/identity/resolve.js';
 import { createDeliveryLoop, type DeliveryLoop, withBanner } from '../../tools/sensor/delivery.js';

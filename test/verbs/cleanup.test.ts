@@ -251,7 +251,7 @@ describe('cleanup --older-than (retention, issue #12 §7)', () => {
     });
     const late = old();
     writeSignal(bus.root, { kind: 'open' }, late, env('never shown'));
-    const { ledgerFile } = await import('../../tools/bus/delivery/ledger.js');
+    const { ledgerFile } = await import('../../tools/bus/delivery/ledger-log.js');
     const { idFloor } = await import('../../tools/wire/ids.js');
     mkdirSync(dirname(ledgerFile(bus.root, reader.sessionId)), { recursive: true });
     writeFileSync(

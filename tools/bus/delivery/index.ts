@@ -3,7 +3,8 @@
 // Outside tools/bus/ this file is the only way into delivery.
 
 export { handOver } from './handover.js';
-export { isConsumedBy, listLedgerIds, moveLedger, noteShown, peekPending, readLedger, takePending } from './ledger.js';
+export { isConsumedBy, listLedgerIds, moveLedger, noteShown, readLedger } from './ledger.js';
+export { peekPending, takePending } from './take.js';
 export { OWED_BACKLOG, writeOwed } from './owed.js';
 export { resolveParents } from './parents.js';
 export { receiveScopes } from './receive.js';

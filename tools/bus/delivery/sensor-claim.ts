@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import { stateDir } from '../store/layout.js';
 import { type LockOwner, readOwner, release, tryAcquire } from '../store/lock.js';
-import { type LedgerRead, readLedger } from './ledger.js';
+import { readLedger } from './ledger.js';
+import type { LedgerRead } from './ledger-log.js';
 import { processAlive } from '../../identity/system.js';
 
 function sensorDir(root: string): string {

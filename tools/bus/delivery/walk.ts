@@ -1,0 +1,171 @@
+// The walk over a session's receive directories for one delivery cycle: per directory, the
+// ids at or above its watermark — from its index hint while that explains every change since
+// the last cycle, else from a full listing, which also hands back the files below the
+// watermark that the index never had a line for (IndexState.lmark) — and, for a cold start of
+// #open or a channel, the recent ids from the scope's listing cache instead of a listing.
+
+import { type Dir, opendirSync } from 'node:fs';
+import type { Identity } from '../../identity/resolve.js';
+import type { Scope } from '../../wire/envelope.js';
+import { idFloor, isMessageId } from '../../wire/ids.js';
+import { readChannels } from '../channels/membership.js';
+import { type IndexState, indexedIdsBetween, readIndex } from '../store/dir-index.js';
+import { scopeDir, scopeDirName } from '../store/layout.js';
+import { idsFrom } from '../store/listing.js';
+import { cachedListing } from '../store/listing-cache.js';
+import { type Reporter, SIGNAL_EXT, scopeDirProblem } from '../store/messages.js';
+import { COLD_RECENT_MS, type DirListing, type Ledger, joinMark } from './plan.js';
+import { receiveScopes } from './receive.js';
+
+/**
+ * Ids in a directory that sort at or above `mark`, ascending, and how many valid ids sort
+ * below it. Names only: nothing is read. The directory is walked entry by entry (opendir),
+ * never held as one array of every name: a sensor's first listing of a 100,000-message
+ * history must not leave its memory at twice the size it needs at rest (issue #12 §1).
+ */
+function listIdsFrom(dir: string, mark: string | undefined, reporter: Reporter): { ids: string[]; below: number } {
+  let d: Dir;
+  try {
+    d = opendirSync(dir, { bufferSize: 1024 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') reporter.unreadable?.(dir, code === 'EACCES' || code === 'EPERM' ? `permission denied (${code})` : `cannot list it (${code ?? 'error'})`);
+    return { ids: [], below: 0 };
+  }
+  const out: string[] = [];
+  let below = 0;
+  const markName = mark === undefined ? '' : mark;
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      const name = e.name;
+      if (!name.endsWith(SIGNAL_EXT) || name.charCodeAt(0) === 46 /* . */) continue;
+      // A cheap, conservative first cut on the whole name, then the exact comparison.
+      if (name < markName) {
+        below++;
+        continue;
+      }
+      const id = name.slice(0, -SIGNAL_EXT.length);
+      if (id < markName) below++;
+      else if (isMessageId(id)) out.push(id);
+    }
+  } catch (err) {
+    reporter.unreadable?.(dir, `cannot list it (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  } finally {
+    d.closeSync();
+  }
+  return { ids: out.sort(), below };
+}
+
+/**
+ * Each receive directory's new ids. A channel joined since the ledger began starts at the
+ * join (what came before is owed only through an invite), so its watermark is set first.
+ */
+export function readDirs(root: string, who: Identity, ledger: Ledger, cold: boolean, now: number, reporter: Reporter, reconcile = true): DirListing[] {
+  let joinedAt: Record<string, number> | undefined;
+  const joined = (channel: string): number => {
+    joinedAt ??= Object.fromEntries(Object.entries(readChannels(root).channels).map(([name, c]) => [name, c.members[who.id]?.joined ?? now]));
+    return joinedAt[channel] ?? now;
+  };
+  return receiveScopes(root, who).map((scope) => {
+    const dirName = scopeDirName(scope);
+    if (ledger.marks[dirName] === undefined && !cold && scope.kind === 'channel') ledger.marks[dirName] = joinMark(joined(scope.name), now);
+    const mark = ledger.marks[dirName];
+    if (mark === undefined && scope.kind !== 'tray') {
+      const fromCache = coldFromListing(root, scope, dirName, now, reporter);
+      if (fromCache) return fromCache;
+    }
+    return listDir(scopeDir(root, scope), scope, dirName, {
+      mark,
+      prev: ledger.index[dirName],
+      now,
+      reporter,
+      reconcile,
+      // A directory with no watermark yet starts by the cold-start rule: #open and channels
+      // show only what is recent, so only recent names are kept (the rest is counted).
+      ...(mark === undefined && scope.kind !== 'tray' ? { coldFloor: idFloor(now - COLD_RECENT_MS) } : {}),
+      // Lines for ids below the watermark are late arrivals (another machine's messages
+      // imported after an outage) and are delivered, unless made before this reader could
+      // have received them: before its ledger began, or before it joined the channel.
+      since: idFloor(scope.kind === 'channel' ? Math.max(ledger.created, joined(scope.name)) : ledger.created),
+    });
+  });
+}
+
+/**
+ * A cold start of #open or a channel from the scope's listing cache, when there is one that
+ * the directory's index brings up to date (tools/bus/store/listing-cache.ts cachedListing): its newest
+ * entries give the ids of the cold-start window and the count of the rest, where a full
+ * listing walks every name (issue #12 §1, §2: ~50 ms at 100,000). The cache is as exact as
+ * a full listing now (the same index rules keep it), so the index state it is at stands for
+ * one, the "missed file" marks included. Without such a cache: null, and the directory is
+ * listed.
+ */
+function coldFromListing(root: string, scope: Scope, dirName: string, now: number, reporter: Reporter): DirListing | null {
+  return cachedListing(root, scope, { now, reporter }, (l): DirListing | null => {
+    if (l.mark === undefined) return null;
+    const { ids, older } = idsFrom(l, now - COLD_RECENT_MS);
+    const index: IndexState = { ...l.mark, known: [], lmark: idFloor(now), loff: l.mark.off, lseen: idsFrom(l, now).ids };
+    return { scope, dirName, ids, index, older };
+  });
+}
+
+interface ListOptions {
+  /** The directory's watermark; none on a cold start. */
+  mark: string | undefined;
+  /** Where the ledger is in the directory's index. */
+  prev: IndexState | undefined;
+  now: number;
+  reporter: Reporter;
+  /** Take the 10-minute reconciling listing when it is due (a peek leaves it). */
+  reconcile: boolean;
+  /** Cold start of #open or a channel: list only ids at or above this. */
+  coldFloor?: string;
+  /** Late arrivals made before this id are not this reader's. */
+  since: string;
+}
+
+/**
+ * The ids at or above `mark` in one directory: from its index hint when that explains every
+ * change since the last cycle, else from a full listing — which also hands back the files
+ * below the watermark that the index never had a line for (IndexState.lmark).
+ */
+function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): DirListing {
+  const { mark, prev, now, reporter, coldFloor } = o;
+  // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
+  const problem = scopeDirProblem(dir);
+  if (problem !== null) {
+    reporter.unreadable?.(dir, problem);
+    return { scope, dirName, ids: [], index: undefined };
+  }
+  const r = readIndex(dir, prev, now, { reconcile: o.reconcile });
+  // A receive directory nobody has written to yet (a session's own tray, mostly): no listing.
+  if (!r.ok && r.why === 'no directory') return { scope, dirName, ids: [], index: undefined };
+  if (!r.ok) {
+    // Files the index missed since the last full listing: made after it, below the watermark
+    // now, never seen by it and without a line since (IndexState.lmark).
+    const last = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark && r.state && prev.file === r.state.file ? prev : undefined;
+    const indexed = last ? indexedIdsBetween(dir, last.loff!, r.state!.off) : null;
+    const floor = last && indexed ? last.lmark! : (mark ?? coldFloor);
+    const { ids: all, below } = listIdsFrom(dir, floor, reporter);
+    const ids: string[] = [];
+    const missed: string[] = [];
+    const seen = new Set(last?.lseen);
+    for (const id of all) {
+      if (mark === undefined || id >= mark) ids.push(id);
+      else if (indexed && !indexed.has(id) && !seen.has(id)) missed.push(id);
+    }
+    if (r.state) {
+      const lmark = idFloor(now);
+      Object.assign(r.state, { lmark, loff: r.state.off, lseen: all.filter((id) => id >= lmark) });
+    }
+    return { scope, dirName, ids, index: r.state, ...(missed.length > 0 ? { missed } : {}), ...(mark === undefined && coldFloor !== undefined ? { older: below } : {}) };
+  }
+  const set = new Set<string>();
+  const late = new Set<string>();
+  for (const id of [...r.state.known, ...r.ids]) {
+    if (!isMessageId(id)) continue;
+    if (mark === undefined || id >= mark) set.add(id);
+    else if (id >= o.since) late.add(id);
+  }
+  return { scope, dirName, ids: [...set].sort(), index: r.state, ...(late.size > 0 ? { late: [...late].sort() } : {}), ...(r.settled ? {} : { unsettled: true }) };
+}
