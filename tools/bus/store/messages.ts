@@ -105,7 +105,8 @@ export function scopeDirProblem(dir: string): string | null {
   return null;
 }
 
-function errnoText(code: string | undefined): string {
+/** Why a directory could not be listed, from the error's code. */
+export function errnoText(code: string | undefined): string {
   if (code === 'EACCES' || code === 'EPERM') return `permission denied (${code})`;
   if (code === 'ENOTDIR') return 'not a directory (ENOTDIR)';
   return `cannot list it (${code ?? 'error'})`;
