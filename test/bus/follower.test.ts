@@ -76,8 +76,9 @@ describe('follow: anything the index cannot explain is listed', () => {
     const foreign = mk();
     byHand(foreign);
     const after = send(mk);
+    const t = Date.now();
     // Right away the gap may be a line on its way: the ids explained so far, and the same lines again next time.
-    const now = follow(dir(), st, { now: Date.now() });
+    const now = follow(dir(), st, { now: t });
     expect(now).toMatchObject({ via: 'index', ids: [after], settled: false });
     expect(now.state).toEqual(st);
     expect(follow(dir(), st, { now: settled() })).toMatchObject({ via: 'listing', why: 'unexplained change', ids: expect.arrayContaining([foreign, after]) });
@@ -88,10 +89,11 @@ describe('follow: anything the index cannot explain is listed', () => {
     send(mk);
     const st = firstLook();
     const a = send(mk);
+    const t = Date.now();
     const index = join(dir(), INDEX_NAME);
     const text = readFileSync(index, 'utf8');
     writeFileSync(index, text.slice(0, -5));
-    expect(follow(dir(), st, { now: Date.now() })).toMatchObject({ via: 'index', ids: [], settled: false });
+    expect(follow(dir(), st, { now: t })).toMatchObject({ via: 'index', ids: [], settled: false });
     const f = follow(dir(), st, { now: settled() });
     expect(f).toMatchObject({ via: 'listing', why: 'unexplained change' });
     expect(f.via === 'listing' && f.ids).toContain(a);
@@ -148,7 +150,7 @@ describe('follow: anything the index cannot explain is listed', () => {
     const quiet = follow(dir(), undefined, { now: Date.now() }).state!;
     expect(follow(dir(), quiet, { now: Date.now() })).toMatchObject({ via: 'index', ids: [], settled: true });
     // The same-tick guard: a listing within SETTLE_MS of the change could have missed a file made in the same tick.
-    const early = { ...quiet, listed: past.getTime() + SETTLE_MS - 1 };
+    const early = { ...quiet, listed: Number(BigInt(quiet.mtime) / 1_000_000n) + SETTLE_MS - 1 };
     expect(follow(dir(), early, { now: Date.now() })).toMatchObject({ via: 'listing', why: 'no index' });
     // Past the reconcile period, and once anything changed, it is listed again.
     expect(follow(dir(), quiet, { now: quiet.listed + RECONCILE_MS })).toMatchObject({ via: 'listing' });
@@ -174,7 +176,8 @@ describe('follow: the caller’s window', () => {
   it('a full listing hands back the ids at or above the floor and counts the rest; the index names what it names', () => {
     const mk = ids(() => Date.now() - 3_600_000);
     const old = [send(mk), send(mk), send(mk)];
-    const young = [send(ids()), send(ids())];
+    const now = ids();
+    const young = [send(now), send(now)];
     const floor = idFloor(Date.now() - 60_000);
     const f = follow(dir(), undefined, { now: Date.now(), floor });
     expect(f).toMatchObject({ via: 'listing', ids: young, below: old.length });

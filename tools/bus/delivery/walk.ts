@@ -1,60 +1,22 @@
 // The walk over a session's receive directories for one delivery cycle: per directory, the
-// ids at or above its watermark — from its index hint while that explains every change since
-// the last cycle, else from a full listing, which also hands back the files below the
-// watermark that the index never had a line for (IndexState.lmark) — and, for a cold start of
+// ids at or above its watermark, by the one follower (tools/bus/store/follower.ts: the index
+// hint while it explains every change since the last cycle, else a full listing, cut at the
+// watermark), the files below the watermark that the index never had a line for
+// (IndexState.lmark), the late arrivals the index names below it, and, for a cold start of
 // #open or a channel, the recent ids from the scope's listing cache instead of a listing.
 
-import { type Dir, opendirSync } from 'node:fs';
 import type { Identity } from '../../identity/resolve.js';
 import type { Scope } from '../../wire/envelope.js';
 import { idFloor, isMessageId } from '../../wire/ids.js';
 import { readChannels } from '../channels/membership.js';
-import { type IndexState, indexedIdsBetween, readIndex } from '../store/dir-index.js';
+import { type IndexState, indexedIdsBetween } from '../store/dir-index.js';
+import { follow } from '../store/follower.js';
 import { scopeDir, scopeDirName } from '../store/layout.js';
 import { idsFrom } from '../store/listing.js';
 import { cachedListing } from '../store/listing-cache.js';
-import { type Reporter, SIGNAL_EXT, scopeDirProblem } from '../store/messages.js';
+import type { Reporter } from '../store/messages.js';
 import { COLD_RECENT_MS, type DirListing, type Ledger, joinMark } from './plan.js';
 import { receiveScopes } from './receive.js';
-
-/**
- * Ids in a directory that sort at or above `mark`, ascending, and how many valid ids sort
- * below it. Names only: nothing is read. The directory is walked entry by entry (opendir),
- * never held as one array of every name: a sensor's first listing of a 100,000-message
- * history must not leave its memory at twice the size it needs at rest (issue #12 §1).
- */
-function listIdsFrom(dir: string, mark: string | undefined, reporter: Reporter): { ids: string[]; below: number } {
-  let d: Dir;
-  try {
-    d = opendirSync(dir, { bufferSize: 1024 });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT') reporter.unreadable?.(dir, code === 'EACCES' || code === 'EPERM' ? `permission denied (${code})` : `cannot list it (${code ?? 'error'})`);
-    return { ids: [], below: 0 };
-  }
-  const out: string[] = [];
-  let below = 0;
-  const markName = mark === undefined ? '' : mark;
-  try {
-    for (let e = d.readSync(); e !== null; e = d.readSync()) {
-      const name = e.name;
-      if (!name.endsWith(SIGNAL_EXT) || name.charCodeAt(0) === 46 /* . */) continue;
-      // A cheap, conservative first cut on the whole name, then the exact comparison.
-      if (name < markName) {
-        below++;
-        continue;
-      }
-      const id = name.slice(0, -SIGNAL_EXT.length);
-      if (id < markName) below++;
-      else if (isMessageId(id)) out.push(id);
-    }
-  } catch (err) {
-    reporter.unreadable?.(dir, `cannot list it (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  } finally {
-    d.closeSync();
-  }
-  return { ids: out.sort(), below };
-}
 
 /**
  * Each receive directory's new ids. A channel joined since the ledger began starts at the
@@ -125,28 +87,27 @@ interface ListOptions {
 }
 
 /**
- * The ids at or above `mark` in one directory: from its index hint when that explains every
- * change since the last cycle, else from a full listing — which also hands back the files
- * below the watermark that the index never had a line for (IndexState.lmark).
+ * The ids at or above `mark` in one directory, by the follower (tools/bus/store/follower.ts):
+ * from its index hint when that explains every change since the last cycle, else from a full
+ * listing — which also hands back the files below the watermark that the index never had a
+ * line for (IndexState.lmark).
  */
 function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): DirListing {
   const { mark, prev, now, reporter, coldFloor } = o;
-  // A symlinked scope directory is refused (issue #10 item 4): nothing in it is delivered.
-  const problem = scopeDirProblem(dir);
-  if (problem !== null) {
-    reporter.unreadable?.(dir, problem);
-    return { scope, dirName, ids: [], index: undefined };
-  }
-  const r = readIndex(dir, prev, now, { reconcile: o.reconcile });
-  // A receive directory nobody has written to yet (a session's own tray, mostly): no listing.
-  if (!r.ok && r.why === 'no directory') return { scope, dirName, ids: [], index: undefined };
-  if (!r.ok) {
+  // The window of a full listing: the watermark (a cold start: the cold-start floor), or the
+  // last full listing's mark below it when the files the index missed since are looked for.
+  const missable = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark ? prev : undefined;
+  const window = missable ? missable.lmark : (mark ?? coldFloor);
+  const f = follow(dir, prev, { now, reporter, reconcile: o.reconcile, ...(window !== undefined ? { floor: window } : {}) });
+  // Nothing there yet (a session's own tray, mostly), or refused (a symlinked directory, issue
+  // #10 item 4): nothing in it is delivered.
+  if (f.via === 'none' || f.via === 'due') return { scope, dirName, ids: [], index: undefined };
+  if (f.via === 'listing') {
     // Files the index missed since the last full listing: made after it, below the watermark
     // now, never seen by it and without a line since (IndexState.lmark).
-    const last = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark && r.state && prev.file === r.state.file ? prev : undefined;
-    const indexed = last ? indexedIdsBetween(dir, last.loff!, r.state!.off) : null;
-    const floor = last && indexed ? last.lmark! : (mark ?? coldFloor);
-    const { ids: all, below } = listIdsFrom(dir, floor, reporter);
+    const last = missable && f.state && missable.file === f.state.file ? missable : undefined;
+    const indexed = last ? indexedIdsBetween(dir, last.loff!, f.state!.off) : null;
+    const all = f.ids;
     const ids: string[] = [];
     const missed: string[] = [];
     const seen = new Set(last?.lseen);
@@ -154,18 +115,18 @@ function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): Di
       if (mark === undefined || id >= mark) ids.push(id);
       else if (indexed && !indexed.has(id) && !seen.has(id)) missed.push(id);
     }
-    if (r.state) {
+    if (f.state) {
       const lmark = idFloor(now);
-      Object.assign(r.state, { lmark, loff: r.state.off, lseen: all.filter((id) => id >= lmark) });
+      Object.assign(f.state, { lmark, loff: f.state.off, lseen: all.filter((id) => id >= lmark) });
     }
-    return { scope, dirName, ids, index: r.state, ...(missed.length > 0 ? { missed } : {}), ...(mark === undefined && coldFloor !== undefined ? { older: below } : {}) };
+    return { scope, dirName, ids, index: f.state, ...(missed.length > 0 ? { missed } : {}), ...(mark === undefined && coldFloor !== undefined ? { older: f.below } : {}) };
   }
   const set = new Set<string>();
   const late = new Set<string>();
-  for (const id of [...r.state.known, ...r.ids]) {
+  for (const id of [...f.state.known, ...f.ids]) {
     if (!isMessageId(id)) continue;
     if (mark === undefined || id >= mark) set.add(id);
     else if (id >= o.since) late.add(id);
   }
-  return { scope, dirName, ids: [...set].sort(), index: r.state, ...(late.size > 0 ? { late: [...late].sort() } : {}), ...(r.settled ? {} : { unsettled: true }) };
+  return { scope, dirName, ids: [...set].sort(), index: f.state, ...(late.size > 0 ? { late: [...late].sort() } : {}), ...(f.settled ? {} : { unsettled: true }) };
 }
