@@ -25,12 +25,13 @@ import { join } from 'node:path';
 import type { Scope } from '../../wire/envelope.js';
 import { isMessageId } from '../../wire/ids.js';
 import { writeFileAtomic } from './atomic.js';
-import { type IndexRead, type IndexState, NO_INDEX, dirStamp, readIndex } from './dir-index.js';
+import { type IndexState, NO_INDEX, dirStamp } from './dir-index.js';
+import { type Followed, follow } from './follower.js';
 import { cacheDir, scopeDir, scopeDirName } from './layout.js';
 import { Blocks, ListingCorrupt, Section } from './listing-base.js';
 import { type Counts, type Entry, compareKeys, entryTime, formatEntry, mergeSorted, parseEntry, partyRecord, readEntry, tally } from './listing-entry.js';
 import { ScopeListing, emptyListing } from './listing.js';
-import { type Reporter, listIds, scopeDirProblem } from './messages.js';
+import type { Reporter } from './messages.js';
 
 // 2: a tray entry's sender and addressees are read as readMessage reads them, localized when
 // the message is another machine's (issue 19); a version-1 cache kept them raw.
@@ -264,12 +265,6 @@ function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boo
 function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boolean, cachedOnly = false): ScopeListing | null {
   const dir = scopeDir(root, scope);
   const dirName = scopeDirName(scope);
-  const problem = scopeDirProblem(dir);
-  if (problem !== null) {
-    if (cachedOnly) return null;
-    opts.reporter.unreadable?.(dir, problem);
-    return emptyListing(scope);
-  }
   const cdir = listingCacheDir(root, dirName);
   let st = distrust ? null : readState(cdir);
   let opened = st?.base ? openBase(cdir, st.base) : null;
@@ -279,39 +274,35 @@ function refresh(root: string, scope: Scope, opts: ListingOptions, distrust: boo
     opened = st?.base ? openBase(cdir, st.base) : null;
     if (st?.base && !opened) st = null;
   }
-  const now = opts.now;
-  const before = dirStamp(dir);
-  if (before === '-' || !st || (cachedOnly && !st.index)) {
+  if (cachedOnly && !st?.index) {
     if (opened) closeSync(opened.fd);
-    if (cachedOnly) return null;
-    return before === '-' ? emptyListing(scope) : rebuild(scope, dir, cdir, null, readIndex(dir, undefined, now), before, opts);
-  }
-  const r = readIndex(dir, toIndexState(st.index), now);
-  const view = viewOf(scope, dirName, cdir, st, opened, r.ok ? r.state : toIndexState(st.index));
-  if (r.ok) return update(scope, dir, cdir, st, view, r.ids, r.state, opts);
-  if (cachedOnly) {
-    view.close();
     return null;
   }
-  return rebuild(scope, dir, cdir, { st, view }, r, before, opts);
+  const now = opts.now;
+  // What a rebuilt cache remembers of a directory whose index is not a file it can read.
+  const before = dirStamp(dir);
+  const view = st ? viewOf(scope, dirName, cdir, st, opened, toIndexState(st.index)) : null;
+  // The one follower (follower.ts): what the index says arrived since the cache's mark, or a
+  // full listing to rebuild from. A cold start asking for the cache alone lists nothing.
+  const f = follow(dir, st ? toIndexState(st.index) : undefined, { now, ...(cachedOnly ? { list: false } : { reporter: opts.reporter }) });
+  if (f.via === 'index' && st && view) return update(scope, dir, cdir, st, view, f.ids, f.state, opts);
+  if (f.via !== 'listing') {
+    // No directory (nothing there yet), a refused one (told), or a listing the caller did not want.
+    view?.close();
+    return cachedOnly ? null : emptyListing(scope);
+  }
+  return rebuild(scope, dir, cdir, st && view ? { st, view } : null, f, before, opts);
 }
 
 /**
- * List the directory in full and write a new cache, reusing what the old one knew of the ids
+ * Write a new cache from the follower's full listing, reusing what the old one knew of the ids
  * still there. The stamps were taken first, so the listing covers everything they describe.
  */
-function rebuild(scope: Scope, dir: string, cdir: string, old: { st: State; view: ScopeListing } | null, r: IndexRead, before: string, opts: ListingOptions): ScopeListing {
+function rebuild(scope: Scope, dir: string, cdir: string, old: { st: State; view: ScopeListing } | null, listing: Extract<Followed, { via: 'listing' }>, before: string, opts: ListingOptions): ScopeListing {
   const now = opts.now;
   const tray = scope.kind === 'tray';
-  const mark: IndexMark = r.state ? markOf(r.state) : { file: NO_INDEX, off: 0, mtime: before, listed: now };
-  let failed = false;
-  const ids = listIds(dir, {
-    skip: (p, why) => opts.reporter.skip(p, why),
-    unreadable: (p, why) => {
-      failed = true;
-      opts.reporter.unreadable?.(p, why);
-    },
-  });
+  const mark: IndexMark = listing.state ? markOf(listing.state) : { file: NO_INDEX, off: 0, mtime: before, listed: now };
+  const ids = listing.ids;
   const known = new Map<string, Entry>();
   if (old) {
     try {
@@ -322,7 +313,7 @@ function rebuild(scope: Scope, dir: string, cdir: string, old: { st: State; view
     }
     old.view.close();
   }
-  if (failed) return emptyListing(scope);
+  if (listing.failed) return emptyListing(scope);
   const oldX = new Set(old?.st.xids ?? []);
   const entries: Entry[] = [];
   const counts: Counts = { n: 0, bad: 0, open: 0, parties: partyRecord({}) };
