@@ -11,9 +11,9 @@
 
 import { lstatSync, openSync, closeSync, fstatSync, readdirSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { type IndexState, type IndexTail, readIndex, readIndexTail } from '../bus/store/index.js';
+import { type TailState, followTail, newTailState } from '../bus/store/index.js';
 import { scopeOfDirName, signalsDir } from '../bus/store/index.js';
-import { MAX_FILE_BYTES, SIGNAL_EXT, listIds } from '../bus/store/index.js';
+import { MAX_FILE_BYTES, SIGNAL_EXT } from '../bus/store/index.js';
 import { addressees, parseSignal } from '../wire/envelope.js';
 import { idTime } from '../wire/ids.js';
 import type { Cursor, ImportedSet } from './store.js';
@@ -44,13 +44,8 @@ export interface Pending {
 }
 
 interface DirState {
-  /** The chain check (tools/bus/store/dir-index.ts readIndex): advanced only when it explains the directory. */
-  idx: IndexState | undefined;
-  /** Where the index was read to: new ids come from here, explained or not. */
-  tail: IndexTail | undefined;
-  /** Since when the chain has not explained the directory, and when it was last checked. */
-  unexplained: number | undefined;
-  checked: number;
+  /** Where the follower is in the directory (tools/bus/store/follower.ts followTail). */
+  follow: TailState;
   /** Ids to look at again on the next scan (a publish failed), whatever the index says. */
   again: Set<string>;
   /** Ids handled (published, local only, or unreadable) at or above the floor. */
@@ -139,7 +134,7 @@ export class Outbox {
       const path = join(signalsDir(this.root), dir);
       let st = this.dirs.get(dir);
       if (!st) {
-        st = { idx: undefined, tail: undefined, unexplained: undefined, checked: 0, done: new Set(), again: new Set() };
+        st = { follow: newTailState(), done: new Set(), again: new Set() };
         this.dirs.set(dir, st);
       }
       const floor = this.floor(dir);
@@ -185,37 +180,14 @@ export class Outbox {
    * are read from its tail. A full listing is what finds a message written without a line
    * (an older attend, a file put there by hand), but it costs the whole history: it is made
    * when the index cannot be followed, and when it has left the directory's changes
-   * unexplained for UNEXPLAINED_MS (`recheckAt` tells the caller when to scan again for that).
-   * While writers are busy the chain is unexplained most of the time (each write changes the
-   * directory before its line is appended), so listing at the first gap would list a growing
-   * directory on every scan; a file written without a line waits at most that long.
+   * unexplained for UNEXPLAINED_MS (`recheckAt` tells the caller when to scan again for that;
+   * tools/bus/store/follower.ts followTail).
    */
   private candidates(path: string, st: DirState, now: number): string[] {
-    const t = readIndexTail(path, st.tail);
-    if (t !== null && !t.reset && st.idx !== undefined) {
-      st.tail = t.tail;
-      // The chain is what vouches that nothing was written without a line: checked now and
-      // then, and a directory it leaves unexplained for too long is listed in full.
-      if (st.unexplained === undefined || now - st.checked >= CHECK_MS) {
-        st.checked = now;
-        const r = readIndex(path, st.idx, now);
-        if (r.ok) {
-          st.idx = r.state;
-          st.unexplained = undefined;
-        } else if (r.why === 'unexplained change') st.unexplained ??= now;
-        else st.unexplained = Number.NEGATIVE_INFINITY;
-      }
-      if (st.unexplained === undefined || now - st.unexplained < UNEXPLAINED_MS) {
-        if (st.unexplained !== undefined) this.recheckAt = Math.min(this.recheckAt, st.unexplained + UNEXPLAINED_MS);
-        return [...new Set([...t.ids, ...st.again])].sort();
-      }
-    }
-    // In full; the stamps are taken first, so the listing covers everything they do.
-    st.idx = readIndex(path, undefined, now).state;
-    st.tail = t?.tail;
-    st.unexplained = undefined;
-    st.checked = now;
-    return listIds(path);
+    const f = followTail(path, st.follow, { now, patience: UNEXPLAINED_MS, every: CHECK_MS });
+    if (f.via !== 'index') return f.ids;
+    if (f.recheckAt !== undefined) this.recheckAt = Math.min(this.recheckAt, f.recheckAt);
+    return [...new Set([...f.ids, ...st.again])].sort();
   }
 
   /** Every route of this message was acknowledged by the hub. */
