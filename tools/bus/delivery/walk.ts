@@ -101,7 +101,7 @@ function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): Di
   const f = follow(dir, prev, { now, reporter, reconcile: o.reconcile, ...(window !== undefined ? { floor: window } : {}) });
   // Nothing there yet (a session's own tray, mostly), or refused (a symlinked directory, issue
   // #10 item 4): nothing in it is delivered.
-  if (f.via === 'none' || f.via === 'due') return { scope, dirName, ids: [], index: undefined };
+  if (f.via === 'none') return { scope, dirName, ids: [], index: undefined };
   if (f.via === 'listing') {
     // Files the index missed since the last full listing: made after it, below the watermark
     // now, never seen by it and without a line since (IndexState.lmark).

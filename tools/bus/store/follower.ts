@@ -67,7 +67,12 @@ export type Followed =
   /** `list: false` and a full listing is due: why, and what to remember after one. */
   | { via: 'due'; why: string; state: IndexState | undefined };
 
+/** What `follow` gives a caller that lets it list: never `due`. */
+export type Listed = Exclude<Followed, { via: 'due' }>;
+
 /** What is new in `dir` since `prev` (what the last look returned as `state`; none at first). */
+export function follow(dir: string, prev: IndexState | undefined, opts: FollowOptions & { list?: true }): Listed;
+export function follow(dir: string, prev: IndexState | undefined, opts: FollowOptions): Followed;
 export function follow(dir: string, prev: IndexState | undefined, opts: FollowOptions): Followed {
   // A symlinked scope directory is refused (issue #10 item 4): nothing is read through it.
   const problem = scopeDirProblem(dir);

@@ -5,7 +5,7 @@
 export { type AtomicFile, fileStamp, readAll, writeAll, writeError, writeFileAtomic, writeFilesAtomic } from './atomic.js';
 export { envelopeFrom } from './compose.js';
 export { appendIndexMany, dirStamp, INDEX_NAME, type IndexState, type IndexTail, readIndex, readIndexTail, SETTLE_MS } from './dir-index.js';
-export { type Followed, type FollowOptions, follow, followTail, newTailState, type TailFollowed, type TailOptions, type TailState } from './follower.js';
+export { type Followed, type FollowOptions, follow, type Listed, followTail, newTailState, type TailFollowed, type TailOptions, type TailState } from './follower.js';
 export { scopeDir, scopeDirName, scopeOfDirName, signalsDir, stateDir } from './layout.js';
 export { emptyListing, mergeDescending, type Placed, type ScopeListing } from './listing.js';
 export { ListingCorrupt } from './listing-base.js';
