@@ -3,10 +3,11 @@
 // history and never arrives again; whatever is written after it arrives once, whether its
 // writer indexed it or wrote it by hand, in a directory that existed or a new one.
 
-import { chmodSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scopeDir } from '../../tools/bus/store/layout.js';
+import { listingCacheDir } from '../../tools/bus/store/listing-cache.js';
 import type { Message } from '../../tools/bus/store/messages.js';
 import { createBusSource } from '../../tools/chat/bus-source.js';
 import type { Scope } from '../../tools/wire/envelope.js';
@@ -66,6 +67,33 @@ describe('chat bus source', () => {
       const after = rescans;
       await waitFor(() => rescans >= after + 3, { what: 'three more rescans' });
       expect(arrived.map((m) => m.id).sort()).toEqual([live, byHand, inNew].sort());
+    } finally {
+      source.stop();
+    }
+  });
+
+  it('a listing cache that does not read as written is rebuilt once, and its history is still history', async () => {
+    const mk = ids();
+    const history: string[] = [];
+    for (let i = 0; i < 30; i++) history.push(put(bus.root, mk, { scope: OPEN, to: '*', body: `h${i}` }));
+    const warm = createBusSource({ root: bus.root });
+    warm.loadInitial(5);
+    warm.stop();
+    // The base file the first load wrote, overwritten with lines that parse as nothing.
+    const cdir = listingCacheDir(bus.root, '_broadcast');
+    const base = readdirSync(cdir).find((n) => n.endsWith('.ids')) as string;
+    writeFileSync(join(cdir, base), Buffer.alloc(statSync(join(cdir, base)).size, '~ \n'));
+    const source = createBusSource({ root: bus.root, rescanMs: 50, batchMs: 10 });
+    const arrived: Message[] = [];
+    try {
+      const first = source.loadInitial(50);
+      expect(first.messages.map((m) => m.id)).toEqual([...history].reverse());
+      source.start({ arrived: (ms) => arrived.push(...ms), status: () => {}, channels: () => {} });
+      // A touched history file is looked up in the rebuilt listing, kept open since the load.
+      utimesSync(join(scopeDir(bus.root, OPEN), `${history[7]}.signal`), new Date(), new Date());
+      const live = put(bus.root, mk, { scope: OPEN, to: '*', body: 'live' });
+      await waitFor(() => arrived.length >= 1, { what: 'the live message' });
+      expect(arrived.map((m) => m.id)).toEqual([live]);
     } finally {
       source.stop();
     }

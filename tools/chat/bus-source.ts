@@ -7,9 +7,9 @@
 import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/store/index.js';
-import { listIds, listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/store/index.js';
-import { type IndexState, readIndex } from '../bus/store/index.js';
-import { type Placed, type ScopeListing, ListingCorrupt, dropCache, emptyListing, entryTime, listingCacheDir, mergeDescending, openListing } from '../bus/store/index.js';
+import { listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/store/index.js';
+import { type IndexState, follow } from '../bus/store/index.js';
+import { type Placed, type ScopeListing, ListingCorrupt, emptyListing, entryTime, mergeDescending, withListings } from '../bus/store/index.js';
 import { readKnownNames } from '../bus/presence/index.js';
 import type { Scope } from '../wire/envelope.js';
 import { type Reader, createGate } from '../bus/trust/index.js';
@@ -113,13 +113,6 @@ export function createBusSource(opts: SourceOptions): BusSource {
     } catch {
       return false;
     }
-  }
-
-  function openAll(): ScopeListing[] {
-    const now = Date.now();
-    const ls = listScopes(root).map((scope) => openListing(root, scope, { now, reporter }));
-    for (const l of ls) seenAt.set(l.dirName, { listing: l, index: l.mark });
-    return ls;
   }
 
   function closeListings(): void {
@@ -261,17 +254,15 @@ export function createBusSource(opts: SourceOptions): BusSource {
   }
 
   /**
-   * What arrived in `dir` since the last look: from its index hint when that explains every
-   * change (tools/bus/store/dir-index.ts), else from a full listing, against the first load's.
+   * What arrived in `dir` since the last look, by the follower (tools/bus/store/follower.ts):
+   * from its index hint when that explains every change, else from a full listing, against
+   * the first load's.
    */
   function scanDir(dir: string): void {
     const path = join(sigDir, dir);
     let seen = seenAt.get(dir);
-    const r = readIndex(path, seen?.index, Date.now());
-    let ids: string[];
-    if (r.ok) ids = r.ids;
-    else {
-      ids = listIds(path, reporter);
+    const f = follow(path, seen?.index, { now: Date.now(), reporter });
+    if (f.via === 'listing') {
       if (seen && !seen.ids) {
         try {
           seen.ids = new Set(seen.listing.all().map((e) => e.id));
@@ -280,14 +271,14 @@ export function createBusSource(opts: SourceOptions): BusSource {
         }
       }
     }
-    if (seen) seen.index = r.state;
-    else if (r.state) {
+    if (seen) seen.index = f.state;
+    else if (f.state) {
       // A directory made after the first load: everything in it is news, from here on
       // followed by its index.
-      seen = { listing: emptyListing(scopeOfDirName(dir) as Scope), ids: new Set(), index: r.state };
+      seen = { listing: emptyListing(scopeOfDirName(dir) as Scope), ids: new Set(), index: f.state };
       seenAt.set(dir, seen);
     }
-    for (const id of ids) if (!known.has(`${dir}/${id}`)) onFile(dir, `${id}${SIGNAL_EXT}`);
+    for (const id of f.ids) if (!known.has(`${dir}/${id}`)) onFile(dir, `${id}${SIGNAL_EXT}`);
   }
 
   return {
@@ -298,17 +289,27 @@ export function createBusSource(opts: SourceOptions): BusSource {
       } catch {
         // reported by the first rescan
       }
-      for (let attempt = 0; ; attempt++) {
-        closeListings();
-        const ls = openAll();
-        older = mergeDescending(ls);
-        try {
-          return take(limit);
-        } catch (err) {
-          // A listing cache that does not read as written is rebuilt, once.
-          if (!(err instanceof ListingCorrupt) || attempt > 0) throw err;
-          for (const l of ls) if (listingCacheDir(root, l.dirName) === err.cache) dropCache(root, l.dirName);
-        }
+      closeListings();
+      // A listing cache that does not read as written is rebuilt, once (the cache's own retry);
+      // the listings stay open for scroll-back and for telling history from arrivals.
+      try {
+        return withListings(
+          root,
+          listScopes(root),
+          { now: Date.now(), reporter },
+          (ls) => {
+            seenAt.clear();
+            for (const l of ls) seenAt.set(l.dirName, { listing: l, index: l.mark });
+            older = mergeDescending(ls);
+            return take(limit);
+          },
+          { keep: true },
+        );
+      } catch (err) {
+        // The listings were closed with the attempt that failed.
+        seenAt.clear();
+        older = null;
+        throw err;
       }
     },
     loadOlder(limit) {

@@ -206,18 +206,23 @@ export function openListing(root: string, scope: Scope, opts: ListingOptions): S
 
 /**
  * Run `fn` over listings; a cache found corrupt while reading is dropped and `fn` runs again
- * on rebuilt listings, once.
+ * on rebuilt listings, once. The listings are closed after, unless `keep` says the caller
+ * keeps those `fn` succeeded on (the chat reads its first load's on for scroll-back); the
+ * ones of an attempt that failed are closed either way.
  */
-export function withListings<T>(root: string, scopes: Scope[], opts: ListingOptions, fn: (ls: ScopeListing[]) => T): T {
+export function withListings<T>(root: string, scopes: Scope[], opts: ListingOptions, fn: (ls: ScopeListing[]) => T, { keep = false } = {}): T {
   for (let attempt = 0; ; attempt++) {
     const ls = scopes.map((s) => openListing(root, s, opts));
+    let kept = false;
     try {
-      return fn(ls);
+      const out = fn(ls);
+      kept = keep;
+      return out;
     } catch (err) {
       if (!(err instanceof ListingCorrupt) || attempt > 0) throw err;
       for (const l of ls) if (listingCacheDir(root, l.dirName) === err.cache) dropCache(root, l.dirName);
     } finally {
-      for (const l of ls) l.close();
+      if (!kept) for (const l of ls) l.close();
     }
   }
 }
