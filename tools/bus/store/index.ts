@@ -4,7 +4,8 @@
 
 export { type AtomicFile, fileStamp, readAll, writeAll, writeError, writeFileAtomic, writeFilesAtomic } from './atomic.js';
 export { envelopeFrom } from './compose.js';
-export { appendIndexMany, dirStamp, INDEX_NAME, type IndexState, type IndexTail, readIndex, readIndexTail, SETTLE_MS } from './dir-index.js';
+// The index's readers go through the follower: a second "index, else a full listing" is how copies began (issue 19).
+export { appendIndexMany, dirStamp, INDEX_NAME, type IndexState, SETTLE_MS } from './dir-index.js';
 export { type Followed, type FollowOptions, follow, type Listed, followTail, newTailState, type TailFollowed, type TailOptions, type TailState } from './follower.js';
 export { scopeDir, scopeDirName, scopeOfDirName, signalsDir, stateDir } from './layout.js';
 export { emptyListing, mergeDescending, type Placed, type ScopeListing } from './listing.js';
