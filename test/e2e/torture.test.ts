@@ -43,7 +43,7 @@ interface Written {
 /** One writer process: the bus library's own write path, with a pause between messages. */
 function writer(n: number, pauseMs: number): Promise<Written[]> {
   const script = `
-    const { writeSignal } = await import(${JSON.stringify(dist('bus/signals.js'))});
+    const { writeSignal } = await import(${JSON.stringify(dist('bus/store/messages.js'))});
     const { createIdFactory } = await import(${JSON.stringify(dist('wire/ids.js'))});
     const [root, a, b, c, keyA, keyB, n, per, pause] = process.argv.slice(1);
     const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
