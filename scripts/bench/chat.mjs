@@ -50,7 +50,7 @@ export default async function ({ bin, tmp, quick }) {
   const { loadChatUi } = await load('chat/load.js');
   const { mountChat, createBusSource, createChatActions } = await loadChatUi();
   const { createContext } = await load('cli/context.js');
-  const { writeSignal } = await load('bus/signals.js');
+  const { writeSignal } = await load('bus/store/messages.js');
   const { createIdFactory } = await load('wire/ids.js');
 
   const root = join(tmp, 'chat-bench-bus');

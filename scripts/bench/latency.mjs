@@ -43,7 +43,7 @@ export function fakeSession(tmp, name) {
 
 export async function busLib(bin) {
   const tools = dirname(dirname(bin));
-  const { writeSignal } = await import(pathToFileURL(join(tools, 'bus/signals.js')).href);
+  const { writeSignal } = await import(pathToFileURL(join(tools, 'bus/store/messages.js')).href);
   const { createIdFactory } = await import(pathToFileURL(join(tools, 'wire/ids.js')).href);
   return { writeSignal, createIdFactory };
 }

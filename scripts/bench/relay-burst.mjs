@@ -17,7 +17,7 @@ function writer(bin, root, count, tag) {
   const code = `
     const { pathToFileURL } = await import('node:url');
     const [tools, root, n, tag] = process.argv.slice(1);
-    const { writeSignal } = await import(pathToFileURL(tools + '/bus/signals.js').href);
+    const { writeSignal } = await import(pathToFileURL(tools + '/bus/store/messages.js').href);
     const { createIdFactory } = await import(pathToFileURL(tools + '/wire/ids.js').href);
     const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
     for (let i = 0; i < Number(n); i++) writeSignal(root, { kind: 'open' }, newId(), { from: 'external:' + tag + '@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: tag, to: '*', body: 'burst ' + i });`;

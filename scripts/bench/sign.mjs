@@ -71,7 +71,7 @@ function buildUnsignedTwin(tmp) {
 
 /** Build the commit before signing landed into tmp/base; returns its bin and commit. */
 function buildBaseline(tmp) {
-  const added = execFileSync('git', ['-C', repo, 'log', '--diff-filter=A', '--format=%H', '--', 'tools/bus/trust/signing.ts'], { encoding: 'utf8' }).trim().split('\n').pop();
+  const added = execFileSync('git', ['-C', repo, 'log', '--follow', '--diff-filter=A', '--format=%H', '--', 'tools/bus/trust/signing.ts'], { encoding: 'utf8' }).trim().split('\n').pop();
   const commit = execFileSync('git', ['-C', repo, 'rev-parse', '--short', `${added}^`], { encoding: 'utf8' }).trim();
   const dir = join(tmp, 'base');
   mkdirSync(dir, { recursive: true });
@@ -88,7 +88,9 @@ function buildBaseline(tmp) {
 async function lib(bin) {
   const tools = dirname(dirname(bin));
   const imp = (p) => import(pathToFileURL(join(tools, p)).href);
-  return { ...(await imp('bus/signals.js')), ...(await imp('bus/signing.js')), ...(await imp('wire/ids.js')), ...(await imp('wire/names.js')) };
+  // The modules moved in issue 19; a lib of either layout loads.
+  const first = async (...ps) => { for (const p of ps) if (existsSync(join(tools, p))) return imp(p); throw new Error(`none of ${ps.join(', ')} in ${tools}`); };
+  return { ...(await first('bus/store/messages.js', 'bus/signals.js')), ...(await first('bus/trust/signing.js', 'bus/signing.js')), ...(await imp('wire/ids.js')), ...(await imp('wire/names.js')) };
 }
 
 async function sendRatio(bin, tmp, rounds) {

@@ -54,7 +54,7 @@ async function run(bin, tmp, writers, total) {
     [
       '--input-type=module',
       '-e',
-      `const { readIndex } = await import(${JSON.stringify(join(tools, 'bus/dir-index.js'))});
+      `const { readIndex } = await import(${JSON.stringify(join(tools, 'bus/store/dir-index.js'))});
        let st = readIndex(process.argv[1], undefined, Date.now()).state; let ok = 0, unsettled = 0, full = 0; const why = {};
        let stop = false; process.on('SIGTERM', () => (stop = true));
        while (!stop) {
@@ -72,7 +72,7 @@ async function run(bin, tmp, writers, total) {
   const readerOut = collect(reader);
 
   const per = Math.ceil(total / writers);
-  const script = `const { writeSignal } = await import(${JSON.stringify(join(tools, 'bus/signals.js'))});
+  const script = `const { writeSignal } = await import(${JSON.stringify(join(tools, 'bus/store/messages.js'))});
     const { createIdFactory } = await import(${JSON.stringify(join(tools, 'wire/ids.js'))});
     const mk = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
     const n = Number(process.argv[2]); const t0 = Date.now();
