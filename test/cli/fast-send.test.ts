@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
 import type { CtxOptions } from '../../tools/cli/context.js';
 import { parseFastArgs, runFastSend } from '../../tools/cli/fast-send.js';
-import { type FakeSession, type TempBus, useTempBus } from '../helpers/bus.js';
+import { type FakeSession, useTempBus } from '../helpers/bus.js';
 
 describe('the send fast path parser', () => {
   it('serves the plain forms', () => {
@@ -42,8 +42,7 @@ describe('the send fast path parser', () => {
 });
 
 describe('the send fast path and the full CLI agree', () => {
-  let bus: TempBus;
-  const session = useTempBus((b) => (bus = b));
+  const session = useTempBus(() => {});
 
   async function both(argv: string[], env: Record<string, string>, cwd: string) {
     const run = async (path: 'fast' | 'full') => {

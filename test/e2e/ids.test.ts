@@ -4,7 +4,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createIdFactory } from '../../tools/wire/ids.js';
 
 const ID_SHAPE = /^[0-9a-z]{12}-[0-9a-z]{8}$/;
 

@@ -1,8 +1,6 @@
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type IdentityReaders, type ProcInfo, type SessionRecord, MAX_HOPS, normalizeOrigin, resolveIdentity } from '../../tools/identity/resolve.js';
 import { parseProcStat, parseSessionRecord, procInfoFromProc, procInfoFromPs } from '../../tools/identity/system.js';
-import { procStart } from '../helpers/bus.js';
 
 const SID = '11111111-2222-4333-8444-555555555555';
 const SID_NEW = '99999999-2222-4333-8444-555555555555';

@@ -1,5 +1,4 @@
 // `attend purge`: a channel's history goes, except what a live member has not been shown.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeSignal } from '../../tools/bus/store/messages.js';
 import { createIdFactory } from '../../tools/wire/ids.js';

@@ -6,7 +6,7 @@
 
 import { existsSync, mkdirSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { scopeDirName, scopeOfDirName, signalsDir } from '../bus/store/index.js';
+import { scopeOfDirName, signalsDir } from '../bus/store/index.js';
 import { listScopes, readMessage, SIGNAL_EXT, type Message, type Reporter } from '../bus/store/index.js';
 import { type IndexState, follow } from '../bus/store/index.js';
 import { type Placed, type ScopeListing, ListingCorrupt, emptyListing, entryTime, mergeDescending, withListings } from '../bus/store/index.js';

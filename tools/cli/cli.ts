@@ -5,7 +5,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AttendError, EXIT, exitCodesLine } from '../wire/errors.js';
 import { readKnownNames } from '../bus/presence/index.js';
-import { type Ctx, type CtxOptions, createContext } from './context.js';
+import { type CtxOptions, createContext } from './context.js';
 import { formatBlock, formatTable } from './format.js';
 import { nameLookup } from '../wire/display.js';
 import { neutralize, plural } from '../wire/render.js';

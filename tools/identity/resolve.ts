@@ -168,7 +168,7 @@ export function humanIdentity(r: IdentityReaders, reason: string): Identity {
 }
 
 /** An agent that is not Claude Code: its own id (so its own ledger), kind agent. */
-function otherAgentIdentity(r: IdentityReaders, name: string, id: string, via: 'agent-cli' | 'declared', reason: string): Identity {
+function otherAgentIdentity(r: IdentityReaders, id: string, via: 'agent-cli' | 'declared', reason: string): Identity {
   return { resolved: false, reason, kind: 'agent', id, from: `agent:${id}`, origin: normalizeOrigin(r.cwd), user: humanUser(r), via };
 }
 
@@ -180,7 +180,7 @@ export function resolveIdentity(r: IdentityReaders): Identity {
     if (AGENT_NAME.test(declared)) {
       const instance = r.env.ATTEND_AGENT_ID?.trim() ? sanitizeMemberId(r.env.ATTEND_AGENT_ID.trim()) : '';
       const id = instance ? `${declared}-${instance}` : `${declared}@${humanUser(r)}`;
-      return otherAgentIdentity(r, declared, id, 'declared', `ATTEND_AGENT=${declared} declares an agent harness`);
+      return otherAgentIdentity(r, id, 'declared', `ATTEND_AGENT=${declared} declares an agent harness`);
     }
     notes.push('ATTEND_AGENT is not a name ([a-z0-9-], 1-32 characters); ignored');
   }
@@ -210,7 +210,7 @@ export function resolveIdentity(r: IdentityReaders): Identity {
     if (agent) {
       // One id per running instance: the pid and its start time, so a recycled pid is another agent.
       const id = `${agent}-${pid.toString(36)}${info.start ? `.${Number(info.start).toString(36)}` : ''}`;
-      return otherAgentIdentity(r, agent, id, 'agent-cli', `ancestor pid ${pid} (${hop} up) is the ${agent} agent CLI`);
+      return otherAgentIdentity(r, id, 'agent-cli', `ancestor pid ${pid} (${hop} up) is the ${agent} agent CLI`);
     }
     if (pid === 1) break;
   }

@@ -9,7 +9,7 @@
 
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { join } from 'node:path';
-import { type Authenticator, connect, credsAuthenticator, headers, nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { type Authenticator, connect, credsAuthenticator, nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { signalsDir } from '../bus/store/index.js';
 import { type RemoteMember, remoteHostOf } from '../bus/presence/index.js';

@@ -201,7 +201,6 @@ export function joinMark(joined: number | undefined, now: number): string {
 
 export function planPending(
   ledger: Ledger,
-  cold: boolean,
   dirs: DirListing[],
   owed: OwedEntry[],
   who: Identity,

@@ -73,7 +73,7 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
       return deliver({ fresh: [], cold, hidden: 0, invited: [], ledger }).result;
     }
     const deferred = opts.verify === 'presented';
-    const plan = planPending(ledger, cold, dirs, owed, who, now, gatedReader(root, gate, opts.reporter, deferred));
+    const plan = planPending(ledger, dirs, owed, who, now, gatedReader(root, gate, opts.reporter, deferred));
     const unsettled = dirs.some((d) => d.unsettled === true);
     const { consume, result } = deliver({
       fresh: plan.fresh,
@@ -109,7 +109,7 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
   const dirs = readDirs(root, who, ledger, cold, now, opts.reporter, false);
   const gate = createGate(root, who);
   if (gate.broken() !== null) return { fresh: [], cold, hidden: 0, invited: [], ledger };
-  const plan = planPending(ledger, cold, dirs, readOwed(root, who.id), who, now, gatedReader(root, gate, opts.reporter));
+  const plan = planPending(ledger, dirs, readOwed(root, who.id), who, now, gatedReader(root, gate, opts.reporter));
   return { fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger };
 }
 

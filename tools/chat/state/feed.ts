@@ -3,7 +3,6 @@
 // hooks; everything here is data in, data out.
 
 import type { Message } from '../../bus/store/index.js';
-import type { Scope } from '../../wire/envelope.js';
 import { isDirectMail } from '../../wire/visibility.js';
 import { countLines, MAX_BODY_LINES } from './lines.js';
 import type { ChatMessage, FeedItem, Notice } from './items.js';
