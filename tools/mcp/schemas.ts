@@ -87,6 +87,5 @@ export const sendOut = z.object({
   notes: z.array(z.string()),
 });
 
-export const channelOut = z.object({ channel: z.string().describe('the bare channel name') });
 
 export const namedParty = z.object({ id: z.string(), name: z.string(), kind });

@@ -2,7 +2,7 @@
 // run, config, status, resync, hub-config. They return data; the CLI prints.
 
 import { hostname } from 'node:os';
-import { AttendError, EXIT, usageError } from '../wire/errors.js';
+import { usageError } from '../wire/errors.js';
 import type { RemoteMember } from '../bus/presence/index.js';
 import { type Peer, isDeaf } from '../bus/presence/index.js';
 import { ensureRoot } from '../bus/store/index.js';
@@ -154,4 +154,3 @@ export function parseSince(text: string, now: number): number {
 }
 
 export { configFile };
-export const relayExit = (msg: string) => new AttendError(msg, EXIT.environment);

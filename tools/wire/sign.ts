@@ -48,9 +48,7 @@ export interface SignedFields {
   envelope: Envelope;
 }
 
-/** The field order is part of the format; changing it is a new domain tag. */
-export const MESSAGE_FIELDS = ['id', 'dest', 'host', 'from', 'project', 'cwd', 'from_kind', 'from_id', 'on_behalf_of', 'to', 're', 'body'] as const;
-
+/** The field order (id, dest, host, from, project, cwd, from_kind, from_id, on_behalf_of, to, re, body) is part of the format; changing it is a new domain tag. */
 export function messageSigningBytes(f: SignedFields): Uint8Array {
   const e = f.envelope;
   return lengthPrefixed(MESSAGE_DOMAIN, [f.id, f.dest, f.host, e.from, e.project, e.cwd, e.fromKind ?? '', e.fromId ?? '', e.onBehalfOf ?? '', e.to ?? '', e.re ?? '', e.body]);

@@ -16,7 +16,7 @@
 // also carries the public half, so the key id needs no derivation (issue 14, Performance).
 
 import type { KeyObject } from 'node:crypto';
-import { appendFileSync, closeSync, fstatSync, lstatSync, openSync, rmSync, constants as fsc } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, openSync, rmSync, constants as fsc } from 'node:fs';
 import { join, relative, isAbsolute } from 'node:path';
 import { decodeKeyId, encodeKeyId } from '../../wire/sign.js';
 import { readTextIfAny, writeFileAtomic, readAll } from '../store/atomic.js';
@@ -164,10 +164,6 @@ function jwkText(key: KeyObject): string {
  * Read a private key file, refusing one that group or others can read or that is not a
  * plain file we own. Null when there is none.
  */
-export function readPrivateKey(path: string, uid: number | undefined = process.getuid?.()): KeyObject | null {
-  return readPrivateKeyFile(path, uid)?.key ?? null;
-}
-
 function readPrivateKeyFile(path: string, uid: number | undefined = process.getuid?.()): KeyFile | null {
   let fd: number;
   try {
@@ -253,14 +249,6 @@ export function verifyBytes(keyId: string, bytes: Uint8Array, sigB64: string): b
   return crypto().verify(null, bytes, pub, sig);
 }
 
-/** Is the published key list for a node present at all (does this node sign)? */
-export function nodeHasKeys(root: string, node: string): boolean {
-  try {
-    return lstatSync(publicKeysPath(root, node)).isFile();
-  } catch {
-    return false;
-  }
-}
 
 export interface KeysReport {
   node: string;
