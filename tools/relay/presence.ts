@@ -7,6 +7,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type RemoteMember, type RemoteRoster, readRemoteRoster, writeRemoteRoster } from '../bus/presence/index.js';
+import { isMissingOnHub } from './nats-errors.js';
 
 export const PRESENCE_BUCKET = 'attend-presence';
 
@@ -42,7 +43,7 @@ export class Presence {
         await this.kv?.put(this.host, JSON.stringify({ host: this.host, at: this.now(), members: this.local() }));
       } catch (err) {
         // The hub is away: the next beat. A hub that lost its store has no bucket: make it again.
-        if (/no responders|503|not found/i.test(String((err as Error).message))) {
+        if (isMissingOnHub(err)) {
           try {
             this.kv = await new Kvm(this.nc).create(PRESENCE_BUCKET, { ttl: this.ttlS * 1000, history: 1 });
           } catch {

@@ -23,6 +23,7 @@ import { Importer } from './importer.js';
 import { SharedState } from './state.js';
 import { Publisher, pubHeaders } from './publish.js';
 import { localizeId } from '../wire/hosts.js';
+import { isConsumerNotFound, isMissingOnHub, isStreamNotFound, isStreamOrConsumerNotFound, isTooLarge } from './nats-errors.js';
 
 export const MAX_MSG_BYTES = 128 * 1024;
 const DAY_MS = 24 * 3600_000;
@@ -69,7 +70,7 @@ export async function ensureStream(jsm: JetStreamManager): Promise<void> {
     await jsm.streams.info(STREAM_NAME);
     return;
   } catch (err) {
-    if (!/not found/i.test(String((err as Error).message))) throw err;
+    if (!isStreamNotFound(err)) throw err;
   }
   await jsm.streams.add({
     name: STREAM_NAME,
@@ -91,7 +92,7 @@ async function ensureConsumers(jsm: JetStreamManager, host: string): Promise<voi
       await jsm.consumers.info(STREAM_NAME, name);
       continue;
     } catch (err) {
-      if (!/not found/i.test(String((err as Error).message))) throw err;
+      if (!isConsumerNotFound(err)) throw err;
     }
     await jsm.consumers.add(STREAM_NAME, {
       durable_name: name,
@@ -307,7 +308,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
         } catch (err) {
           if (stopping) break;
           status.lastError = `consume ${suffix}: ${(err as Error).message}`;
-          if (/not found/i.test(String((err as Error).message))) repair();
+          if (isStreamOrConsumerNotFound(err)) repair();
           await delay(500);
         }
       }
@@ -380,8 +381,8 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
       for (let i = 0; i < pending.length && !stopping; i += BATCH) {
         const chunk = pending.slice(i, i + BATCH);
         const t0 = Date.now();
-        await publishChunk(pub, chunk, host, outbox, status, root, deps, state);
-        if (status.lastError && /no responders|503|stream not found/i.test(status.lastError)) repair();
+        const { missing } = await publishChunk(pub, chunk, host, outbox, status, root, deps, state);
+        if (missing) repair();
         if (trace) deps.log(`trace: published ${chunk.length} in ${Date.now() - t0}ms${status.lastError ? ` (last error: ${status.lastError})` : ''}`);
         saveStatus();
       }
@@ -426,7 +427,8 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 }
 
 
-async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outbox: Outbox, status: RelayStatus, root: string, deps: RelayDeps, state: SharedState): Promise<void> {
+/** `missing`: a publish found no stream on the hub (it lost its store), so it wants repair. */
+async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outbox: Outbox, status: RelayStatus, root: string, deps: RelayDeps, state: SharedState): Promise<{ missing: boolean }> {
   // Every signer's key is on the hub before its messages are: a receiver that meets a key it
   // does not know asks the hub for it (tools/relay/state.ts).
   try {
@@ -436,7 +438,7 @@ async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outb
     for (const p of new Map(chunk.map((p) => [`${p.dir}/${p.id}`, p])).values()) outbox.retry(p);
     status.lastError = `publish keys: ${(err as Error).message}`;
     await delay(250);
-    return;
+    return { missing: false };
   }
   const byMsg = new Map<string, { p: Pending; left: number; failed: boolean }>();
   for (const p of chunk) {
@@ -450,6 +452,7 @@ async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outb
     2_000,
   );
   let failure: string | undefined;
+  let missing = false;
   results.forEach((r, i) => {
     const p = chunk[i]!;
     const e = byMsg.get(`${p.dir}/${p.id}`)!;
@@ -459,7 +462,7 @@ async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outb
       return;
     }
     const msg = String((r.reason as Error)?.message ?? r.reason);
-    if (/maximum (payload|message)|message size|exceeds/i.test(msg)) {
+    if (isTooLarge(r.reason)) {
       // The hub will never take it: keep a record and move on (the local file stays).
       park(root, { at: deps.now(), kind: 'outbound', reason: `the hub refused it: ${msg}`, subject: p.subject, id: p.id, origin: host });
       status.parked++;
@@ -468,6 +471,7 @@ async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outb
     }
     e.failed = true;
     failure = msg;
+    if (isMissingOnHub(r.reason)) missing = true;
   });
   for (const e of byMsg.values()) {
     if (e.failed || e.left > 0) outbox.retry(e.p);
@@ -477,6 +481,7 @@ async function publishChunk(pub: Publisher, chunk: Pending[], host: string, outb
     status.lastError = `publish: ${failure}`;
     await delay(250);
   } else status.lastContact = deps.now();
+  return { missing };
 }
 
 async function retry<T>(fn: () => Promise<T>, stop: () => boolean): Promise<T | null> {

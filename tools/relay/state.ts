@@ -19,11 +19,9 @@ import { scopeDir, stateDir } from '../bus/store/index.js';
 import { readRemoteKeys, recordRemoteKeys } from '../bus/trust/index.js';
 import { parseChannelName } from '../wire/names.js';
 import { applySnapshot, parseHostChannels, snapshotOf } from './channel-sync.js';
+import { isMissingOnHub } from './nats-errors.js';
 
 export const STATE_BUCKET = 'attend-state';
-
-/** What a put says when the hub has no such bucket (its store was lost): make it again. */
-export const MISSING = /no responders|503|not found/i;
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 const unb64 = (s: string) => Buffer.from(s, 'base64url').toString('utf8');
@@ -122,7 +120,7 @@ export class SharedState {
         } catch (err) {
           // The hub is away: the next change or beat tries again. A hub that lost its store
           // has no bucket: make it again, and put everything again.
-          if (MISSING.test(String((err as Error).message))) await this.recreate();
+          if (isMissingOnHub(err)) await this.recreate();
         }
       } while (this.again && !this.stopped);
     })().finally(() => {
