@@ -39,6 +39,8 @@ export interface RelayDeps {
   localMembers(): RemoteMember[];
   /** Seconds a host's roster stays without a refresh (KV bucket TTL). */
   presenceTtlS?: number;
+  /** Log each published chunk, imported batch and event-loop stall (ATTEND_RELAY_TRACE=1, read by the CLI). */
+  trace?: boolean;
 }
 
 export async function connectHub(s: RelayDeps['settings'], name: string): Promise<NatsConnection> {
@@ -245,7 +247,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   saveStatus(true);
 
   // Inbound: one consume loop per consumer.
-  const trace = process.env.ATTEND_RELAY_TRACE === '1';
+  const trace = deps.trace === true;
   if (trace) {
     let last = Date.now();
     setInterval(() => {
