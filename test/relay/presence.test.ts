@@ -1,6 +1,7 @@
 // Presence between two relays over a real hub and two real buses: each puts its roster, the
 // other writes it to relay/remote.json; a relay that stops takes its roster away; a hub that
-// lost its store gets the bucket back from the next beat, and the rosters flow again.
+// lost its store gets the bucket back from the next beat, and the rosters flow again once the
+// watches start over after the reconnect.
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { Kvm } from '@nats-io/kv';
 import { type TempBus, makeTempBus, waitFor } from '../helpers/bus.js';
 import { waitForHub } from '../helpers/hub.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
-import { connectHub } from '../../tools/relay/hub.js';
+import { connectHub, watchConnection } from '../../tools/relay/hub.js';
 import { PRESENCE_BUCKET, Presence } from '../../tools/relay/presence.js';
 import type { RemoteMember, RemoteRoster } from '../../tools/bus/presence/index.js';
 
@@ -33,6 +34,8 @@ async function relayOf(host: string, members: RemoteMember[]) {
   const p = new Presence(nc, host, 2, bus.root, Date.now, () => members, () => {});
   running.push(p);
   void p.start(() => false);
+  // As run.ts wires it: the watch starts over after a reconnect.
+  watchConnection(nc, { disconnect() {}, reconnect: () => p.restart(), after() {} });
   const roster = (): RemoteRoster | null => {
     try {
       return JSON.parse(readFileSync(join(bus.root, 'relay', 'remote.json'), 'utf8')) as RemoteRoster;
@@ -62,7 +65,7 @@ describe('Presence', () => {
     await waitFor(() => bravo.roster()?.hosts.alpha === undefined, { what: 'alpha gone from bravo' });
   });
 
-  it('a hub that lost its store: the next put finds no responders and makes the bucket again', async () => {
+  it('a hub that lost its store: the next put makes the bucket again, and the watches started over hear the rosters again', async () => {
     nats = await startNats();
     const alpha = await relayOf('alpha', [ann]);
     const bravo = await relayOf('bravo', []);
@@ -75,6 +78,10 @@ describe('Presence', () => {
     conns.push(probe);
     const kv = await waitForHub(() => new Kvm(probe).open(PRESENCE_BUCKET).then(async (b) => (await b.status(), b)), { timeoutMs: 15_000, what: 'the bucket made again' });
     await waitForHub(async () => (await kv.get('alpha'))?.operation === 'PUT', { timeoutMs: 15_000, what: "alpha's roster on the new bucket" });
-    void bravo;
+    // bravo hears alpha again (a watch left on the lost bucket never would), and hears it go.
+    const restarted = Date.now();
+    await waitFor(() => (bravo.roster()?.hosts.alpha?.seen ?? 0) > restarted, { timeoutMs: 15_000, what: 'alpha heard again at bravo' });
+    await alpha.stop();
+    await waitFor(() => bravo.roster()?.hosts.alpha === undefined, { timeoutMs: 15_000, what: 'alpha gone from bravo' });
   });
 });

@@ -1,6 +1,7 @@
 // The shared state bucket between two relays over a real hub and two real buses: a channel
 // made on one machine appears on the other with its members' host; a hub that lost its store
-// gets the bucket back from the next put, with this machine's entries.
+// gets the bucket back from the next put, with this machine's entries, and the other machine
+// hears them once its watch starts over after the reconnect.
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import { Kvm } from '@nats-io/kv';
 import { type TempBus, makeTempBus, waitFor } from '../helpers/bus.js';
 import { waitForHub } from '../helpers/hub.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
-import { connectHub } from '../../tools/relay/hub.js';
+import { connectHub, watchConnection } from '../../tools/relay/hub.js';
 import { STATE_BUCKET, SharedState } from '../../tools/relay/state.js';
 import { type ChannelStore, newChannel, updateChannels } from '../../tools/bus/channels/index.js';
 
@@ -49,6 +50,8 @@ async function machine(host: string, made: string[] = []) {
   const state = new SharedState(nc, host, bus.root, () => new Map(), () => {});
   running.push(state);
   await state.start(() => false);
+  // As run.ts wires it: the watch starts over after a reconnect.
+  watchConnection(nc, { disconnect() {}, reconnect: () => state.restart(), after() {} });
   const channels = (): ChannelStore | null => {
     try {
       return JSON.parse(readFileSync(join(bus.root, 'state', 'channels.json'), 'utf8')) as ChannelStore;
@@ -71,9 +74,10 @@ describe('SharedState', () => {
     expect(bravo.channels()?.channels.ops?.createdBy).toBe('alpha:ann');
   });
 
-  it('a hub that lost its store: a put finds no responders and makes the bucket again, with this machine\'s entries', async () => {
+  it("a hub that lost its store: a put makes the bucket again with this machine's entries, and the other machine hears them", async () => {
     nats = await startNats();
     const alpha = await machine('alpha', ['ops']);
+    const bravo = await machine('bravo');
     const probe = await connectTo('probe');
     const entry = async (kvName: string) => {
       const kv = await new Kvm(probe).open(STATE_BUCKET);
@@ -100,5 +104,7 @@ describe('SharedState', () => {
       },
       { timeoutMs: 15_000, what: "alpha's channels on the new bucket" },
     );
+    // bravo's watch, started over after its reconnect, hears the new channel.
+    await waitFor(() => bravo.channels()?.channels.dev?.members['alpha:ann'], { timeoutMs: 15_000, what: '#dev at bravo' });
   });
 });

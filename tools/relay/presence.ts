@@ -15,6 +15,7 @@ export class Presence {
   private kv: KV | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private watching: { stop(): void } | null = null;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -59,6 +60,7 @@ export class Presence {
     while (!this.stopped) {
       try {
         const w = await this.kv.watch();
+        this.watching = w;
         for await (const e of w) {
           if (this.stopped) break;
           if (e.key === this.host) continue;
@@ -79,12 +81,23 @@ export class Presence {
           if (JSON.stringify(roster.hosts[e.key]?.members ?? null) !== before) this.write(roster);
           else this.writeSoon(roster);
         }
+        this.watching = null;
         // A watch that ends at once (the hub is away) must not spin.
         await new Promise((r) => setTimeout(r, 500));
       } catch {
         await new Promise((r) => setTimeout(r, 1_000));
       }
     }
+  }
+
+  /**
+   * After a reconnect. A watch whose bucket went with the hub's store never hears again (its
+   * consumer is gone and is not made again), so it is started over; the new one fails until
+   * the next beat (this relay's or another's) has made the bucket again, then gets every
+   * roster afresh.
+   */
+  restart(): void {
+    this.watching?.stop();
   }
 
   private lastWrite = 0;

@@ -76,7 +76,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   board.save(true);
   // Set once each exists: a reconnect before then has nothing to repair or restart.
   let hub: HubRepair | null = null;
-  let inbound: InboundLoops | null = null;
+  const restarts: { restart(): void }[] = [];
   watchConnection(nc, {
     disconnect: () => {
       status.connected = false;
@@ -85,7 +85,8 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     reconnect: () => {
       // A hub that lost its store (disk loss, a new server) has no stream and no consumers.
       hub?.repair();
-      inbound?.restart();
+      // The consume loops' pull requests and the buckets' watches died with the old server.
+      for (const r of restarts) r.restart();
       status.connected = true;
       status.lastContact = now();
       log(`attend relay: reconnected to ${nc.getServer()}`);
@@ -108,11 +109,12 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   const state = new SharedState(nc, host, root, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log);
   const stateReady = state.start(isStopping);
   const importer = new Importer({ root, self: host, imported, now, state, trace, ...importOutcomes({ status, senders, host, now, log }) });
-  inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped });
+  const inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped });
   const loops = inbound.start();
 
   const presence = new Presence(nc, host, deps.presenceTtlS ?? 30, root, now, deps.localMembers, log);
   void presence.start(isStopping);
+  restarts.push(inbound, presence, state);
 
   const backlog = new InboundBacklog(jsm, host, status, now);
   await outbound.run({ pub, keys: state, board, repair: () => repair.repair(), idle: () => backlog.refresh(), trace, stopping: isStopping });

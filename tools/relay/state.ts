@@ -58,6 +58,7 @@ export class SharedState {
   private channelsCache: { stamp: string; store: ChannelStore } | null = null;
   private pushing: Promise<void> | null = null;
   private again = false;
+  private watching: { stop(): void } | null = null;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -103,6 +104,15 @@ export class SharedState {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     for (const w of this.watchers) w.close();
+  }
+
+  /**
+   * After a reconnect: a watch whose bucket went with the hub's store never hears again, so
+   * it is started over (as Presence.restart); the new one gets every entry afresh, which
+   * applying absorbs (channels change nothing unless they differ, keys are recorded once).
+   */
+  restart(): void {
+    this.watching?.stop();
   }
 
   /** Put whatever of this machine's changed; one at a time, coalescing requests. */
@@ -251,6 +261,7 @@ export class SharedState {
     while (!this.stopped && this.kv) {
       try {
         const w = await this.kv.watch();
+        this.watching = w;
         for await (const e of w) {
           if (this.stopped) break;
           if (e.operation !== 'PUT') continue;
@@ -267,6 +278,7 @@ export class SharedState {
             this.log(`attend relay: applying ${e.key}: ${(err as Error).message}`);
           }
         }
+        this.watching = null;
         await delay(500);
       } catch {
         await delay(1_000);
