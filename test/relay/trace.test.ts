@@ -12,9 +12,9 @@ describe('watchStalls', () => {
     while (Date.now() < until) {
       // block the event loop
     }
-    await waitFor(() => lines.length > 0, { what: 'the stall line' });
-    expect(lines[0]).toMatch(/^trace: event loop stalled \d+ms$/);
-    expect(Number(/(\d+)ms/.exec(lines[0]!)?.[1])).toBeGreaterThanOrEqual(200);
+    // (A busy machine may add a stall of its own: the one made here is at least 200 ms.)
+    await waitFor(() => lines.some((l) => Number(/(\d+)ms$/.exec(l)?.[1]) >= 200), { what: 'the stall line' });
+    for (const l of lines) expect(l).toMatch(/^trace: event loop stalled \d+ms$/);
     stop();
     const n = lines.length;
     const again = Date.now() + 250;

@@ -150,9 +150,14 @@ export class CursorSaver {
       });
   }
 
+  /** Resolves when no write is under way (a save meanwhile does nothing). */
+  async idle(): Promise<void> {
+    await this.writing;
+  }
+
   /** The last write, after any still under way. */
   async close(): Promise<void> {
-    await this.writing;
+    await this.idle();
     writeCursor(this.root, this.outbox.cursor);
   }
 }
