@@ -52,6 +52,8 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
         log: (line) => io.err(line),
         live: () => listLive({ root: ctx.paths.root, sessionsDir: ctx.paths.sessionsDir, now: ctx.now(), procInfo: ctx.procInfo }),
         presenceTtlS: Number(opts.presenceTtl),
+        // The composition root reads the environment (ctx.env); the relay takes it as an option.
+        trace: ctx.env.ATTEND_RELAY_TRACE === '1',
       });
       // Stopped cleanly (cursor and status written, connection drained): a watcher the
       // client library may still hold must not keep a stopped relay alive.

@@ -82,7 +82,7 @@ export class Importer {
         plan = planImport(ctx, inc);
         if (plan.kind === 'need-key') {
           // Signed by a key this bus has not recorded yet: the origin put it on the hub
-          // before it published the message (tools/relay/run.ts publishChunk).
+          // before it published the message (tools/relay/outbound-loop.ts publishChunk).
           await d.state.fetchKeys(plan.origin, plan.node);
           plan = planImport({ ...ctx, fetched: true }, inc);
         }

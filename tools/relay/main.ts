@@ -41,6 +41,7 @@ export async function relayRun(opts: {
   log(line: string): void;
   live(): Peer[];
   presenceTtlS?: number;
+  trace?: boolean;
 }): Promise<void> {
   const settings = checkSettings(settingsFrom(opts.root, opts.flags));
   const { runRelay } = await import('./run.js');
@@ -58,6 +59,7 @@ export async function relayRun(opts: {
       stopped,
       localMembers: () => opts.live().map((p) => toRemoteMember(p, settings.host)),
       ...(opts.presenceTtlS !== undefined ? { presenceTtlS: opts.presenceTtlS } : {}),
+      ...(opts.trace !== undefined ? { trace: opts.trace } : {}),
     });
   } finally {
     process.off('SIGTERM', onSignal);

@@ -7,6 +7,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type RemoteMember, type RemoteRoster, readRemoteRoster, writeRemoteRoster } from '../bus/presence/index.js';
+import { isMissingOnHub } from './nats-errors.js';
 
 export const PRESENCE_BUCKET = 'attend-presence';
 
@@ -14,6 +15,7 @@ export class Presence {
   private kv: KV | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private watching: { stop(): void } | null = null;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -42,7 +44,7 @@ export class Presence {
         await this.kv?.put(this.host, JSON.stringify({ host: this.host, at: this.now(), members: this.local() }));
       } catch (err) {
         // The hub is away: the next beat. A hub that lost its store has no bucket: make it again.
-        if (/no responders|503|not found/i.test(String((err as Error).message))) {
+        if (isMissingOnHub(err)) {
           try {
             this.kv = await new Kvm(this.nc).create(PRESENCE_BUCKET, { ttl: this.ttlS * 1000, history: 1 });
           } catch {
@@ -58,6 +60,7 @@ export class Presence {
     while (!this.stopped) {
       try {
         const w = await this.kv.watch();
+        this.watching = w;
         for await (const e of w) {
           if (this.stopped) break;
           if (e.key === this.host) continue;
@@ -78,12 +81,23 @@ export class Presence {
           if (JSON.stringify(roster.hosts[e.key]?.members ?? null) !== before) this.write(roster);
           else this.writeSoon(roster);
         }
+        this.watching = null;
         // A watch that ends at once (the hub is away) must not spin.
         await new Promise((r) => setTimeout(r, 500));
       } catch {
         await new Promise((r) => setTimeout(r, 1_000));
       }
     }
+  }
+
+  /**
+   * After a reconnect. A watch whose bucket went with the hub's store never hears again (its
+   * consumer is gone and is not made again), so it is started over; the new one fails until
+   * the next beat (this relay's or another's) has made the bucket again, then gets every
+   * roster afresh.
+   */
+  restart(): void {
+    this.watching?.stop();
   }
 
   private lastWrite = 0;

@@ -5,9 +5,11 @@
 // messages a second cost more than the messages. The stream's acknowledgement is just a
 // reply, so this publishes each message with a reply subject under one subscription of our
 // own and gives the whole chunk one timer. Deduplication (`Nats-Msg-Id`) and the server's
-// answers are the same as with `js.publish`.
+// answers are the same as with `js.publish`, and so are the errors a refusal settles with
+// (tools/relay/nats-errors.ts tells them apart).
 
-import { type MsgHdrs, type NatsConnection, type Subscription, headers, nuid } from '@nats-io/transport-node';
+import { type MsgHdrs, type NatsConnection, type Subscription, errors, headers, nuid } from '@nats-io/transport-node';
+import { type ApiError, JetStreamApiError } from '@nats-io/jetstream';
 import type { Pending } from './outbound.js';
 
 export interface PubAck {
@@ -33,6 +35,7 @@ export function pubHeaders(p: Pending, host: string): MsgHdrs {
 }
 
 interface Waiter {
+  subject: string;
   resolve(v: PubAck): void;
   reject(e: Error): void;
 }
@@ -54,11 +57,16 @@ export class Publisher {
         const w = this.waiting.get(m.subject);
         if (!w) return;
         this.waiting.delete(m.subject);
-        // A status reply: 503 when no stream captures the subject (the hub lost it).
-        if (m.headers?.hasError) return w.reject(new Error(`${m.headers.code} ${m.headers.description || 'no responders'}`));
+        // A status reply: 503 when no stream captures the subject (the hub lost it), which the
+        // client's own request reports as a NoRespondersError.
+        if (m.headers?.hasError) {
+          if (m.headers.code === 503) return w.reject(new errors.NoRespondersError(w.subject));
+          return w.reject(new Error(`${m.headers.code} ${m.headers.description}`));
+        }
         try {
-          const v = JSON.parse(new TextDecoder().decode(m.data)) as { error?: { code?: number; description?: string }; duplicate?: boolean };
-          if (v.error) w.reject(new Error(`${v.error.code ?? ''} ${v.error.description ?? 'refused'}`.trim()));
+          const v = JSON.parse(new TextDecoder().decode(m.data)) as { error?: ApiError; duplicate?: boolean };
+          // The stream's refusal, with its code, as `js.publish` throws it.
+          if (v.error) w.reject(new JetStreamApiError(v.error));
           else w.resolve({ duplicate: v.duplicate === true });
         } catch {
           w.reject(new Error('the hub answered with something that is not a publish acknowledgement'));
@@ -74,7 +82,7 @@ export class Publisher {
       const reply = `${this.prefix}.${(++this.seq).toString(36)}`;
       keys.push(reply);
       return new Promise<PubAck>((resolve, reject) => {
-        this.waiting.set(reply, { resolve, reject });
+        this.waiting.set(reply, { subject: it.subject, resolve, reject });
         try {
           this.nc.publish(it.subject, it.data, { reply, headers: it.headers });
         } catch (err) {

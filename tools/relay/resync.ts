@@ -5,7 +5,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { RelaySettings } from './config.js';
 import { Outbox } from './outbound.js';
-import { connectHub, ensureStream } from './run.js';
+import { connectHub, ensureStream } from './hub.js';
 import { ImportedSet } from './store.js';
 import { Publisher, pubHeaders } from './publish.js';
 import { openStateBucket, putKeyLists } from './state.js';

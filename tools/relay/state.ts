@@ -19,11 +19,9 @@ import { scopeDir, stateDir } from '../bus/store/index.js';
 import { readRemoteKeys, recordRemoteKeys } from '../bus/trust/index.js';
 import { parseChannelName } from '../wire/names.js';
 import { applySnapshot, parseHostChannels, snapshotOf } from './channel-sync.js';
+import { isMissingOnHub } from './nats-errors.js';
 
 export const STATE_BUCKET = 'attend-state';
-
-/** What a put says when the hub has no such bucket (its store was lost): make it again. */
-export const MISSING = /no responders|503|not found/i;
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 const unb64 = (s: string) => Buffer.from(s, 'base64url').toString('utf8');
@@ -60,6 +58,7 @@ export class SharedState {
   private channelsCache: { stamp: string; store: ChannelStore } | null = null;
   private pushing: Promise<void> | null = null;
   private again = false;
+  private watching: { stop(): void } | null = null;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -107,6 +106,15 @@ export class SharedState {
     for (const w of this.watchers) w.close();
   }
 
+  /**
+   * After a reconnect: a watch whose bucket went with the hub's store never hears again, so
+   * it is started over (as Presence.restart); the new one gets every entry afresh, which
+   * applying absorbs (channels change nothing unless they differ, keys are recorded once).
+   */
+  restart(): void {
+    this.watching?.stop();
+  }
+
   /** Put whatever of this machine's changed; one at a time, coalescing requests. */
   push(): Promise<void> {
     if (this.pushing) {
@@ -122,7 +130,7 @@ export class SharedState {
         } catch (err) {
           // The hub is away: the next change or beat tries again. A hub that lost its store
           // has no bucket: make it again, and put everything again.
-          if (MISSING.test(String((err as Error).message))) await this.recreate();
+          if (isMissingOnHub(err)) await this.recreate();
         }
       } while (this.again && !this.stopped);
     })().finally(() => {
@@ -253,6 +261,7 @@ export class SharedState {
     while (!this.stopped && this.kv) {
       try {
         const w = await this.kv.watch();
+        this.watching = w;
         for await (const e of w) {
           if (this.stopped) break;
           if (e.operation !== 'PUT') continue;
@@ -269,6 +278,7 @@ export class SharedState {
             this.log(`attend relay: applying ${e.key}: ${(err as Error).message}`);
           }
         }
+        this.watching = null;
         await delay(500);
       } catch {
         await delay(1_000);

@@ -1,0 +1,54 @@
+// relay/status.json: when it is due (pure), and the board that writes it over a real bus.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type TempBus, useTempBus } from '../helpers/bus.js';
+import { StatusBoard, statusDue } from '../../tools/relay/status-board.js';
+import type { RelayStatus } from '../../tools/relay/store.js';
+
+let bus: TempBus;
+useTempBus((b) => (bus = b));
+
+describe('statusDue', () => {
+  const last = { at: 10_000, shape: 'a' };
+  it.each([
+    { now: 10_100, force: true, shape: 'a', due: true, why: 'forced, however soon' },
+    { now: 10_499, force: false, shape: 'b', due: false, why: 'a change within 500 ms waits' },
+    { now: 10_500, force: false, shape: 'b', due: true, why: 'a change after 500 ms' },
+    { now: 12_999, force: false, shape: 'a', due: false, why: 'no change, under 3 s' },
+    { now: 13_000, force: false, shape: 'a', due: true, why: 'no change, but 3 s passed (readers judge liveness by it)' },
+  ])('$why', ({ now, force, shape, due }) => {
+    expect(statusDue(now, force, shape, last)).toBe(due);
+  });
+});
+
+describe('StatusBoard', () => {
+  const read = () => JSON.parse(readFileSync(join(bus.root, 'relay', 'status.json'), 'utf8')) as RelayStatus;
+
+  it('writes the status with the outbound backlog, at most twice a second unless forced', () => {
+    let t = 1_000_000;
+    let backlog = 3;
+    const board = new StatusBoard(bus.root, () => t, { pid: 42, host: 'alpha', hub: 'nats://x', parked: 1 }, () => backlog);
+    board.save();
+    expect(read()).toMatchObject({ pid: 42, host: 'alpha', hub: 'nats://x', parked: 1, connected: false, outboundBacklog: 3, startedAt: 1_000_000, updatedAt: 1_000_000 });
+    t += 100;
+    backlog = 7;
+    board.status.published = 5;
+    board.save();
+    expect(read().published).toBe(0);
+    t += 400;
+    board.save();
+    expect(read()).toMatchObject({ published: 5, outboundBacklog: 7, updatedAt: 1_000_500 });
+    // Unchanged: rewritten only after 3 s (its updatedAt is what says the relay is alive).
+    t += 2_000;
+    board.save();
+    expect(read().updatedAt).toBe(1_000_500);
+    t += 1_000;
+    board.save();
+    expect(read().updatedAt).toBe(1_003_500);
+    t += 1;
+    board.status.connected = true;
+    board.save(true);
+    expect(read()).toMatchObject({ connected: true, updatedAt: 1_003_501 });
+  });
+});

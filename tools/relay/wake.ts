@@ -1,0 +1,61 @@
+// What wakes the outbound loop: a change in a watched directory under signals/, the relay
+// stopping, the connection coming back, or a timeout (the slow poll that covers missed
+// events). A wake while the loop is busy is remembered, so its next wait returns at once.
+
+import { type FSWatcher, watch } from 'node:fs';
+
+export class Wake {
+  private resolve: (() => void) | null = null;
+  private dirty = false;
+  private readonly watchers = new Map<string, FSWatcher>();
+
+  /** Something changed: the loop looks again now (or as soon as it waits). */
+  readonly wake = (): void => {
+    this.dirty = true;
+    const r = this.resolve;
+    this.resolve = null;
+    r?.();
+  };
+
+  /** A round starts: what woke the loop so far is what it is about to look at. */
+  clear(): void {
+    this.dirty = false;
+  }
+
+  /** Woken since the round started. */
+  get pending(): boolean {
+    return this.dirty;
+  }
+
+  /** Until a wake, or `ms` (which counts as one). */
+  wait(ms: number): Promise<void> {
+    return new Promise<void>((r) => {
+      this.resolve = r;
+      setTimeout(() => this.wake(), ms).unref();
+    });
+  }
+
+  /** Watch one directory (once; a directory that is not there yet is tried on the next call). */
+  watch(dir: string): void {
+    if (this.watchers.has(dir)) return;
+    try {
+      // Temporaries and the index hint are dot-files; a new message is `<id>.signal` and a
+      // new directory its own name. Only those are worth a scan.
+      const w = watch(dir, { persistent: false }, (_event, name) => {
+        if (name === null || !String(name).startsWith('.')) this.wake();
+      });
+      w.on('error', () => {
+        this.watchers.delete(dir);
+        w.close();
+      });
+      this.watchers.set(dir, w);
+    } catch {
+      // not there yet
+    }
+  }
+
+  close(): void {
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
+  }
+}
