@@ -19,7 +19,7 @@ import { registerIntegration } from './register-integration.js';
 import { registerTrust } from './register-trust.js';
 import { registerRelay } from './register-relay.js';
 
-export interface CliResult {
+interface CliResult {
   exitCode: number;
 }
 

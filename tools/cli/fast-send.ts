@@ -12,7 +12,7 @@ import { writeSync } from 'node:fs';
 import { createContext, type CtxOptions, type Output } from './context.js';
 import { createIo, messageFrom, printSent, reportError } from './io.js';
 
-export interface FastArgs {
+interface FastArgs {
   verb: 'send' | 'reply';
   words: string[];
   to: string[];

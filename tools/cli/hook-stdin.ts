@@ -2,9 +2,9 @@
 // the session it serves, nor a harness that keeps stdin open.
 
 /** The Stop hook's payload is a small JSON object; past this it is not one. */
-export const HOOK_STDIN_MAX = 1024 * 1024;
+const HOOK_STDIN_MAX = 1024 * 1024;
 /** How long the drain waits for a payload that has not ended (a harness that keeps stdin open). */
-export const HOOK_STDIN_WAIT_MS = 1_500;
+const HOOK_STDIN_WAIT_MS = 1_500;
 
 /**
  * Read the hook payload, bounded (issue #9 §5): it ends at EOF, as soon as what arrived

@@ -44,7 +44,7 @@ export function reportError(err: unknown, io: Io): number {
  * Anything that is not an AttendError is a bug in attend, not a broken bus: its own exit
  * code and a pointer to report it (issue #9 §5). Still one line.
  */
-export function reportInternal(err: unknown, io: Pick<Io, 'err'>): number {
+function reportInternal(err: unknown, io: Pick<Io, 'err'>): number {
   const e = err as Error | undefined;
   const where = e?.stack?.split('\n')[1]?.trim() ?? '';
   io.err(`attend: internal error: ${oneLine(e?.message ?? String(err))}${where ? ` (${oneLine(where)})` : ''}; ${REPORT_URL_HINT}`);
@@ -68,7 +68,7 @@ export async function messageFrom(ctx: Ctx, words: string[]): Promise<string> {
   return words.join(' ');
 }
 
-export interface SentLike {
+interface SentLike {
   id: string;
   notes: string[];
 }

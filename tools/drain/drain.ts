@@ -14,11 +14,11 @@ import { shouldTeach, wakeNotes } from '../wire/wake.js';
 /** Blocks in a row before the drain lets the session stop (a re-entry ceiling, so a session can always stop). */
 export const DRAIN_ROUND_CEILING = 5;
 /** Claude Code caps hook output at 10,000 characters (docs/integration.md). */
-export const HOOK_OUTPUT_MAX = 10_000;
+const HOOK_OUTPUT_MAX = 10_000;
 
 export type DrainFormat = 'hook' | 'plain';
 
-export interface StopPayload {
+interface StopPayload {
   sessionId?: string;
   stopHookActive: boolean;
 }
@@ -71,13 +71,13 @@ export interface DrainOutcome {
  * the session record names an older version the drain falls back to `decision: block`, which
  * every version understands (issue #11 §8).
  */
-export function formatHookOutput(text: string, claudeVersion?: string): string {
+function formatHookOutput(text: string, claudeVersion?: string): string {
   if (claudeVersion !== undefined && olderThan(claudeVersion, STOP_CONTEXT_SINCE)) return JSON.stringify({ decision: 'block', reason: text });
   return JSON.stringify({ hookSpecificOutput: { hookEventName: 'Stop', additionalContext: text } });
 }
 
 /** The first Claude Code version that takes `additionalContext` from a Stop hook. */
-export const STOP_CONTEXT_SINCE = '2.1.163';
+const STOP_CONTEXT_SINCE = '2.1.163';
 
 /** `a < b` for dotted numeric versions; anything unreadable counts as new (the default shape). */
 export function olderThan(a: string, b: string): boolean {

@@ -61,7 +61,7 @@ export interface IdentityReaders {
  * harness not listed here declares itself with ATTEND_AGENT=<name> (and, for one ledger
  * per instance, ATTEND_AGENT_ID=<stable id>) in the environment it runs its tools with.
  */
-export const KNOWN_AGENTS: { name: string; match: RegExp }[] = [
+const KNOWN_AGENTS: { name: string; match: RegExp }[] = [
   { name: 'codex', match: /(^|\/)codex(\.js)?$|@openai\/codex\// },
   { name: 'gemini', match: /(^|\/)gemini(\.js)?$|@google\/gemini-cli\// },
   { name: 'aider', match: /(^|\/)aider$|(^|\/)aider\/__main__\.py$/ },
@@ -69,7 +69,7 @@ export const KNOWN_AGENTS: { name: string; match: RegExp }[] = [
 ];
 
 /** Which known agent CLI a command line is, looking past an interpreter (node, python, bun). */
-export function knownAgentOf(argv: string[]): string | null {
+function knownAgentOf(argv: string[]): string | null {
   const words = argv.slice(0, 3).filter((w) => !w.startsWith('-') || w === '-m');
   const candidates = [words[0] ?? ''];
   if (/(^|\/)(node|nodejs|bun|deno|python3?(\.\d+)?)$/.test(candidates[0]!)) {
@@ -149,7 +149,7 @@ function humanUser(r: IdentityReaders): string {
 /** The variables Claude Code gives every process it starts (its tools, hooks, monitors). */
 const SESSION_MARKERS = ['CLAUDE_CODE_SESSION_ID', 'CLAUDE_PID', 'CLAUDECODE'] as const;
 
-export function humanIdentity(r: IdentityReaders, reason: string): Identity {
+function humanIdentity(r: IdentityReaders, reason: string): Identity {
   const user = humanUser(r);
   const terminal = r.terminal();
   // `external:<user>[@<terminal>]` (docs/architecture.md, "The wire line"): without a terminal there is nothing to add.

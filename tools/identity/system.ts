@@ -105,7 +105,7 @@ export function readSessionRecordFile(sessionsDir: string, pid: number): Session
 }
 
 /** The session record that names `sessionId` (only read when resolution fell through). */
-export function findSessionRecordById(sessionsDir: string, sessionId: string): SessionRecord | null {
+function findSessionRecordById(sessionsDir: string, sessionId: string): SessionRecord | null {
   let names: string[];
   try {
     names = readdirSync(sessionsDir);
@@ -121,7 +121,7 @@ export function findSessionRecordById(sessionsDir: string, sessionId: string): S
 }
 
 /** The controlling terminal of this process, as `pts-3`, from its standard streams. */
-export function detectTerminal(): string | null {
+function detectTerminal(): string | null {
   for (const fd of [0, 1, 2]) {
     try {
       const target = readlinkSync(`/proc/self/fd/${fd}`);

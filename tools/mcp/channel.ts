@@ -27,7 +27,7 @@ export interface ChannelNotice {
   meta: Record<string, string>;
 }
 
-export interface ChannelDeps {
+interface ChannelDeps {
   makeCtx(): VerbCtx;
   /** Send one notification; must start the write before returning (see above). */
   emit(notice: ChannelNotice): void;

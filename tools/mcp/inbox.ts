@@ -7,8 +7,8 @@ import { runInbox } from '../verbs/inbox.js';
 import { PREVIEW_CHARS, messageIdArg, previewJson, previewOut } from './schemas.js';
 import { READ_ONLY, defineTool } from './tool.js';
 
-export const INBOX_PAGE = 10;
-export const INBOX_PAGE_MAX = 50;
+const INBOX_PAGE = 10;
+const INBOX_PAGE_MAX = 50;
 
 export const inboxTool = defineTool({
   name: 'inbox',

@@ -31,7 +31,7 @@ import { hintForMcp } from './hints.js';
 import type { McpTool } from './tool.js';
 import { whoamiTool } from './whoami.js';
 
-export interface McpDeps {
+interface McpDeps {
   /**
    * A fresh ctx per call: identity and the live roster are read once per ctx, and a server
    * outlives both (a /clear changes the session id; peers come and go).
@@ -44,7 +44,7 @@ export interface McpDeps {
   channel?: boolean;
 }
 
-export const CORE_TOOLS: McpTool[] = [
+const CORE_TOOLS: McpTool[] = [
   sendTool,
   replyTool,
   inboxTool,
@@ -62,7 +62,7 @@ export const CORE_TOOLS: McpTool[] = [
   dissolveTool,
 ] as unknown as McpTool[];
 
-export function toolError(message: string): CallToolResult {
+function toolError(message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };
 }
 

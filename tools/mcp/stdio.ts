@@ -21,7 +21,7 @@ export interface LatePort {
   onerror?: (error: Error) => void;
 }
 
-export interface StdioOptions {
+interface StdioOptions {
   input: NodeJS.ReadableStream;
   output: { write(text: string): unknown };
   identity: ServerIdentity;

@@ -16,7 +16,7 @@ import type { VerbCtx } from '../verbs/context.js';
  *   writes a new message every time; a join of a channel already joined changes nothing.
  * - openWorldHint: false; everything stays on this machine's bus.
  */
-export interface ToolHints {
+interface ToolHints {
   readOnlyHint: boolean;
   destructiveHint?: boolean;
   idempotentHint?: boolean;

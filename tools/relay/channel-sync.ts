@@ -24,7 +24,7 @@ import { localizeId } from '../wire/hosts.js';
 const okId = (id: unknown): id is string => typeof id === 'string' && id.length <= 200 && WIDE_CLASS.test(id);
 const okText = (t: unknown, max: number): t is string => typeof t === 'string' && Array.from(t).length <= max && descriptionProblem(t) === null;
 
-export interface ChannelState {
+interface ChannelState {
   created: number;
   createdBy?: string;
   description: string;
@@ -37,7 +37,7 @@ export interface ChannelState {
   removed?: Record<string, number>;
 }
 
-export interface HostChannels {
+interface HostChannels {
   v: 1;
   host: string;
   channels: Record<string, ChannelState>;

@@ -15,7 +15,7 @@ export interface RelaySettings {
   insecure?: boolean;
 }
 
-export function relayDir(root: string): string {
+function relayDir(root: string): string {
   return join(root, 'relay');
 }
 
@@ -66,7 +66,7 @@ function isLoopback(hostname: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
-export interface ServerCheck {
+interface ServerCheck {
   servers: string[];
   loopback: boolean;
   tls: boolean;

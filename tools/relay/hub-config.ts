@@ -15,7 +15,7 @@ import { PRESENCE_BUCKET } from './presence.js';
 import { STATE_BUCKET } from './state.js';
 import { STREAM_NAME, SUBJECT_PREFIX, consumerFilters, durableName } from './subjects.js';
 
-export interface HubConfigInput {
+interface HubConfigInput {
   hosts: string[];
   out: string;
   listen: string;
@@ -23,7 +23,7 @@ export interface HubConfigInput {
   tlsKey?: string;
 }
 
-export interface HubConfigResult {
+interface HubConfigResult {
   config: string;
   creds: Record<string, string>;
   store: string;

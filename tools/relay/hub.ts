@@ -119,7 +119,7 @@ export class HubRepair {
 }
 
 /** What the relay does when the connection to the hub goes and comes back. */
-export interface ConnectionEvents {
+interface ConnectionEvents {
   disconnect(): void;
   reconnect(): void;
   /** After every status event, those two included (the relay rewrites its status file). */

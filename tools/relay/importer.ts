@@ -27,7 +27,7 @@ export interface ImporterDeps {
   onError(err: Error): void;
 }
 
-export function incomingOf(m: JsMsg): Incoming {
+function incomingOf(m: JsMsg): Incoming {
   const sig = m.headers?.get('Attend-Sig');
   return {
     subject: m.subject,

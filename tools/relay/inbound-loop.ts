@@ -14,7 +14,7 @@ import { STREAM_NAME, consumerFilters, durableName, parseSubject } from './subje
 /** How often the consumers' pending counts are asked for at most (the inbound backlog). */
 const BACKLOG_EVERY_MS = 2_000;
 
-export interface InboundDeps {
+interface InboundDeps {
   js: JetStreamClient;
   host: string;
   importer: { add(m: JsMsg): void };

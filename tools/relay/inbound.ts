@@ -43,7 +43,7 @@ export interface Incoming {
   redelivered?: boolean;
 }
 
-export type Outcome =
+type Outcome =
   | { kind: 'written'; path: string }
   | { kind: 'duplicate' }
   | { kind: 'own' }
@@ -90,7 +90,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const TRAY_KEY = /^[A-Za-z0-9-]{1,260}$/;
 
 /** Why this message may not be written, or the scope it goes to. */
-export function checkIncoming(self: string, m: Incoming): { ok: true; scope: Scope; id: string; env: Envelope } | { ok: false; reason: string } | { ok: 'own' } {
+function checkIncoming(self: string, m: Incoming): { ok: true; scope: Scope; id: string; env: Envelope } | { ok: false; reason: string } | { ok: 'own' } {
   const route = parseSubject(m.subject);
   if (!route) return { ok: false, reason: `subject '${m.subject}' is not an attend subject` };
   if (route.origin === self) return { ok: 'own' };

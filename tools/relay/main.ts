@@ -9,7 +9,7 @@ import { ensureRoot } from '../bus/store/index.js';
 import { type RelaySettings, checkSettings, configFile, readConfig, sanitizeHost, writeConfig } from './config.js';
 import { ImportedSet, listParked, readStatus, type Parked, type RelayStatus } from './store.js';
 
-export interface RelayFlags {
+interface RelayFlags {
   server?: string | undefined;
   host?: string | undefined;
   creds?: string | undefined;
@@ -18,7 +18,7 @@ export interface RelayFlags {
 }
 
 /** Flags over the config file over defaults. */
-export function settingsFrom(root: string, flags: RelayFlags): Partial<RelaySettings> {
+function settingsFrom(root: string, flags: RelayFlags): Partial<RelaySettings> {
   const file = readConfig(root) ?? {};
   const merged: Partial<RelaySettings> = { ...file };
   for (const k of ['server', 'host', 'creds', 'tlsCa'] as const) if (flags[k] !== undefined) merged[k] = flags[k];
@@ -27,7 +27,7 @@ export function settingsFrom(root: string, flags: RelayFlags): Partial<RelaySett
   return merged;
 }
 
-export function toRemoteMember(p: Peer, host: string): RemoteMember {
+function toRemoteMember(p: Peer, host: string): RemoteMember {
   const m: RemoteMember = { id: p.id, kind: p.kind, name: p.name, origin: p.origin, host };
   if (p.record?.status !== undefined) m.status = p.record.status;
   if (isDeaf(p)) m.deaf = true;
@@ -74,7 +74,7 @@ export function relayConfig(root: string, flags: RelayFlags): { file: string; se
   return { file: writeConfig(root, settings), settings };
 }
 
-export interface StatusView {
+interface StatusView {
   configured: boolean;
   running: boolean;
   connected: boolean;

@@ -12,7 +12,7 @@ import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
  * publish acknowledgement's error over the stream's max_msg_size). The client's
  * JetStreamApiCodes does not name it.
  */
-export const STREAM_MESSAGE_EXCEEDS_MAXIMUM = 10054;
+const STREAM_MESSAGE_EXCEEDS_MAXIMUM = 10054;
 
 function apiCode(err: unknown): number | undefined {
   return err instanceof JetStreamApiError ? err.code : undefined;

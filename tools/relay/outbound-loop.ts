@@ -18,7 +18,7 @@ import { type RelayStatus, park, writeCursor, writeCursorAsync } from './store.j
 import { Wake } from './wake.js';
 
 /** Messages per publish (one reply subscription and one deadline each). */
-export const BATCH = 512;
+const BATCH = 512;
 const ACK_TIMEOUT_MS = 2_000;
 /** After a failed chunk: the hub is away or refusing, so do not spin. */
 const FAILED_PAUSE_MS = 250;
@@ -29,7 +29,7 @@ const PRUNE_EVERY_MS = 5_000;
 const POLL_MS = 1_000;
 
 /** What one chunk's answers mean, message by message (a message has one entry per route). */
-export interface ChunkOutcome {
+interface ChunkOutcome {
   /** Every route of these was acknowledged (or parked): the cursor may pass them. */
   done: Pending[];
   /** Some route failed: looked at again on the next scan. */
@@ -162,7 +162,7 @@ export class CursorSaver {
   }
 }
 
-export interface OutboundDeps {
+interface OutboundDeps {
   root: string;
   host: string;
   now(): number;
@@ -170,7 +170,7 @@ export interface OutboundDeps {
 }
 
 /** What the loop needs once the hub is there. */
-export interface OutboundRun {
+interface OutboundRun {
   pub: Pick<Publisher, 'publishAll'>;
   keys: Pick<SharedState, 'ensureKey'>;
   board: Pick<StatusBoard, 'status' | 'save'>;

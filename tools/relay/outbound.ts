@@ -27,7 +27,7 @@ const UNEXPLAINED_MS = 1_000;
 const CHECK_MS = 100;
 
 /** How far behind the newest published id a full listing still looks. */
-export const SLACK_MS = 2 * 60_000;
+const SLACK_MS = 2 * 60_000;
 
 export interface Pending {
   dir: string;
@@ -79,7 +79,7 @@ function mtimeOf(path: string): number {
 }
 
 /** The hub-side routes of one local message: none when it stays on this machine. */
-export function routesOf(host: string, dir: string, text: string, hostOf: (id: string) => string | undefined): Route[] {
+function routesOf(host: string, dir: string, text: string, hostOf: (id: string) => string | undefined): Route[] {
   const scope = scopeOfDirName(dir);
   if (!scope) return [];
   if (scope.kind === 'open') return [{ origin: host, target: { kind: 'bcast' } }];

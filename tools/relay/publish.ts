@@ -16,7 +16,7 @@ export interface PubAck {
   duplicate: boolean;
 }
 
-export interface PubItem {
+interface PubItem {
   subject: string;
   data: Uint8Array;
   headers: MsgHdrs;

@@ -27,7 +27,7 @@ import { StatusBoard } from './status-board.js';
 import { ImportedSet, listParked, readCursor, writeCursor } from './store.js';
 import { watchStalls } from './trace.js';
 
-export interface RelayDeps {
+interface RelayDeps {
   root: string;
   settings: HubSettings;
   now(): number;

@@ -12,7 +12,7 @@ import { writeAll, writeFileAtomic, writeFilesAtomic } from '../bus/store/index.
 import { FILE_MODE, ensureDir } from '../bus/store/index.js';
 import { importedLog, readImported, relayStateDir } from '../bus/presence/index.js';
 
-export function parkedDir(root: string): string {
+function parkedDir(root: string): string {
   return join(relayStateDir(root), 'parked');
 }
 
@@ -20,7 +20,7 @@ export function statusFile(root: string): string {
   return join(relayStateDir(root), 'status.json');
 }
 
-export function cursorFile(root: string): string {
+function cursorFile(root: string): string {
   return join(relayStateDir(root), 'cursor.json');
 }
 

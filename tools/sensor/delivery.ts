@@ -9,19 +9,19 @@ import type { Identity } from '../identity/resolve.js';
 import { SETTLE_MS } from '../bus/store/index.js';
 import { type ScanDeps, scanOnce } from './scan.js';
 
-export interface Timers {
+interface Timers {
   soon(fn: () => void): void;
   after(ms: number, fn: () => void): unknown;
   cancel(handle: unknown): void;
 }
 
-export const realTimers: Timers = {
+const realTimers: Timers = {
   soon: (fn) => void setImmediate(fn),
   after: (ms, fn) => setTimeout(fn, ms),
   cancel: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-export interface DeliveryDeps {
+interface DeliveryDeps {
   /** What one wake needs: the bus, the clock, the names, the line sink (throws on EPIPE). */
   scan: ScanDeps;
   /** The identity now (a /clear changes it between wakes). */

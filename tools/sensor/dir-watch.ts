@@ -13,7 +13,7 @@ import { type FSWatcher, type StatWatcher, existsSync, mkdirSync, statSync, unwa
 import { basename, dirname } from 'node:path';
 import { DIR_MODE } from '../bus/store/index.js';
 
-export interface DirWatchOptions {
+interface DirWatchOptions {
   poll: boolean;
   intervalMs: number;
   /** One entry of `dir` changed (`name` null when the platform does not say which). */

@@ -7,7 +7,7 @@ import { removePresence, writePresence } from '../bus/presence/index.js';
 
 export const HEARTBEAT_MS = 30_000;
 
-export interface HeartbeatDeps {
+interface HeartbeatDeps {
   root: string;
   pid: number;
   now(): number;

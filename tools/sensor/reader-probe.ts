@@ -19,7 +19,7 @@ import { fstatSync, readdirSync, readFileSync, readlinkSync, writeSync } from 'n
 import { procInfoFromProc } from '../identity/system.js';
 
 /** Returns true once the reader is known to be gone. */
-export type ReaderProbe = () => boolean;
+type ReaderProbe = () => boolean;
 
 const MAX_HOPS = 15;
 

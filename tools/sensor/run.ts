@@ -25,7 +25,7 @@ import { createSensorWatch, scopesLabel } from './watch.js';
 const TICK_MS = 2_000;
 const CLAIM_WAIT_MS = 3_000;
 
-export interface SensorOptions {
+interface SensorOptions {
   root: string;
   sessionsDir: string;
   identity: Identity;

@@ -21,7 +21,7 @@ export interface SessionWatchDeps {
   warn(line: string): void;
 }
 
-export type SessionCheck = { gone: true } | { gone: false; who: Identity; cleared?: string };
+type SessionCheck = { gone: true } | { gone: false; who: Identity; cleared?: string };
 
 /**
  * Check the session behind `who`: gone, the same, or `/clear`-ed to a new id (then already

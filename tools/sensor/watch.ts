@@ -22,7 +22,7 @@ export function scopesLabel(root: string, who: Identity): string {
     .join(', ');
 }
 
-export interface WatchDeps {
+interface WatchDeps {
   root: string;
   /** Names the native-events probe file, one per sensor process. */
   pid: number;

@@ -37,7 +37,7 @@ export interface VerbCtx {
   signer(): Signer;
 }
 
-export interface VerbCtxOptions {
+interface VerbCtxOptions {
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   pid: number;

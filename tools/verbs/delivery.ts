@@ -64,7 +64,7 @@ export function describeDelivery(rs: RecipientDelivery[], audience: string): str
   return `delivery ${parts.join('; ')}`;
 }
 
-export interface SentRow {
+interface SentRow {
   message: Message;
   /** Per addressee (or, for #open and channels, per identity with a ledger): shown yet? */
   recipients: { id: string; name: string; shown: boolean }[];

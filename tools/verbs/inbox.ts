@@ -46,9 +46,9 @@ export function messageJson(m: Message) {
  * is in, #open), it sent it, or — the human who owns the bus — it reads what was not for it,
  * and the output says so. An agent never reads another session's direct message by id.
  */
-export type Access = 'received' | 'sent' | 'owner';
+type Access = 'received' | 'sent' | 'owner';
 
-export interface ReadMessage extends Message {
+interface ReadMessage extends Message {
   access: Access;
 }
 
@@ -68,7 +68,7 @@ export function lookupMessage(ctx: VerbCtx, id: string): ReadMessage | null {
   return null;
 }
 
-export interface InboxInput {
+interface InboxInput {
   limit: number;
   page: number;
   before?: string | undefined;
@@ -76,7 +76,7 @@ export interface InboxInput {
   held?: boolean | undefined;
 }
 
-export interface InboxPage {
+interface InboxPage {
   messages: Message[];
   total: number;
   page: number;
@@ -122,7 +122,7 @@ function openGate(ctx: VerbCtx): Gate {
 }
 
 /** The caller's receive set as listings (tools/bus/store/listing.ts), in receive order. */
-export function withReceiveListings<T>(ctx: VerbCtx, fn: (ls: ScopeListing[]) => T): T {
+function withReceiveListings<T>(ctx: VerbCtx, fn: (ls: ScopeListing[]) => T): T {
   const root = ctx.root();
   return withListings(root, receiveScopes(root, ctx.identity()), { now: ctx.now(), reporter: ctx.reporter }, fn);
 }
@@ -158,7 +158,7 @@ export function countInbox(ctx: VerbCtx, ls: ScopeListing[], below?: Key): numbe
  * mail skipped from the listing, held messages skipped as they are read. Reads a message only
  * when it is reached.
  */
-export function* walkInbox(ctx: VerbCtx, ls: ScopeListing[], gate: Gate, below?: Key): Generator<Message> {
+function* walkInbox(ctx: VerbCtx, ls: ScopeListing[], gate: Gate, below?: Key): Generator<Message> {
   const root = ctx.root();
   const who = ctx.identity();
   const merged = mergeDescending(ls, below);
@@ -229,7 +229,7 @@ function heldPage(ctx: VerbCtx, input: InboxInput): InboxPage {
 }
 
 /** Remember the newest message from someone else that was shown, for `attend reply`. */
-export function markShown(ctx: VerbCtx, messages: Message[]): void {
+function markShown(ctx: VerbCtx, messages: Message[]): void {
   const who = ctx.identity();
   let newest: Message | undefined;
   for (const m of messages) if (m.fromId !== who.id && (!newest || m.time > newest.time)) newest = m;

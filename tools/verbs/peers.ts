@@ -6,7 +6,7 @@ import { readChannels } from '../bus/channels/index.js';
 import { isDeaf } from '../bus/presence/index.js';
 import { remoteMembers } from '../bus/presence/index.js';
 
-export interface PeerRow {
+interface PeerRow {
   id: string;
   kind: 'agent' | 'human';
   /** Display name, with its ordinal when sessions share an origin. */

@@ -18,7 +18,7 @@ import { type DeliveryStatus, deliveryStatus } from '../bus/delivery/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
 import { countInbox } from './inbox.js';
 
-export interface ScopeCount {
+interface ScopeCount {
   scope: string;
   dir: string;
   messages: number;
@@ -26,7 +26,7 @@ export interface ScopeCount {
   mine: boolean;
 }
 
-export interface StatusResult {
+interface StatusResult {
   busRoot: string;
   me: { id: string; kind: 'agent' | 'human'; name: string; origin: string; resolved: boolean };
   scopes: ScopeCount[];

@@ -2,7 +2,7 @@ import type { VerbCtx } from './context.js';
 import { nicknameFor } from '../wire/names.js';
 import { type GroupView, groupOf } from '../bus/trust/index.js';
 
-export interface WhoamiResult {
+interface WhoamiResult {
   resolved: boolean;
   reason: string;
   kind: 'agent' | 'human';

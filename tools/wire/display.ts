@@ -23,7 +23,7 @@ export interface KnownNames extends ReadonlyMap<string, string> {
 }
 
 /** How the last known name of a party that is no longer live is shown (issue #10 item 16). */
-export function goneName(name: string): string {
+function goneName(name: string): string {
   return `${name} (gone)`;
 }
 

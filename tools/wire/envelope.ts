@@ -5,7 +5,7 @@
 //
 // Pure: no IO. Every reader and writer in attend goes through here.
 
-export type FromKind = 'agent' | 'human';
+type FromKind = 'agent' | 'human';
 
 /** What is on disk, exactly: tags are present only when the line carries them. */
 export interface Envelope {

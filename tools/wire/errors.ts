@@ -22,7 +22,7 @@ type ExitName = (typeof EXIT_CODES)[number]['name'];
 
 export const EXIT = Object.fromEntries(EXIT_CODES.map((e) => [e.name, e.code])) as { readonly [K in ExitName]: Extract<(typeof EXIT_CODES)[number], { name: K }>['code'] };
 
-export type ExitCode = (typeof EXIT_CODES)[number]['code'];
+type ExitCode = (typeof EXIT_CODES)[number]['code'];
 
 /** One line for `--help`: `0 ok, 1 not found, ...`. */
 export function exitCodesLine(): string {
@@ -85,7 +85,7 @@ export function verbHint(verb: HintVerb, args: [string, string][] = [], opts: { 
 }
 
 /** The CLI wording of a verb (`channels create`), used by the CLI's hint renderer. */
-export const CLI_VERB: Record<HintVerb, string> = {
+const CLI_VERB: Record<HintVerb, string> = {
   send: 'send',
   reply: 'reply',
   inbox: 'inbox',
@@ -108,7 +108,7 @@ export const CLI_VERB: Record<HintVerb, string> = {
 };
 
 /** Quote an argument for a shell line only when it needs it. */
-export function shellWord(v: string): string {
+function shellWord(v: string): string {
   return /^[A-Za-z0-9_@%+=:,./#-]+$/.test(v) ? v : `"${v.replace(/(["\\$`])/g, '\\$1')}"`;
 }
 

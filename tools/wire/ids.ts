@@ -7,7 +7,7 @@
 // The sequence restarts each millisecond; a process that issues more than 46,656 ids in
 // one millisecond borrows the next millisecond, so its own ids always increase.
 
-export interface IdSource {
+interface IdSource {
   now(): number;
   pid: number;
   random(): number;
@@ -44,7 +44,7 @@ export function idTime(id: string): number | null {
   return m?.[1] ? parseInt(m[1], 36) : null;
 }
 
-export const MESSAGE_ID_CLASS = /^[A-Za-z0-9_-]+$/;
+const MESSAGE_ID_CLASS = /^[A-Za-z0-9_-]+$/;
 export function isMessageId(id: string): boolean {
   return id.length > 0 && id.length <= 128 && MESSAGE_ID_CLASS.test(id);
 }

@@ -1,7 +1,7 @@
 // Names on the bus: tray keys, channel names, nicknames. Pure.
 
 /** Java-style 32-bit string hash over UTF-16 units: `h = (h*31 + unit) | 0`. */
-export function hashPath(path: string): number {
+function hashPath(path: string): number {
   let h = 0;
   for (let i = 0; i < path.length; i++) h = (h * 31 + path.charCodeAt(i)) | 0;
   return h;
@@ -29,7 +29,7 @@ export function slugOfKey(key: string): string {
   return i <= 0 ? key : key.slice(0, i);
 }
 
-export const CHANNEL_CLASS = /^[A-Za-z0-9_.-]+$/;
+const CHANNEL_CLASS = /^[A-Za-z0-9_.-]+$/;
 const RESERVED_CHANNELS = new Set(['open', 'broadcast']);
 export const MAX_CHANNEL_NAME = 64;
 
@@ -77,7 +77,7 @@ export function nicknameFor(origin: string): string {
   return NICKS[Math.abs(hashPath(origin)) % NICKS.length] ?? 'Sam';
 }
 
-export const ORDINALS = [
+const ORDINALS = [
   'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda',
   'mu', 'nu', 'xi', 'omicron', 'pi', 'rho', 'sigma', 'tau', 'upsilon', 'phi', 'chi', 'psi', 'omega',
 ];

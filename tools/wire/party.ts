@@ -20,10 +20,10 @@ export interface DeliveryMessage extends ResolvedEnvelope {
 
 /** More than this many messages in one wake become one digest line (docs/architecture.md, "Delivery"). */
 export const DIGEST_THRESHOLD = 8;
-export const CHUNK_SIZE = 260;
-export const MAX_CHUNKS = 3;
+const CHUNK_SIZE = 260;
+const MAX_CHUNKS = 3;
 /** The drain's render cap, applied after party ordering. */
-export const DRAIN_RENDER_MAX = 10;
+const DRAIN_RENDER_MAX = 10;
 
 /**
  * The Monitor lines for one message: the bracketed header, then `message from <sender>
@@ -72,14 +72,14 @@ export function formatDigest(c: DigestCounts): string {
 export const TEACH_LINE = '[attend] answer with: attend reply "<text>" (threads to the newest message shown); attend inbox lists everything';
 
 /** `A`, `A and B`, `A, B and C`. */
-export function joinNames(names: string[]): string {
+function joinNames(names: string[]): string {
   if (names.length <= 1) return names[0] ?? '';
   return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
 
 // ---------------------------------------------------------------- party and threads
 
-export type PartyState = 'party' | 'not-party' | 'unknown';
+type PartyState = 'party' | 'not-party' | 'unknown';
 
 const MAX_CHAIN = 64;
 
@@ -116,7 +116,7 @@ export function threadRoot(m: DeliveryMessage, byId: ReadonlyMap<string, Deliver
   return cur.id;
 }
 
-export type DrainItem =
+type DrainItem =
   | { kind: 'message'; message: DeliveryMessage }
   | { kind: 'thread'; root: string; messages: DeliveryMessage[] };
 
@@ -172,7 +172,7 @@ export function formatCollapsed(msgs: DeliveryMessage[], names: NameLookup, now:
   return `[${count}, ${joinNames(shownSenders)}, ${scopes.join(', ')}, ${age}]`;
 }
 
-export const DRAIN_BODY_MAX = 1500;
+const DRAIN_BODY_MAX = 1500;
 
 /** One message in full for the drain: the header, then `message from …`, then the body indented. */
 export function formatDrainMessage(m: DeliveryMessage, names: NameLookup, now: number): string[] {
@@ -185,9 +185,9 @@ export function formatDrainMessage(m: DeliveryMessage, names: NameLookup, now: n
   return lines;
 }
 
-export const DRAIN_CLOSING = 'Silence is a valid reply: answer only if it helps (attend reply "<text>" threads to the newest message above).';
+const DRAIN_CLOSING = 'Silence is a valid reply: answer only if it helps (attend reply "<text>" threads to the newest message above).';
 
-export interface DrainRender {
+interface DrainRender {
   text: string;
   /** Ids rendered in full, and ids covered by a collapsed line or the "+N more" remainder. */
   shown: string[];

@@ -16,8 +16,8 @@
 //      is family; a sender attend cannot place is a stranger; mode `groups`: nothing else;
 //   8. anything else is refused, naming the rule.
 
-export type OpenPost = 'everyone' | 'family' | 'humans' | 'granted';
-export type Mode = 'family' | 'groups';
+type OpenPost = 'everyone' | 'family' | 'humans' | 'granted';
+type Mode = 'family' | 'groups';
 
 export interface Grant {
   from: string;
@@ -61,7 +61,7 @@ export function indexPolicy(policy: Policy): PolicyIndex {
   };
 }
 
-export type Verdict = { ok: true; rule: string } | { ok: false; rule: string };
+type Verdict = { ok: true; rule: string } | { ok: false; rule: string };
 
 export interface Delivery {
   from: string;

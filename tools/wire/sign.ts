@@ -10,8 +10,8 @@
 import type { Envelope, Scope } from './envelope.js';
 
 /** Domain tags: a message signature can never be replayed as a delegation or vice versa. */
-export const MESSAGE_DOMAIN = 'attend/message/v1';
-export const DELEGATION_DOMAIN = 'attend/delegation/v1';
+const MESSAGE_DOMAIN = 'attend/message/v1';
+const DELEGATION_DOMAIN = 'attend/delegation/v1';
 
 const utf8 = new TextEncoder();
 
@@ -38,7 +38,7 @@ export function destinationOf(scope: Scope): string {
   return `tray:${scope.key}`;
 }
 
-export interface SignedFields {
+interface SignedFields {
   /** The message id (the file stem): a sidecar from another message does not verify. */
   id: string;
   /** destinationOf(scope): a copy into another directory does not verify. */
@@ -60,10 +60,10 @@ export function messageSigningBytes(f: SignedFields): Uint8Array {
 // so a reader needs no lookup to check a signature, only to check whose key it is.
 
 /** nkeys' "user" prefix ('U'). The text form is shared with NATS; the key never is. */
-export const KEY_PREFIX_BYTE = 20 << 3;
+const KEY_PREFIX_BYTE = 20 << 3;
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
-export function crc16(bytes: Uint8Array): number {
+function crc16(bytes: Uint8Array): number {
   let crc = 0;
   for (const b of bytes) {
     crc ^= b << 8;

@@ -15,13 +15,13 @@ import type { NameLookup } from './display.js';
 /** Personal messages shown in full in one streaming wake; the rest wait for the next. */
 export const STREAM_FULL_MAX = 8;
 
-export interface InvitedNote {
+interface InvitedNote {
   channel: string;
   count: number;
   older: number;
 }
 
-export interface WakeInput {
+interface WakeInput {
   /** Pending, oldest first. */
   fresh: DeliveryMessage[];
   hidden: number;
@@ -68,7 +68,7 @@ export function isPersonal(m: DeliveryMessage, me: string, byId: ReadonlyMap<str
   return re !== undefined;
 }
 
-export interface StreamWake {
+interface StreamWake {
   notes: string[];
   /** Shown one by one, oldest first. */
   full: DeliveryMessage[];
@@ -95,7 +95,7 @@ export function planStreamWake(input: WakeInput): StreamWake {
   return { notes, full, digest, later, teach };
 }
 
-export type WakeItem =
+type WakeItem =
   | { kind: 'note'; lines: string[] }
   | { kind: 'message'; message: DeliveryMessage; lines: string[] }
   | { kind: 'digest'; ids: string[]; lines: string[] }

@@ -8,7 +8,7 @@ import { stateDir } from '../store/layout.js';
 import { withLock } from '../store/lock.js';
 import { type AttendError, notFoundError, verbHint } from '../../wire/errors.js';
 
-export interface Member {
+interface Member {
   kind: 'agent' | 'human';
   joined: number;
   /**
@@ -161,7 +161,7 @@ export function descriptionProblem(text: string): string | null {
   return null;
 }
 
-export interface PruneResult {
+interface PruneResult {
   members: { channel: string; id: string }[];
   channels: string[];
 }

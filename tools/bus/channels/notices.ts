@@ -17,13 +17,13 @@ export interface NoticeTarget {
   origin?: string | undefined;
 }
 
-export interface NoticeWritten {
+interface NoticeWritten {
   id: string;
   to: string;
   files: string[];
 }
 
-export function noticeScopes(targets: NoticeTarget[]): Scope[] {
+function noticeScopes(targets: NoticeTarget[]): Scope[] {
   const seen = new Map<string, Scope>();
   for (const t of targets) {
     const scope: Scope = t.kind === 'agent' && t.origin !== undefined ? { kind: 'tray', key: attendKey(t.origin) } : { kind: 'open' };

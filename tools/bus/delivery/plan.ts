@@ -180,7 +180,7 @@ export interface DirListing {
   unsettled?: boolean;
 }
 
-export interface PendingPlan {
+interface PendingPlan {
   /** To surface now: for this identity, not its own, not consumed. Oldest first. */
   fresh: Message[];
   /** Never going to be shown (own messages, a sibling's tray mail, unreadable, cold-hidden): recorded as consumed. */

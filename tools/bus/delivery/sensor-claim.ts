@@ -13,11 +13,11 @@ function sensorDir(root: string): string {
   return join(stateDir(root), 'sensor');
 }
 
-export function sensorFile(root: string, sid: string): string {
+function sensorFile(root: string, sid: string): string {
   return join(sensorDir(root), `${encodeURIComponent(sid)}.pid`);
 }
 
-export type SensorOwner = LockOwner;
+type SensorOwner = LockOwner;
 
 /** The live sensor for a session, if any. */
 export function readSensor(root: string, sid: string): SensorOwner | null {

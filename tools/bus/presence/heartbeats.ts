@@ -8,9 +8,9 @@ import { stateDir } from '../store/layout.js';
 
 export const HEARTBEAT_FRESH_MS = 90_000;
 /** A drain this recent still counts as delivering to its session (issue #3 §6). */
-export const DRAIN_RECENT_MS = 10 * 60_000;
+const DRAIN_RECENT_MS = 10 * 60_000;
 
-export type PresenceRole = 'sensor' | 'drain' | 'session' | 'chat' | 'cli';
+type PresenceRole = 'sensor' | 'drain' | 'session' | 'chat' | 'cli';
 
 export interface PresenceRecord {
   id: string;

@@ -17,7 +17,7 @@ import { remoteFile, remoteMembers } from './remote.js';
 import type { KnownNames } from '../../wire/display.js';
 
 /** The oldest entries (by last change) go beyond this many. */
-export const MAX_KNOWN_NAMES = 5000;
+const MAX_KNOWN_NAMES = 5000;
 
 interface Entry {
   name: string;

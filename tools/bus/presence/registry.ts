@@ -13,7 +13,7 @@ import { withLock } from '../store/lock.js';
 import { moveOwed } from '../delivery/owed.js';
 import { HEARTBEAT_FRESH_MS } from './heartbeats.js';
 
-export interface RegistryEntry {
+interface RegistryEntry {
   origin: string;
   slot: number;
   pid?: number;
@@ -51,7 +51,7 @@ export interface Observed {
 // turn every `attend send` into a locked write.
 const SEEN_REFRESH_MS = 30_000;
 
-export function registryFile(root: string): string {
+function registryFile(root: string): string {
   return join(stateDir(root), 'registry.json');
 }
 
@@ -67,7 +67,7 @@ export function readRegistry(root: string): Registry {
 
 /** Is the process (pid, start time) still running? A zombie is not. */
 /** An entry holds its slot while its process runs, or (no process known) while it was seen lately. */
-export function entryAlive(e: RegistryEntry, now: number): boolean {
+function entryAlive(e: RegistryEntry, now: number): boolean {
   if (e.pid !== undefined) return processAlive(e.pid, e.procStart);
   return now - e.seen <= HEARTBEAT_FRESH_MS;
 }

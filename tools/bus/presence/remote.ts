@@ -103,7 +103,7 @@ export function readImported(root: string): Set<string> {
 }
 
 /** Members on other machines as peers (with `host`), for `--to`, `peers` and replies. */
-export function remotePeers(root: string, now: number): Peer[] {
+function remotePeers(root: string, now: number): Peer[] {
   return remoteMembers(root, now).map((m): Peer => ({ id: m.id, kind: m.kind, origin: m.origin, name: m.name, presence: [], lastSeen: now, host: m.host }));
 }
 

@@ -16,7 +16,7 @@ import type { Peer } from './peer.js';
 export type { Peer } from './peer.js';
 
 
-export interface RosterSources {
+interface RosterSources {
   root: string;
   sessionsDir: string;
   now: number;
@@ -24,7 +24,7 @@ export interface RosterSources {
 }
 
 /** Session records whose process is running with the recorded start time. */
-export function liveSessionRecords(sessionsDir: string, procInfo: (pid: number) => ProcInfo | null): SessionRecord[] {
+function liveSessionRecords(sessionsDir: string, procInfo: (pid: number) => ProcInfo | null): SessionRecord[] {
   let names: string[];
   try {
     names = readdirSync(sessionsDir);

@@ -14,11 +14,11 @@ function looksLikePath(t: string): boolean {
 }
 
 /** `name`, or `host:name` for a member on another machine. */
-export function qualifiedName(p: Peer): string {
+function qualifiedName(p: Peer): string {
   return p.host !== undefined ? `${p.host}:${p.name}` : p.name;
 }
 
-export function describeLive(peers: Peer[]): string {
+function describeLive(peers: Peer[]): string {
   if (peers.length === 0) return 'nobody is live on this bus';
   // Names and paths come from session records and heartbeats other processes wrote: data.
   return `live: ${peers.map((p) => neutralize(p.kind === 'human' ? `${qualifiedName(p)} (human)` : `${qualifiedName(p)} (${p.id.slice(0, 8)}…, ${p.origin})`)).join(', ')}`;

@@ -137,7 +137,7 @@ export interface IndexState {
  */
 export const SETTLE_MS = 100;
 
-export type IndexRead =
+type IndexRead =
   /** `settled` false: a recent change is not explained yet; read again after SETTLE_MS. */
   | { ok: true; ids: string[]; state: IndexState; settled: boolean }
   /** List in full; `state` is what to remember after that listing (none without an index). */

@@ -30,7 +30,7 @@ import { isMessageId } from '../../wire/ids.js';
 import { type IndexState, type IndexTail, readIndex, readIndexTail } from './dir-index.js';
 import { type Reporter, SIGNAL_EXT, errnoText, listIds, scopeDirProblem } from './messages.js';
 
-export interface FollowOptions {
+interface FollowOptions {
   now: number;
   /** Told about a directory that is refused (a symbolic link) or cannot be listed. */
   reporter?: Reporter;
@@ -68,7 +68,7 @@ export type Followed =
   | { via: 'due'; why: string; state: IndexState | undefined };
 
 /** What `follow` gives a caller that lets it list: never `due`. */
-export type Listed = Exclude<Followed, { via: 'due' }>;
+type Listed = Exclude<Followed, { via: 'due' }>;
 
 /** What is new in `dir` since `prev` (what the last look returned as `state`; none at first). */
 export function follow(dir: string, prev: IndexState | undefined, opts: FollowOptions & { list?: true }): Listed;
@@ -162,7 +162,7 @@ export function newTailState(): TailState {
   return { index: undefined, tail: undefined, unexplained: undefined, checked: 0 };
 }
 
-export interface TailOptions {
+interface TailOptions {
   now: number;
   /** How long the chain may leave the directory's changes unexplained before a full listing. */
   patience: number;
@@ -171,7 +171,7 @@ export interface TailOptions {
   reporter?: Reporter;
 }
 
-export type TailFollowed =
+type TailFollowed =
   | { via: 'none'; ids: string[] }
   /** `recheckAt`: the chain is unexplained; look again by then, when it would be listed. */
   | { via: 'index'; ids: string[]; recheckAt?: number }

@@ -6,11 +6,11 @@ export { type AtomicFile, fileStamp, readAll, writeAll, writeError, writeFileAto
 export { envelopeFrom } from './compose.js';
 // The index's readers go through the follower: a second "index, else a full listing" is how copies began (issue 19).
 export { appendIndexMany, dirStamp, INDEX_NAME, type IndexState, SETTLE_MS } from './dir-index.js';
-export { type Followed, type FollowOptions, follow, type Listed, followTail, newTailState, type TailFollowed, type TailOptions, type TailState } from './follower.js';
+export { type Followed, follow, followTail, newTailState, type TailState } from './follower.js';
 export { scopeDir, scopeDirName, scopeOfDirName, signalsDir, stateDir } from './layout.js';
 export { emptyListing, mergeDescending, type Placed, type ScopeListing } from './listing.js';
 export { ListingCorrupt } from './listing-base.js';
-export { dropCache, listingCacheDir, openListing, removeCache, withListings } from './listing-cache.js';
+export { listingCacheDir, removeCache, withListings } from './listing-cache.js';
 export { compareKeys, entryTime, type Key } from './listing-entry.js';
 export { createReporter, findMessage, listIds, listScopes, MAX_BODY_BYTES, MAX_FILE_BYTES, type Message, readMessage, readScopes, type Reporter, SIGNAL_EXT, silentReporter, type Unreadable, unreadableDirs, writeSignals } from './messages.js';
 export { countQuarantined } from './quarantine.js';

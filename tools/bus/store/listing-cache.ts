@@ -186,7 +186,7 @@ function removeOldBases(cdir: string, keep: string | undefined, replaced: string
 // ---------------------------------------------------------------------------------------
 // Opening a listing: bring the cache up to date, then read from it
 
-export interface ListingOptions {
+interface ListingOptions {
   now: number;
   reporter: Reporter;
 }
@@ -195,7 +195,7 @@ export interface ListingOptions {
  * The listing of one scope directory, brought up to date with the directory. Reports a
  * directory that cannot be listed (and gives an empty listing), like listIds.
  */
-export function openListing(root: string, scope: Scope, opts: ListingOptions): ScopeListing {
+function openListing(root: string, scope: Scope, opts: ListingOptions): ScopeListing {
   try {
     return refresh(root, scope, opts, false);
   } catch (err) {
@@ -233,7 +233,7 @@ export function removeCache(root: string, dirName: string): void {
 }
 
 /** Forget a scope's cache (the next reader lists the directory and rebuilds it). */
-export function dropCache(root: string, dirName: string): void {
+function dropCache(root: string, dirName: string): void {
   try {
     unlinkSync(join(listingCacheDir(root, dirName), STATE));
   } catch {

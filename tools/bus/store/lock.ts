@@ -28,7 +28,7 @@ import { busError } from '../../wire/errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
 
 /** A lock file with no owner line for this long was abandoned by a taker that died. */
-export const STALE_EMPTY_MS = 10_000;
+const STALE_EMPTY_MS = 10_000;
 const WAIT_MS = 15_000;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
@@ -46,7 +46,7 @@ export interface LockOwner {
 // `pid start at`; a sensor claim written before 0.2 has no `at`.
 const OWNER_LINE = /^(\d+) (\S*)(?: (\d+))?\n?$/;
 
-export function parseOwner(text: string): LockOwner | null {
+function parseOwner(text: string): LockOwner | null {
   const m = OWNER_LINE.exec(text);
   if (!m) return null;
   const pid = Number(m[1]);
@@ -194,7 +194,7 @@ export function dropOwnerFile(dir: string): void {
   ownerFiles.delete(dir);
 }
 
-export interface AcquireOptions {
+interface AcquireOptions {
   /** The owner recorded in the file; this process by default. */
   pid?: number;
   start?: string;
@@ -207,7 +207,7 @@ export interface AcquireOptions {
   link?: boolean;
 }
 
-export type Acquired = { ok: true } | { ok: false; owner: LockOwner | null };
+type Acquired = { ok: true } | { ok: false; owner: LockOwner | null };
 
 /** One non-blocking attempt: take the lock, or report its live owner. A stale lock is broken. */
 export function tryAcquire(path: string, opts: AcquireOptions = {}): Acquired {

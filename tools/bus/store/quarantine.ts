@@ -18,13 +18,13 @@ import { scopeDirName } from './layout.js';
 import { ensureDir } from './root.js';
 
 export const QUARANTINE_AFTER_MS = 5_000;
-export const REASON_EXT = '.reason';
+const REASON_EXT = '.reason';
 
 export function quarantineDir(root: string): string {
   return join(root, 'quarantine');
 }
 
-export type QuarantineOutcome = { state: 'moved'; to: string } | { state: 'kept' } | { state: 'gone' };
+type QuarantineOutcome = { state: 'moved'; to: string } | { state: 'kept' } | { state: 'gone' };
 
 /** Move `path` (a bad file in `scope`) to the quarantine if it has settled. Never throws. */
 export function quarantineSettled(root: string, scope: Scope, path: string, reason: string, now = Date.now()): QuarantineOutcome {
@@ -56,7 +56,7 @@ export function quarantineSettled(root: string, scope: Scope, path: string, reas
   }
 }
 
-export interface Quarantined {
+interface Quarantined {
   /** Where the file is now. */
   path: string;
   /** Its scope directory under signals/ (`_broadcast`, `@ops`, a tray key). */

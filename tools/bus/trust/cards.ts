@@ -9,7 +9,7 @@ import { readPublishedKeys } from './keys.js';
 import { scopeDir } from '../store/layout.js';
 import { readLineage } from './lineage.js';
 
-export interface CardNode {
+interface CardNode {
   id: string;
   kind: 'agent' | 'human';
   name: string;
@@ -19,7 +19,7 @@ export interface CardNode {
 }
 
 /** The extension that carries attend's node fields; readers that do not know it ignore it. */
-export const NODE_EXTENSION = 'urn:attend:node:v1';
+const NODE_EXTENSION = 'urn:attend:node:v1';
 
 export function cardFor(root: string, node: CardNode, version = '0.1.0'): AgentCard {
   const claude = node.claude;

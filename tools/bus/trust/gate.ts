@@ -38,7 +38,7 @@ export interface Gate {
 }
 
 /** Where a message sits, as the permission check sees it. */
-export function whereOf(m: Pick<Message, 'scope'>, members: (channel: string) => ReadonlySet<string>): Delivery['where'] {
+function whereOf(m: Pick<Message, 'scope'>, members: (channel: string) => ReadonlySet<string>): Delivery['where'] {
   if (m.scope.kind === 'open') return { open: true };
   if (m.scope.kind === 'channel') return { channel: m.scope.name, members: members(m.scope.name) };
   return undefined;

@@ -55,7 +55,7 @@ export function publicKeysPath(root: string, node: string): string {
 const envError = (msg: string, hint?: string) => new AttendError(msg, EXIT.environment, hint);
 
 /** The keys dir must not be inside the bus root: the root is shared, the private key is not. */
-export function checkKeysDir(keysDir: string, root: string): void {
+function checkKeysDir(keysDir: string, root: string): void {
   const rel = relative(root, keysDir);
   if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
     throw envError(`the key directory ${keysDir} is inside the bus root ${root}`, 'set XDG_CONFIG_HOME (or ATTEND_HOME) so they are apart');
@@ -86,7 +86,7 @@ export function readPublishedKeys(root: string, node: string): PublishedKey[] {
 }
 
 /** Append a key id to a node's published list unless it is there already. */
-export function publishKey(root: string, node: string, keyId: string, created: number): void {
+function publishKey(root: string, node: string, keyId: string, created: number): void {
   // Every send asks: a line that begins with the id is enough (ids are fixed-length base32),
   // without checking every other line's checksum.
   const text = readPublishedText(root, node);

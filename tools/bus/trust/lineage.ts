@@ -9,7 +9,7 @@ import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
 
 const NODE_FILE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 
-export function lineageDir(root: string): string {
+function lineageDir(root: string): string {
   return join(root, 'lineage');
 }
 
@@ -47,7 +47,7 @@ export function readLineage(root: string): Lineage {
 }
 
 /** Every recorded node → parent. */
-export function allParents(root: string): Map<string, string> {
+function allParents(root: string): Map<string, string> {
   const out = new Map<string, string>();
   let names: string[];
   try {

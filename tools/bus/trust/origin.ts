@@ -30,7 +30,7 @@ const CACHE_MS = 5_000;
 const cache = new Map<string, { at: number; hosts: LocalHosts | null }>();
 
 /** Null when no relay ever ran or was configured here: then nothing on this bus is remote. */
-export function localHosts(root: string, now = Date.now()): LocalHosts | null {
+function localHosts(root: string, now = Date.now()): LocalHosts | null {
   const hit = cache.get(root);
   if (hit && now - hit.at < CACHE_MS) return hit.hosts;
   let hosts: LocalHosts | null = null;
@@ -53,7 +53,7 @@ function sidecarHost(path: string): string | null {
   return /^host ([^\n]{1,253})$/m.exec(text)?.[1] ?? null;
 }
 
-export interface Originated {
+interface Originated {
   fromId: string;
   to: string;
   /** Set for a message from another machine: its host. */

@@ -34,7 +34,7 @@ function buildSchema() {
 }
 const policySchema = () => (schemaCache ??= buildSchema());
 
-export type PolicyRead = { ok: true; policy: Policy; exists: boolean } | { ok: false; error: string };
+type PolicyRead = { ok: true; policy: Policy; exists: boolean } | { ok: false; error: string };
 
 /** 1-based line of a character offset. */
 function lineAt(text: string, offset: number): number {
@@ -47,7 +47,7 @@ function lineAt(text: string, offset: number): number {
  * Where each JSON value starts, by path (`allow.3.from`), so a schema error can name its
  * line. A small scanner over text JSON.parse already accepted.
  */
-export function valueOffsets(text: string): Map<string, number> {
+function valueOffsets(text: string): Map<string, number> {
   const out = new Map<string, number>();
   let i = 0;
   const ws = () => {
@@ -101,7 +101,7 @@ export function valueOffsets(text: string): Map<string, number> {
  * Where JSON text first goes wrong, as an offset (node 20's JSON.parse names a position for
  * some errors and not others). A strict scanner: it only has to find the spot, not a value.
  */
-export function jsonErrorOffset(text: string): number {
+function jsonErrorOffset(text: string): number {
   let i = 0;
   const fail = (): never => {
     throw i;
@@ -223,7 +223,7 @@ export function formatPolicy(p: Policy): string {
   return `{\n  "version": 1,\n  "mode": ${JSON.stringify(p.mode)},\n  "open": ${JSON.stringify(p.open)},\n  "maxDepth": ${p.maxDepth},\n  "allow": ${grants(p.allow)},\n  "deny": ${grants(p.deny)}\n}\n`;
 }
 
-export interface Changer {
+interface Changer {
   kind: 'agent' | 'human';
   id: string;
 }
@@ -250,7 +250,7 @@ export function updatePolicy(root: string, who: Changer, fn: (p: Policy) => void
 
 const same = (a: Grant, b: Grant) => a.from === b.from && a.to === b.to && (a.channel ?? '') === (b.channel ?? '');
 
-export interface GrantChange {
+interface GrantChange {
   from: string;
   to: string;
   both?: boolean | undefined;

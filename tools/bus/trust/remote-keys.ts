@@ -19,7 +19,7 @@ const HOST = /^[a-z0-9-]{1,32}$/;
 const NODE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 
 /** Null when host or node cannot name a file (never a path out of keys/). */
-export function remoteKeysPath(root: string, host: string, node: string): string | null {
+function remoteKeysPath(root: string, host: string, node: string): string | null {
   if (!HOST.test(host) || !NODE.test(node)) return null;
   return join(publishedKeysDir(root), `@${host}`, `${node}.pub`);
 }

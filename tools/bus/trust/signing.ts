@@ -16,7 +16,7 @@ export interface Signer {
   sidecar(id: string, scope: Scope, env: Envelope): string;
 }
 
-export interface SignerOptions {
+interface SignerOptions {
   keysDir: string;
   root: string;
   host: string;
@@ -41,7 +41,7 @@ export function createSigner(opts: SignerOptions): Signer {
   };
 }
 
-export type SigState = 'ok' | 'none' | 'bad';
+type SigState = 'ok' | 'none' | 'bad';
 
 export interface SigCheck {
   sig: SigState;
@@ -62,11 +62,11 @@ export interface SigCheck {
  */
 const NEGATIVE_TTL_MS = 2_000;
 
-export interface KeyLookup {
+interface KeyLookup {
   keys(node: string, wanted?: string): PublishedKey[];
 }
 
-export function createKeyLookup(root: string, now: () => number = Date.now): KeyLookup {
+function createKeyLookup(root: string, now: () => number = Date.now): KeyLookup {
   const cache = new Map<string, { keys: PublishedKey[]; at: number }>();
   return {
     keys(node, wanted) {
@@ -90,7 +90,7 @@ export function createKeyLookup(root: string, now: () => number = Date.now): Key
 // One lookup per bus root per process: readers (sensor, drain, inbox, chat) call readMessage
 // without a context, and the lists only grow, so sharing them is safe.
 const lookups = new Map<string, KeyLookup>();
-export function keyLookupFor(root: string): KeyLookup {
+function keyLookupFor(root: string): KeyLookup {
   let l = lookups.get(root);
   if (!l) {
     l = createKeyLookup(root);

@@ -4,7 +4,7 @@
 import { AttendError, EXIT } from '../../wire/errors.js';
 import type { Ctx } from '../context.js';
 
-export interface ChatInput {
+interface ChatInput {
   mouse: boolean;
 }
 

@@ -19,7 +19,7 @@ export interface Check {
   fix: string | null;
 }
 
-export interface DoctorResult {
+interface DoctorResult {
   ok: boolean;
   checks: Check[];
 }

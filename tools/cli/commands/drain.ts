@@ -10,14 +10,14 @@ import { readKnownNames } from '../../bus/presence/index.js';
 import { type DrainFormat, type DrainOutcome, drainOnce, parseStopPayload } from '../../drain/drain.js';
 import { type NameLookup, nameLookup } from '../../wire/display.js';
 
-export interface DrainInput {
+interface DrainInput {
   format: DrainFormat;
   /** The hook's stdin (JSON); '' when there is none. */
   payload: string;
   trace: boolean;
 }
 
-export type DrainCommandResult = DrainOutcome | { output: null; reason: 'not-a-session' | 'error'; message?: string };
+type DrainCommandResult = DrainOutcome | { output: null; reason: 'not-a-session' | 'error'; message?: string };
 
 export function runDrain(ctx: Ctx, input: DrainInput): DrainCommandResult {
   const warn = (line: string) => void ctx.stderr.write(`${line}\n`);

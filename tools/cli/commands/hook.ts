@@ -8,7 +8,7 @@ import { AttendError } from '../../wire/errors.js';
 
 export const HOOK_EVENTS = ['session-start', 'session-end', 'stop'] as const;
 
-export interface HookPayload {
+interface HookPayload {
   session_id?: string;
   cwd?: string;
   hook_event_name?: string;
@@ -17,14 +17,14 @@ export interface HookPayload {
   [key: string]: unknown;
 }
 
-export interface HookResult {
+interface HookResult {
   /** What the hook prints on stdout for Claude Code (JSON or nothing). */
   stdout: string;
   warnings: string[];
 }
 
 /** Parse a hook's stdin loosely; whatever is wrong becomes a warning, never a failure. */
-export function parseHookPayload(text: string, expect: readonly string[]): { payload: HookPayload; warnings: string[] } {
+function parseHookPayload(text: string, expect: readonly string[]): { payload: HookPayload; warnings: string[] } {
   const warnings: string[] = [];
   let payload: HookPayload = {};
   if (text.trim().length === 0) {
@@ -44,7 +44,7 @@ export function parseHookPayload(text: string, expect: readonly string[]): { pay
   return { payload, warnings };
 }
 
-export function sessionStartContext(name: string, id: string): string {
+function sessionStartContext(name: string, id: string): string {
   return [
     `attend is available: a message bus shared with other Claude Code sessions, agents and humans on this machine. You are "${name}" (session ${id}).`,
     'Send: `attend send "text"` (#open), `attend send --to <name|id|path> "text"`, `attend send --channel <name> "text"`; answer with `attend reply "text"`. Read: `attend inbox`, `attend peers`.',

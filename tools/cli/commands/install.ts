@@ -51,7 +51,7 @@ export function findOnPath(env: Readonly<Record<string, string | undefined>>, na
  * The package root this attend runs from (where package.json names "attend"), or null. The
  * package is not on the npm registry, so "how to install" points here (issue #10).
  */
-export function packageRoot(): string | null {
+function packageRoot(): string | null {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     try {
@@ -79,16 +79,16 @@ export const HOOK_EVENTS: Record<string, string> = {
 };
 
 /** The hook command: quiet and successful when attend is not on PATH (issue #6 §1). */
-export function hookCommand(verb: string): string {
+function hookCommand(verb: string): string {
   return `command -v attend >/dev/null 2>&1 && attend hook ${verb} || true`;
 }
 
 /** attend's own hook entries, in any version of the command this installer has written. */
-export function isAttendHook(command: unknown): boolean {
+function isAttendHook(command: unknown): boolean {
   return typeof command === 'string' && /(^|[\s;&|])attend hook (session-start|session-end|stop)\b/.test(command);
 }
 
-export const MCP_ENTRY = { type: 'stdio', command: 'attend', args: ['mcp'] } as const;
+const MCP_ENTRY = { type: 'stdio', command: 'attend', args: ['mcp'] } as const;
 
 export function isAttendMcp(entry: unknown): boolean {
   if (typeof entry !== 'object' || entry === null) return false;
@@ -96,7 +96,7 @@ export function isAttendMcp(entry: unknown): boolean {
   return e.command === 'attend' && Array.isArray(e.args) && e.args[0] === 'mcp';
 }
 
-export interface Targets {
+interface Targets {
   settings: string;
   skill: string;
   mcp: string;
@@ -120,7 +120,7 @@ export function targetsFor(ctx: Ctx, scope: Scope): Targets {
   return { settings: join(ctx.paths.claudeDir, 'settings.json'), skill: join(ctx.paths.claudeDir, 'skills', 'attend', 'SKILL.md'), mcp: claudeJson, mcpLabel: 'user MCP servers' };
 }
 
-export function skillSource(): string {
+function skillSource(): string {
   // dist/tools/cli/commands/install.js and tools/cli/commands/install.ts are both four
   // levels below the package root, where skills/ ships.
   const here = dirname(fileURLToPath(import.meta.url));
@@ -160,7 +160,7 @@ function foreign(path: string, what: string): AttendError {
 }
 
 /** Merge attend's hooks into a settings object; returns whether anything changed. */
-export function mergeHooks(settings: Json, path: string): boolean {
+function mergeHooks(settings: Json, path: string): boolean {
   if (settings.hooks !== undefined && (typeof settings.hooks !== 'object' || settings.hooks === null || Array.isArray(settings.hooks))) {
     throw foreign(path, '"hooks" is not an object');
   }

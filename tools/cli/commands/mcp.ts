@@ -8,7 +8,7 @@ import type { Ctx } from '../context.js';
 import type { LatePort } from '../../mcp/stdio.js';
 import { VERSION } from '../version.js';
 
-export interface McpInput {
+interface McpInput {
   makeCtx(): Ctx;
   /**
    * Run as a Claude Code channel: declare `claude/channel` and push inbound messages. Off by
@@ -20,7 +20,7 @@ export interface McpInput {
   warn(line: string): void;
 }
 
-export interface Attached {
+interface Attached {
   close(): Promise<void>;
 }
 

@@ -8,7 +8,7 @@ import { usageError } from '../../wire/errors.js';
 import { createReaderProbe } from '../../sensor/reader-probe.js';
 import { type SensorExit, runSensor } from '../../sensor/run.js';
 
-export interface RunInput {
+interface RunInput {
   poll: boolean;
   interval: number;
   trace: boolean;
@@ -23,7 +23,7 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
  * ledger records it (deliver first, then record), and a closed pipe throws EPIPE here rather
  * than later in an 'error' event.
  */
-export function fdLineWriter(fd: number): (line: string) => void {
+function fdLineWriter(fd: number): (line: string) => void {
   return (line) => {
     const buf = Buffer.from(`${line}\n`, 'utf8');
     let off = 0;

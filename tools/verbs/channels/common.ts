@@ -10,7 +10,7 @@ import type { Peer } from '../../bus/presence/index.js';
 import { parseChannelName } from '../../wire/names.js';
 import { neutralize } from '../../wire/render.js';
 
-export type ChannelArg = { open: true } | { open: false; name: string };
+type ChannelArg = { open: true } | { open: false; name: string };
 
 /** `#open`, `open` and `#broadcast` name the commons; anything else must be a valid channel name. */
 export function parseChannelArg(raw: string): ChannelArg {
@@ -68,7 +68,7 @@ export function noticeTarget(ctx: VerbCtx, id: string, kind: 'agent' | 'human'):
  * - only the channel's creator may dissolve or purge it (its history is theirs to delete).
  * Anyone may create a channel, join one and read its description.
  */
-export type ChannelAction = 'describe' | 'pin' | 'unpin' | 'invite' | 'kick' | 'dissolve' | 'purge';
+type ChannelAction = 'describe' | 'pin' | 'unpin' | 'invite' | 'kick' | 'dissolve' | 'purge';
 
 export { CHANNEL_RULE } from './rule.js';
 

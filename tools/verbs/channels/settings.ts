@@ -10,7 +10,7 @@ import { checkChannelRule, livenessOf, nameOf, namedChannel } from './common.js'
 
 // ---- listing and settings ------------------------------------------------------------------
 
-export interface ChannelMember {
+interface ChannelMember {
   id: string;
   /** Display name; a member of another machine is shown `name@host`. */
   name: string;
@@ -20,7 +20,7 @@ export interface ChannelMember {
   host: string | null;
 }
 
-export interface ChannelRow {
+interface ChannelRow {
   name: string;
   label: string;
   description: string;

@@ -18,7 +18,7 @@ export const delegateInput = z.strictObject({
   /** Where it holds: `*`, `#channel` (or a bare channel name) or an absolute path. */
   scopes: z.array(z.string()).default(['*']),
 });
-export type DelegateInput = z.input<typeof delegateInput>;
+type DelegateInput = z.input<typeof delegateInput>;
 
 /** The signed delegation as stored under `<bus>/delegations/<person>/<session>.json`. */
 export function runDelegate(ctx: VerbCtx, raw: DelegateInput): SignedDelegation {

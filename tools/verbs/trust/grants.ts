@@ -23,9 +23,9 @@ export const grantInput = z.strictObject({
     .pipe(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'is a channel name: A-Z a-z 0-9 _ . -'))
     .optional(),
 });
-export type GrantInput = z.input<typeof grantInput>;
+type GrantInput = z.input<typeof grantInput>;
 
-export interface GrantResult {
+interface GrantResult {
   /** The ids the arguments resolved to (a live name becomes its id). */
   from: string;
   to: string;
@@ -69,10 +69,10 @@ export function runDeny(ctx: VerbCtx, input: GrantInput): GrantResult {
   return change(ctx, 'deny', input);
 }
 
-export const grantsInput = z.strictObject({});
-export type GrantsInput = z.input<typeof grantsInput>;
+const grantsInput = z.strictObject({});
+type GrantsInput = z.input<typeof grantsInput>;
 
-export interface GrantsResult {
+interface GrantsResult {
   file: string;
   /** False while there is no file and the default applies. */
   exists: boolean;

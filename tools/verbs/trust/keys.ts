@@ -6,8 +6,8 @@ import type { VerbCtx } from '../context.js';
 import { parseInput } from '../input.js';
 import { type KeysReport, describeKeys, rotateKey } from '../../bus/trust/index.js';
 
-export const keysInput = z.strictObject({});
-export type KeysInput = z.input<typeof keysInput>;
+const keysInput = z.strictObject({});
+type KeysInput = z.input<typeof keysInput>;
 
 /** The caller's current key (null before its first signed write) and every published id. Never creates a key. */
 export function runKeys(ctx: VerbCtx, input: KeysInput = {}): KeysReport {
@@ -15,10 +15,10 @@ export function runKeys(ctx: VerbCtx, input: KeysInput = {}): KeysReport {
   return describeKeys({ keysDir: ctx.paths.keysDir, root: ctx.root(), node: ctx.identity().id });
 }
 
-export const rotateKeyInput = z.strictObject({});
-export type RotateKeyInput = z.input<typeof rotateKeyInput>;
+const rotateKeyInput = z.strictObject({});
+type RotateKeyInput = z.input<typeof rotateKeyInput>;
 
-export interface RotateKeyResult {
+interface RotateKeyResult {
   node: string;
   /** The key it replaces, which stays published so old signatures still verify; null when there was none. */
   old: string | null;

@@ -9,10 +9,10 @@ import { parseInput } from '../input.js';
 import { type TreeNode, cardFor, lineageForest } from '../../bus/trust/index.js';
 import { runWhoami } from '../whoami.js';
 
-export const treeInput = z.strictObject({});
-export type TreeInput = z.input<typeof treeInput>;
+const treeInput = z.strictObject({});
+type TreeInput = z.input<typeof treeInput>;
 
-export interface TreeResult {
+interface TreeResult {
   /** The live nodes and their recorded ancestors, roots first. */
   tree: TreeNode[];
   /** The live nodes the tree was drawn for; an ancestor not among them is not live. */
@@ -26,8 +26,8 @@ export function runTree(ctx: VerbCtx, input: TreeInput = {}): TreeResult {
 }
 
 /** The card's `version` is the front end's build (it is the agent's version in A2A terms). */
-export const cardsInput = z.strictObject({ version: z.string().min(1) });
-export type CardsInput = z.input<typeof cardsInput>;
+const cardsInput = z.strictObject({ version: z.string().min(1) });
+type CardsInput = z.input<typeof cardsInput>;
 
 /** Every live node's card. */
 export function runCards(ctx: VerbCtx, raw: CardsInput): AgentCard[] {

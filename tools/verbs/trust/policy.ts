@@ -17,9 +17,9 @@ export const policyInput = z.strictObject({
   // The bounds of the policy file's own schema (tools/bus/trust/policy.ts).
   maxDepth: z.number({ error: 'a whole number' }).int('a whole number').min(1, 'at least 1').max(64, 'at most 64').optional(),
 });
-export type PolicyInput = z.input<typeof policyInput>;
+type PolicyInput = z.input<typeof policyInput>;
 
-export interface PolicyResult {
+interface PolicyResult {
   file: string;
   policy: Policy;
 }
