@@ -1,8 +1,8 @@
 // Outbound: which local messages go to the hub, found cheaply. No NATS here.
 //
-// Per directory under signals/ the relay reads the index hint (tools/bus/store/dir-index.ts) for
-// the ids appended since its last look, and falls back to a full listing when the hint does
-// not explain the directory. A full listing is cut at a floor: the creation time of the
+// Per directory under signals/ the relay follows the index hint through the store's one
+// follower (followTail, tools/bus/store/follower.ts) for the ids appended since its last look,
+// which falls back to a full listing when the hint does not explain the directory. A full listing is cut at a floor: the creation time of the
 // newest message already published there (relay/cursor.json) minus a slack for writers whose
 // id was minted a little before their rename. What the slack republishes after a restart is
 // absorbed by the hub's duplicate window (Nats-Msg-Id) and the receivers' idempotent write.
