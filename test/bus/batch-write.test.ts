@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeFilesAtomic } from '../../tools/bus/store/atomic.js';
 import { INDEX_NAME, appendIndexMany, dirStamp, readIndex, readIndexTail, SETTLE_MS } from '../../tools/bus/store/dir-index.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -12,8 +12,8 @@ import { takePending } from '../../tools/bus/delivery/take.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { createReporter } from '../../tools/bus/store/messages.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
-import { agent, ids, put } from '../helpers/delivery.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { agent, ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

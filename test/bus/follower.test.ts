@@ -11,8 +11,8 @@ import { type Followed, follow, followTail, newTailState } from '../../tools/bus
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import type { Reporter } from '../../tools/bus/store/messages.js';
 import { idFloor } from '../../tools/wire/ids.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
-import { ids, put } from '../helpers/delivery.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -8,7 +8,7 @@ import { checkRoot, ensureRoot } from '../../tools/bus/store/root.js';
 import { createReporter, listIds, readScopes, readSignalFile, writeSignal } from '../../tools/bus/store/messages.js';
 import { resolvePaths } from '../../tools/verbs/env.js';
 import { parseChannelName } from '../../tools/wire/names.js';
-import { type TempBus, makeTempBus, runInProcess } from '../helpers/bus.js';
+import { type TempBus, makeTempBus, runInProcess } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 beforeEach(() => {

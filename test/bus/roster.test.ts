@@ -11,8 +11,8 @@ import { observeSession, readRegistry } from '../../tools/bus/presence/registry.
 import { processAlive } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey, nicknameFor } from '../../tools/wire/names.js';
-import { type FakeSession, type TempBus, ME, procStart, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
-import { ids, put } from '../helpers/delivery.js';
+import { type FakeSession, type TempBus, ME, liveTask, procStart, runInProcess, waitFor, useTempBus } from '../helpers/temp-bus.js';
+import { ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -162,8 +162,10 @@ describe('liveness and pruning', () => {
   });
 
   it('a fresh heartbeat whose process has died (a crash, a SIGKILL) keeps nobody live', async () => {
-    const { spawnSync } = await import('node:child_process');
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    // A task that ran and ended: its id names no live process.
+    const ended = liveTask();
+    ended.end();
+    const dead = ended.tid;
     writePresence(bus.root, { id: 'crashed', kind: 'human', origin: '/home/crashed', heartbeat: Date.now(), role: 'chat', pid: dead });
     writePresence(bus.root, { id: 'running', kind: 'human', origin: '/home/running', heartbeat: Date.now(), role: 'chat', pid: process.pid });
     const list = await peers(human());

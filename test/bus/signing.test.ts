@@ -13,8 +13,8 @@ import { type Message, createReporter, readMessage, silentReporter, writeSignal 
 import { createSigner, sidecarPath } from '../../tools/bus/trust/signing.js';
 import type { Envelope, Scope } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
-import { agent, ids } from '../helpers/delivery.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { agent, ids } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -11,8 +11,8 @@ import { listingCacheDir } from '../../tools/bus/store/listing-cache.js';
 import type { Message } from '../../tools/bus/store/messages.js';
 import { createBusSource } from '../../tools/chat/bus-source.js';
 import type { Scope } from '../../tools/wire/envelope.js';
-import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
-import { ids, put } from '../helpers/delivery.js';
+import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
+import { ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

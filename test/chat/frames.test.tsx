@@ -14,7 +14,7 @@ import { createVerbCtx } from '../../tools/verbs/context.js';
 import { writeSignal } from '../../tools/bus/store/messages.js';
 import { writePresence } from '../../tools/bus/presence/heartbeats.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/bus.js';
+import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 let sessions: FakeSession[] = [];

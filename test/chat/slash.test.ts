@@ -17,7 +17,7 @@ import { errorLine, runSlash } from '../../tools/chat/slash.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
 import { AttendError, EXIT, verbHint } from '../../tools/wire/errors.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus } from '../helpers/bus.js';
+import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 let sessions: FakeSession[] = [];

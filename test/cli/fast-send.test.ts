@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
 import type { CtxOptions } from '../../tools/cli/context.js';
 import { parseFastArgs, runFastSend } from '../../tools/cli/fast-send.js';
-import { type FakeSession, useTempBus } from '../helpers/bus.js';
+import { type FakeSession, useTempBus } from '../helpers/temp-bus.js';
 
 describe('the send fast path parser', () => {
   it('serves the plain forms', () => {

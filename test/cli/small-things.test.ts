@@ -1,7 +1,7 @@
 // The small things a user notices (issue #10), through the CLI in-process.
 
 import { describe, expect, it } from 'vitest';
-import { type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
+import { type TempBus, runInProcess, useTempBus } from '../helpers/temp-bus.js';
 import { signalsIn } from '../helpers/signals.js';
 
 let bus: TempBus;

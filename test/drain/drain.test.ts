@@ -7,7 +7,7 @@ import { DRAIN_ROUND_CEILING, type DrainDeps, drainOnce } from '../../tools/drai
 import { createReporter } from '../../tools/bus/store/index.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
 import { nameLookup } from '../../tools/wire/display.js';
-import { makeTempBus, runInProcess, type TempBus } from '../helpers/bus.js';
+import { makeTempBus, runInProcess, type TempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 beforeEach(() => (bus = makeTempBus()));

@@ -7,12 +7,20 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../tools/wire/errors.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
+import { procInfoFromProc, procInfoFromPs } from '../../tools/identity/system.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { BIN, ME, type RunResult, type TempBus, fakeSession, makeTempBus, procStart, runBin, waitFor } from '../helpers/bus.js';
 import { ids } from '../helpers/delivery.js';
 
 const SID = '11111111-2222-4333-8444-555555555555';
 const SID_NEW = '99999999-2222-4333-8444-555555555555';
+
+describe('identity: the system readers against ps', () => {
+  it('procInfoFromPs (where there is no /proc) agrees with /proc on the parent of this process', () => {
+    expect(procInfoFromPs(process.pid)).toEqual({ ppid: process.ppid, start: '' });
+    expect(procInfoFromProc(process.pid)?.ppid).toBe(process.ppid);
+  });
+});
 
 describe('identity end to end, with a real process tree', () => {
   let bus: TempBus;

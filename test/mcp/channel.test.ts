@@ -10,7 +10,7 @@ import type { Identity } from '../../tools/identity/resolve.js';
 import { type ChannelNotice, pushPending } from '../../tools/mcp/channel.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

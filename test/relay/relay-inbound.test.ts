@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
 import { type ImportContext, importMessage } from '../../tools/relay/inbound.js';
 import { ImportedSet } from '../../tools/relay/store.js';
 import { readIndex } from '../../tools/bus/store/dir-index.js';

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
 import { StatusBoard, statusDue } from '../../tools/relay/status-board.js';
 import type { RelayStatus } from '../../tools/relay/store.js';
 

@@ -1,6 +1,6 @@
 // The trace's stall watch: a blocked event loop is logged with how long it was blocked.
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '../helpers/bus.js';
+import { waitFor } from '../helpers/temp-bus.js';
 import { watchStalls } from '../../tools/relay/trace.js';
 
 describe('watchStalls', () => {

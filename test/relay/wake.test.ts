@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
 import { Wake } from '../../tools/relay/wake.js';
 
 let bus: TempBus;

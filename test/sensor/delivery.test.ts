@@ -10,8 +10,8 @@ import { silentReporter } from '../../tools/bus/store/messages.js';
 import type { Identity } from '../../tools/identity/resolve.js';
 import { createDeliveryLoop, type DeliveryLoop, withBanner } from '../../tools/sensor/delivery.js';
 import { nameLookup } from '../../tools/wire/display.js';
-import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
-import { agent, headerIds, ids, put } from '../helpers/delivery.js';
+import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
+import { agent, headerIds, ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readPresence } from '../../tools/bus/presence/heartbeats.js';
 import { beat, createHeartbeat, HEARTBEAT_MS, removeBeat } from '../../tools/sensor/heartbeat.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
-import { agent } from '../helpers/delivery.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { agent } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -9,8 +9,8 @@ import { readSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import type { Identity, ProcInfo } from '../../tools/identity/resolve.js';
 import { runSensor, type SensorExit } from '../../tools/sensor/run.js';
-import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
-import { agent, headerIds, ids, put } from '../helpers/delivery.js';
+import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
+import { agent, headerIds, ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -7,8 +7,8 @@ import { scanOnce } from '../../tools/sensor/scan.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import { nameLookup } from '../../tools/wire/display.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
-import { agent, ids, put } from '../helpers/delivery.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { agent, ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -13,8 +13,8 @@ import { beat } from '../../tools/sensor/heartbeat.js';
 import { scanOnce } from '../../tools/sensor/scan.js';
 import { checkSession, type SessionWatchDeps } from '../../tools/sensor/session-watch.js';
 import { nameLookup } from '../../tools/wire/display.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
-import { agent } from '../helpers/delivery.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { agent } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -6,8 +6,8 @@ import { join as pjoin } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Identity } from '../../tools/identity/resolve.js';
 import { createSensorWatch, type SensorWatch } from '../../tools/sensor/watch.js';
-import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
-import { agent, ids, join, put } from '../helpers/delivery.js';
+import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
+import { agent, ids, join, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

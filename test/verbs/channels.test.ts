@@ -7,7 +7,7 @@ import { readChannels } from '../../tools/bus/channels/membership.js';
 import { readOwed } from '../../tools/bus/delivery/owed.js';
 import { processAlive } from '../../tools/identity/system.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type TempBus, runInProcess, waitFor, useTempBus } from '../helpers/bus.js';
+import { type TempBus, runInProcess, waitFor, useTempBus } from '../helpers/temp-bus.js';
 import { signalsIn } from '../helpers/signals.js';
 
 let bus: TempBus;

@@ -10,7 +10,7 @@ import { withListings } from '../../tools/bus/store/listing-cache.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import { procInfoFromProc, processAlive } from '../../tools/identity/system.js';
 import { attendKey, projectSlug } from '../../tools/wire/names.js';
-import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from '../helpers/bus.js';
+import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 const sessions: FakeSession[] = [];

@@ -14,7 +14,7 @@ import { processAlive } from '../../tools/identity/system.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { ME, type TempBus, runInProcess, useTempBus, waitFor } from '../helpers/bus.js';
+import { ME, type TempBus, runInProcess, useTempBus, waitFor } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { writeSignal } from '../../tools/bus/store/messages.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
-import { type TempBus, runInProcess, useTempBus } from '../helpers/bus.js';
+import { type TempBus, runInProcess, useTempBus } from '../helpers/temp-bus.js';
 import { signalsIn } from '../helpers/signals.js';
 
 let bus: TempBus;

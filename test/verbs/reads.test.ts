@@ -5,7 +5,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processAlive } from '../../tools/identity/system.js';
-import { type TempBus, runInProcess, useTempBus, waitFor } from '../helpers/bus.js';
+import { type TempBus, runInProcess, useTempBus, waitFor } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));

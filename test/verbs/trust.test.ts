@@ -25,7 +25,7 @@ import {
 } from '../../tools/verbs/trust/index.js';
 import { EXIT } from '../../tools/wire/errors.js';
 import { DEFAULT_POLICY } from '../../tools/wire/permit.js';
-import { ME, type TempBus, useTempBus } from '../helpers/bus.js';
+import { ME, type TempBus, useTempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
