@@ -282,3 +282,43 @@ function findCycles(graph: Map<string, string[]>): string[] {
   for (const n of graph.keys()) if (!state.has(n)) visit(n);
   return cycles;
 }
+
+/** The chain of test modules from `file` to one that imports node:child_process, if any (lazy imports too). */
+function spawningChain(file: string): string[] | null {
+  const seen = new Set<string>([file]);
+  const queue: string[][] = [[file]];
+  while (queue.length > 0) {
+    const chain = queue.shift() as string[];
+    const at = chain[chain.length - 1] as string;
+    const specs = importsOf(at, true);
+    if (specs.some((m) => m === 'node:child_process' || m === 'child_process')) return chain;
+    for (const spec of specs.filter((m) => m.startsWith('.'))) {
+      const next = resolveImport(at, spec);
+      if (next && next.startsWith('test/') && !seen.has(next)) {
+        seen.add(next);
+        queue.push([...chain, next]);
+      }
+    }
+  }
+  return null;
+}
+
+describe('test tiers (style.md, "Tests, in tiers")', () => {
+  const tests = sources('test').map((f) => relative('.', f)).filter((f) => /\.test\.tsx?$/.test(f));
+  const inProcess = tests.filter((f) => !f.startsWith('test/e2e/'));
+
+  it('the scanner follows imports to the helpers that spawn (a positive control)', () => {
+    expect(spawningChain('test/helpers/bus.ts')).toEqual(['test/helpers/bus.ts']);
+    expect(spawningChain('test/e2e/cli.test.ts')).not.toBeNull();
+    expect(spawningChain('test/helpers/temp-bus.ts')).toBeNull();
+    expect(inProcess.length).toBeGreaterThan(30);
+  });
+
+  it('no unit or slow test reaches node:child_process: what spawns is in test/e2e/', () => {
+    // test/helpers/bus.ts, delivery.ts, claude-code.ts, nats.ts, hub.ts and relay.ts start
+    // processes; in-process tests use temp-bus.ts and fixtures.ts. test/setup/in-process.ts
+    // fails a test that starts a child process through the code under test.
+    const offenders = inProcess.map((f) => spawningChain(f)).filter((c) => c !== null).map((c) => c.join(' -> '));
+    expect(offenders).toEqual([]);
+  });
+});

@@ -1,6 +1,6 @@
 // What an error from the NATS client means to the relay, decided by its class and, for the
 // JetStream API, its error code: never by its message text, which the client and the server
-// are free to reword (style.md; issue 19). test/relay/nats-errors.test.ts checks every
+// are free to reword (style.md; issue 19). test/e2e/relay-nats-errors.test.ts checks every
 // predicate against what the pinned client (3.3.1) throws at a real nats-server, so a client
 // that changes what it throws fails there rather than silently here.
 
