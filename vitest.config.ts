@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 //   fails a test that starts one), no soak; the inner loop, `npm run test:unit`.
 // - `slow`: in-process too, but long: soak, load and model (property) tests, in test/slow/.
 // - `e2e`: spawns the built binary, races real processes, drives tmux, nats-server and a real
-//   Claude Code, in test/e2e/.
+//   Claude Code (installed by its global setup, once, into .tools/), in test/e2e/.
 // `npm test` builds and runs all three.
 const inProcess = ['test/setup/in-process.ts'];
 // In-process files share one module graph per worker (isolate: false): no test mocks a module
@@ -31,7 +31,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts', 'test/e2e/**/*.test.tsx'] },
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts', 'test/e2e/**/*.test.tsx'], globalSetup: ['test/setup/claude-code.ts'] },
       },
     ],
   },
