@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { runBin } from '../helpers/bus.js';
 import { type ClaudeHome, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
-import { type FakeAnthropic, conversationText, lastText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
+import { type FakeAnthropic, conversationText, lastText, loadTools, startFakeAnthropic, toolNames, toolResults } from '../helpers/fake-anthropic.js';
 
 let home: ClaudeHome | undefined;
 let api: FakeAnthropic | undefined;
@@ -21,8 +21,12 @@ afterEach(async () => {
 describe('claude code after attend install', () => {
   it('runs the installed hooks and doctor resolves the session from inside it', async () => {
     const h = (home = makeClaudeHome());
-    api = await startFakeAnthropic((req) =>
-      toolResultCount(req) === 0 ? { tool: 'Bash', input: { command: 'attend doctor --json', description: 'doctor' } } : { text: 'done' },
+    // The installed MCP server is offered: ToolSearch loads its send (searching again while the
+    // server is still connecting); then doctor from the Bash tool.
+    api = await startFakeAnthropic(
+      (req) =>
+        loadTools(req, ['mcp__attend__send']) ??
+        (toolResults(req).some((r) => r.name === 'Bash') ? { text: 'done' } : { tool: 'Bash', input: { command: 'attend doctor --json', description: 'doctor' } }),
     );
     const env = h.env({ baseUrl: api.url });
     const install = runBin(['install'], { env, cwd: h.project });
@@ -33,7 +37,7 @@ describe('claude code after attend install', () => {
     const { session_id } = JSON.parse(run.stdout()) as { session_id: string };
     const first = api.requests[0]!;
     expect(conversationText(first)).toContain(`attend is available`);
-    expect(conversationText(first)).toContain('mcp__attend__send');
+    expect(toolNames(api.requests.at(-1)!)).toContain('mcp__attend__send');
     const doctorOut = lastText(api.requests.at(-1)!);
     const checks = Object.fromEntries((JSON.parse(doctorOut.slice(doctorOut.indexOf('{'))) as { checks: { name: string; status: string; detail: string }[] }).checks.map((c) => [c.name, c]));
     expect(checks.session).toMatchObject({ status: 'ok', detail: expect.stringContaining(session_id) });
@@ -45,12 +49,8 @@ describe('claude code after attend install', () => {
   it('--scope project: the project .mcp.json serves send with the session identity, and the project hooks run', async () => {
     const h = (home = makeClaudeHome());
     const MCP_SEND = 'mcp__attend__send';
-    api = await startFakeAnthropic((req) => {
-      const step = toolResultCount(req);
-      if (step === 0) return { tool: 'ToolSearch', input: { query: `select:${MCP_SEND}` } };
-      if (step === 1) return { tool: MCP_SEND, input: { message: 'from the project mcp server' } };
-      return { text: 'done' };
-    });
+    // ToolSearch until the project's server is up and send is loaded, then one send.
+    api = await startFakeAnthropic((req) => loadTools(req, [MCP_SEND]) ?? (toolResults(req).some((r) => r.name === MCP_SEND) ? { text: 'done' } : { tool: MCP_SEND, input: { message: 'from the project mcp server' } }));
     const env = h.env({ baseUrl: api.url });
     const install = runBin(['install', '--scope', 'project'], { env, cwd: h.project });
     expect(install.exitCode, install.stderr).toBe(0);

@@ -14,7 +14,7 @@ import { procInfoFromProc } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, claudeBinary, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
-import { type FakeAnthropic, conversationText, startFakeAnthropic, textOf, toolResultCount } from '../helpers/fake-anthropic.js';
+import { type ApiRequest, type FakeAnthropic, conversationText, loadTools, startFakeAnthropic, toolNames, toolResultCount, toolResults } from '../helpers/fake-anthropic.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MCP_SEND = 'mcp__plugin_attend_attend__send';
@@ -74,12 +74,8 @@ describe('claude code plugin', () => {
 
   it("the plugin's MCP server (declared in its manifest) serves send, writing an envelope with the session's identity", async () => {
     const h = (home = makeClaudeHome());
-    api = await startFakeAnthropic((req) => {
-      const step = toolResultCount(req);
-      if (step === 0) return { tool: 'ToolSearch', input: { query: `select:${MCP_SEND}` } };
-      if (step === 1) return { tool: MCP_SEND, input: { message: 'hello over mcp' } };
-      return { text: 'done' };
-    });
+    // ToolSearch until the plugin's server is up and send is loaded, then one send.
+    api = await startFakeAnthropic((req) => loadTools(req, [MCP_SEND]) ?? (toolResults(req).some((r) => r.name === MCP_SEND) ? { text: 'done' } : { tool: MCP_SEND, input: { message: 'hello over mcp' } }));
     const run = runClaude(['-p', 'go', '--plugin-dir', REPO, '--allowedTools', `ToolSearch,${MCP_SEND}`, '--output-format', 'json'], { env: h.env({ baseUrl: api.url, attendOnPath: false }), cwd: h.project });
     const code = await run.exited(60_000);
     expect(code, run.stderr()).toBe(0);
@@ -162,16 +158,20 @@ describe('claude code plugin', () => {
   it('a tool call the model can correct comes back to it as an error result with the reason, and the new verbs answer', async () => {
     const h = (home = makeClaudeHome());
     const tool = (name: string) => `mcp__plugin_attend_attend__${name}`;
+    const loaded = [tool('send'), tool('status'), tool('create')];
     const steps: [string, Record<string, unknown>][] = [
-      ['ToolSearch', { query: `select:${tool('send')},${tool('status')},${tool('create')}` }],
       // Passes the JSON schema Claude Code sees, fails the verb's own check.
       [tool('send'), { message: '   ' }],
       [tool('send'), { message: 'x', channel: 'no|such channel' }],
       [tool('create'), { channel: 'ops', description: 'deploys' }],
       [tool('status'), {}],
     ];
+    // ToolSearch until the plugin's server is up and the three are loaded, then the steps.
+    const called = (req: ApiRequest) => toolResults(req).filter((r) => r.name !== 'ToolSearch');
     api = await startFakeAnthropic((req) => {
-      const step = steps[toolResultCount(req)];
+      const load = loadTools(req, loaded);
+      if (load) return load;
+      const step = steps[called(req).length];
       return step ? { tool: step[0], input: step[1] } : { text: 'done' };
     });
     const allowed = ['ToolSearch', tool('send'), tool('status'), tool('create')].join(',');
@@ -179,23 +179,21 @@ describe('claude code plugin', () => {
     const code = await run.exited(60_000);
     expect(code, run.stderr()).toBe(0);
     const { session_id } = JSON.parse(run.stdout()) as { session_id: string };
-    const results = api.requests
-      .at(-1)!
-      .messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
-      .filter((b) => b.type === 'tool_result')
-      .map((b) => ({ isError: b.is_error === true, text: textOf(b.content) }));
-    expect(results).toHaveLength(steps.length);
+    const last = api.requests.at(-1)!;
+    expect(toolNames(last)).toEqual(expect.arrayContaining(loaded));
+    const results = called(last);
+    expect(results.map((r) => r.name)).toEqual(steps.map((s) => s[0]));
     // Whatever Claude Code checks itself, the model sees an error it can act on.
+    expect(results[0]).toMatchObject({ isError: true });
+    expect(results[0]!.text).toMatch(/^attend: the message is empty/);
     expect(results[1]).toMatchObject({ isError: true });
-    expect(results[1]!.text).toMatch(/^attend: the message is empty/);
-    expect(results[2]).toMatchObject({ isError: true });
-    expect(results[2]!.text).toMatch(/^attend: invalid arguments for send: channel: a channel name is 1 to 64/);
-    expect(results[3]).toMatchObject({ isError: false });
+    expect(results[1]!.text).toMatch(/^attend: invalid arguments for send: channel: a channel name is 1 to 64/);
+    expect(results[2]).toMatchObject({ isError: false });
     if (process.env.SHOW) console.log(JSON.stringify(results, null, 1));
     // Claude Code hands the model structuredContent (compact JSON) when a result has it.
-    expect(JSON.parse(results[3]!.text)).toEqual({ channel: 'ops', description: 'deploys', pinned: true });
-    expect(results[4]).toMatchObject({ isError: false });
-    expect(results[4]!.text).toContain(session_id);
+    expect(JSON.parse(results[2]!.text)).toEqual({ channel: 'ops', description: 'deploys', pinned: true });
+    expect(results[3]).toMatchObject({ isError: false });
+    expect(results[3]!.text).toContain(session_id);
     expect(existsSync(join(h.root, 'signals', '_broadcast'))).toBe(false);
   });
 });

@@ -73,6 +73,51 @@ export function toolResultCount(req: ApiRequest): number {
   return n;
 }
 
+/** The tools a request offers the model, by name: built-in ones and the deferred ones ToolSearch has loaded. */
+export function toolNames(req: ApiRequest): string[] {
+  return (req.tools ?? []).map((t) => t.name);
+}
+
+export interface ToolResult {
+  /** The tool the model called, from the tool_use block the result answers. */
+  name: string;
+  isError: boolean;
+  text: string;
+}
+
+/** Every tool result of the conversation, in order, with the name of the tool it came from. */
+export function toolResults(req: ApiRequest): ToolResult[] {
+  const names = new Map<string, string>();
+  const out: ToolResult[] = [];
+  for (const m of req.messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const b of m.content) {
+      if (b.type === 'tool_use' && b.id && b.name) names.set(b.id, b.name);
+      if (b.type === 'tool_result') out.push({ name: names.get(b.tool_use_id ?? '') ?? '', isError: b.is_error === true, text: textOf(b.content) });
+    }
+  }
+  return out;
+}
+
+/**
+ * The step a model takes to load deferred tools (an MCP server's), until they are loaded:
+ * ToolSearch `select:<names>`, or null once every name is in the request's tools. While the
+ * server is still connecting, Claude Code's ToolSearch waits a while, then answers "Some MCP
+ * servers are still connecting ... try searching again", and this searches again, as a model
+ * would: a script that calls an MCP tool waits for its server to be up (initialize and
+ * tools/list answered), never for a fixed time. After `tries` searches, or once Claude Code
+ * says the server failed, it ends the turn instead, and the test's assertions say what is
+ * missing.
+ */
+export function loadTools(req: ApiRequest, names: string[], tries = 12): Reply | null {
+  const have = new Set(toolNames(req));
+  if (names.every((n) => have.has(n))) return null;
+  const searches = toolResults(req).filter((r) => r.name === 'ToolSearch');
+  const last = searches.at(-1)?.text ?? '';
+  if (searches.length >= tries || /failed to connect/.test(last)) return { text: `could not load ${names.join(', ')}: ${last.slice(0, 300)}` };
+  return { tool: 'ToolSearch', input: { query: `select:${names.join(',')}` } };
+}
+
 // Side requests (titles, summaries, quota probes) come without the main tool list.
 function isMain(req: ApiRequest): boolean {
   return Array.isArray(req.tools) && req.tools.some((t) => t.name === 'Bash');
