@@ -16,4 +16,13 @@ describe('docs stay in step with the code', () => {
     expect(readme).toContain('npm run demo');
     expect(readme).toContain('npm test');
   });
+
+  it('the README says when to run each test tier, and each is a script of the package', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+    for (const tier of ['unit', 'slow', 'e2e']) {
+      expect(readme).toMatch(new RegExp(`\\| \`npm run test:${tier}\` \\| [^|]+ \\|`));
+      expect(scripts[`test:${tier}`]).toContain(`--project ${tier}`);
+    }
+  });
 });
