@@ -13,6 +13,9 @@ const inProcess = ['test/setup/in-process.ts'];
 // tools once per worker instead of once per file is most of the unit tier's CPU time.
 
 export default defineConfig({
+  // Each checkout keeps its own cache (vitest orders files by the durations it recorded), not
+  // in node_modules, which worktrees may share.
+  cacheDir: '.vitest-cache',
   test: {
     pool: 'forks',
     testTimeout: 60_000,
