@@ -27,7 +27,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   for (const u of unmounts) u();
-  for (const s of sessions) s.kill();
+  for (const s of sessions) s.dispose();
   bus.cleanup();
 });
 

@@ -27,7 +27,7 @@ beforeEach(() => {
   sessions = [];
 });
 afterEach(() => {
-  for (const s of sessions) s.kill();
+  for (const s of sessions) s.dispose();
   bus.cleanup();
 });
 

@@ -55,6 +55,11 @@ export interface FakeSession {
   env: Record<string, string>;
   /** Ends the session: its process (or stand-in) is gone and its record removed when this returns. */
   kill(): void;
+  /**
+   * Ends the session after its test: the record goes; a stand-in's thread may stand in for a
+   * session of a later test (on another bus), a process is killed.
+   */
+  dispose(): void;
 }
 
 export interface SessionOpts {
@@ -71,24 +76,30 @@ let sessionCounter = 0;
  * Write the session record Claude Code keeps for a running session (`<claudeDir>/sessions/
  * <pid>.json`) for a live task `pid`, and return the env its children would inherit. `end`
  * ends the task; `kill()` ends it and removes the record, as Claude Code does on exit.
+ * `release` is what `dispose()` does with the task instead (by default, end it).
  */
-export function recordSession(bus: TempBus, pid: number, end: () => void, opts: SessionOpts = {}): FakeSession {
+export function recordSession(bus: TempBus, pid: number, end: () => void, opts: SessionOpts = {}, release: () => void = end): FakeSession {
   const sessionId = opts.sessionId ?? `00000000-0000-4000-8000-${String(++sessionCounter).padStart(12, '0')}`;
   const cwd = opts.cwd ?? join(bus.dir, 'work', `proj${sessionCounter}`);
   mkdirSync(cwd, { recursive: true });
   const record: Record<string, unknown> = { pid, sessionId, cwd, procStart: procStart(pid), startedAt: Date.now() + sessionCounter, status: opts.status ?? 'idle', kind: 'interactive' };
   if (opts.name) record.name = opts.name;
   if (opts.version) record.version = opts.version;
-  writeFileSync(join(bus.claudeDir, 'sessions', `${pid}.json`), JSON.stringify(record));
+  const recordFile = join(bus.claudeDir, 'sessions', `${pid}.json`);
+  writeFileSync(recordFile, JSON.stringify(record));
+  let ended = false;
+  const finish = (how: () => void) => {
+    if (!ended) how();
+    ended = true;
+    rmSync(recordFile, { force: true });
+  };
   return {
     pid,
     sessionId,
     cwd,
     env: { ...bus.env, CLAUDECODE: '1', CLAUDE_PID: String(pid), CLAUDE_CODE_SESSION_ID: sessionId },
-    kill: () => {
-      end();
-      rmSync(join(bus.claudeDir, 'sessions', `${pid}.json`), { force: true });
-    },
+    kill: () => finish(end),
+    dispose: () => finish(release),
   };
 }
 
@@ -147,10 +158,16 @@ export function liveTask(): { tid: number; end(): void } {
   };
 }
 
+// Threads whose sessions ended with their tests, still live: the next stand-in takes one
+// instead of booting a thread (a new bus has never seen it). As many as one test had at once.
+const idle: { tid: number; end(): void }[] = [];
+
 /** A stand-in for a running Claude Code session, in-process: a live thread and a session record that names it. */
 export function fakeSession(bus: TempBus, opts: SessionOpts = {}): FakeSession {
-  const task = liveTask();
-  return recordSession(bus, task.tid, () => task.end(), opts);
+  let task = idle.pop();
+  while (task && !existsSync(`/proc/${task.tid}/stat`)) task = idle.pop();
+  const t = task ?? liveTask();
+  return recordSession(bus, t.tid, () => t.end(), opts, () => void idle.push(t));
 }
 
 export interface RunResult {
@@ -205,7 +222,7 @@ export function useTempBus(onBus: (bus: TempBus) => void, makeSession: SessionMa
     onBus(current);
   });
   afterEach(() => {
-    for (const s of sessions.splice(0)) s.kill();
+    for (const s of sessions.splice(0)) s.dispose();
     current?.cleanup();
   });
   return (opts = {}) => {

@@ -20,7 +20,7 @@ beforeEach(() => {
   mkdirSync(join(bus.claudeDir, 'projects'), { recursive: true });
 });
 afterEach(() => {
-  for (const s of sessions.splice(0)) s.kill();
+  for (const s of sessions.splice(0)) s.dispose();
   bus.cleanup();
 });
 
