@@ -7,7 +7,7 @@
 
 import type { Identity } from '../identity/resolve.js';
 import { SETTLE_MS } from '../bus/store/index.js';
-import { type ScanDeps, scanOnce } from './scan.js';
+import { type ScanDeps, type ScanResult, scanOnce } from './scan.js';
 
 interface Timers {
   soon(fn: () => void): void;
@@ -24,6 +24,12 @@ const realTimers: Timers = {
 interface DeliveryDeps {
   /** What one wake needs: the bus, the clock, the names, the line sink (throws on EPIPE). */
   scan: ScanDeps;
+  /**
+   * A wake that delivers asynchronously instead of `scanOnce` (the deliverer's socket post,
+   * tools/sensor/post-wake.ts). Wakes never overlap: a request made while one runs runs
+   * once it is done.
+   */
+  cycle?: (who: Identity) => Promise<ScanResult>;
   /** The identity now (a /clear changes it between wakes). */
   who(): Identity;
   /** True once the sensor is stopping: no wake runs and no look is armed after that. */
@@ -42,6 +48,8 @@ export interface DeliveryLoop {
   wake(): void;
   /** Messages delivered so far (a digest counts each message it stands for). */
   delivered(): number;
+  /** Resolves once no wake is running (the deliverer hands its claim over between wakes). */
+  idle(): Promise<void>;
   /** Cancel a pending look. */
   close(): void;
 }
@@ -52,25 +60,46 @@ export function createDeliveryLoop(deps: DeliveryDeps): DeliveryLoop {
   let queued = false;
   let settleTimer: unknown;
   let renames = 0;
-
+  let running: Promise<void> | undefined;
+  let again = false;
   const wake = () => {
     queued = false;
     if (deps.stopping()) return;
+    if (running) {
+      again = true;
+      return;
+    }
     const renamesBefore = renames;
+    if (deps.cycle) {
+      running = deps.cycle(deps.who()).then(
+        (r) => settled(r, renamesBefore),
+        (err: unknown) => deps.scan.warn(`attend: delivery failed: ${(err as Error).message}`),
+      );
+      void running.finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          request();
+        }
+      });
+      return;
+    }
     try {
-      const r = scanOnce(deps.scan, deps.who());
-      delivered += r.delivered.length;
-      if (r.closed) deps.closed();
-      else if (r.later) request();
-      if (r.unsettled) settle();
-      // Every rename seen before this wake began is explained by the index: no look needed.
-      else if (renames === renamesBefore && settleTimer !== undefined) {
-        timers.cancel(settleTimer);
-        settleTimer = undefined;
-      }
+      settled(scanOnce(deps.scan, deps.who()), renamesBefore);
     } catch (err) {
       // A lock timeout or a full disk must not kill the sensor: the next wake retries.
       deps.scan.warn(`attend: scan failed: ${(err as Error).message}`);
+    }
+  };
+  const settled = (r: ScanResult, renamesBefore: number) => {
+    delivered += r.delivered.length;
+    if (r.closed) deps.closed();
+    else if (r.later) request();
+    if (r.unsettled) settle();
+    // Every rename seen before this wake began is explained by the index: no look needed.
+    else if (renames === renamesBefore && settleTimer !== undefined) {
+      timers.cancel(settleTimer);
+      settleTimer = undefined;
     }
   };
   const request = () => {
@@ -96,6 +125,7 @@ export function createDeliveryLoop(deps: DeliveryDeps): DeliveryLoop {
     },
     wake,
     delivered: () => delivered,
+    idle: () => running ?? Promise.resolve(),
     close: () => {
       if (settleTimer !== undefined) timers.cancel(settleTimer);
       settleTimer = undefined;

@@ -9,6 +9,8 @@ export const HEARTBEAT_MS = 30_000;
 
 interface HeartbeatDeps {
   root: string;
+  /** Whose beat: the sensor's (default) or the deliverer's (tools/sensor/deliverer.ts). */
+  role?: 'sensor' | 'deliverer';
   pid: number;
   now(): number;
   warn(line: string): void;
@@ -17,14 +19,14 @@ interface HeartbeatDeps {
 /** Write the sensor's presence now. */
 export function beat(deps: HeartbeatDeps, who: Identity): void {
   try {
-    writePresence(deps.root, { id: who.id, kind: who.kind, origin: who.origin, heartbeat: deps.now(), pid: deps.pid, role: 'sensor' });
+    writePresence(deps.root, { id: who.id, kind: who.kind, origin: who.origin, heartbeat: deps.now(), pid: deps.pid, role: deps.role ?? 'sensor' });
   } catch (err) {
     deps.warn(`attend: heartbeat failed: ${(err as Error).message}`);
   }
 }
 
 export function removeBeat(deps: HeartbeatDeps, who: Identity): void {
-  removePresence(deps.root, who.id, 'sensor');
+  removePresence(deps.root, who.id, deps.role ?? 'sensor');
 }
 
 /**

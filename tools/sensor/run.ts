@@ -2,7 +2,7 @@
 // docs/integration.md). Every stdout line is an event for the model, so stdout carries
 // observation lines only; diagnostics go to stderr.
 //
-// Lifetime: one sensor per session (a claim file); it heartbeats, follows `/clear` to the new
+// Lifetime: one sensor per session (a claim file, which a deliverer hands over when asked); it heartbeats, follows `/clear` to the new
 // session id, and exits when its Claude process is gone, when stdout is closed (EPIPE on a
 // write, or the reader probe on a tick while idle: tools/sensor/reader-probe.ts), or on
 // SIGTERM/SIGINT/SIGHUP (Monitor's expiry) — so a re-armed Monitor never leaves an orphan.
@@ -13,7 +13,7 @@
 
 import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { processAlive, readSessionRecordFile } from '../identity/system.js';
-import { claimSensor, handOver, readLedger, releaseSensor } from '../bus/delivery/index.js';
+import { askForClaim, claimSensor, handOver, readLedger, releaseSensor, withdrawClaimAsk } from '../bus/delivery/index.js';
 import type { Reporter } from '../bus/store/index.js';
 import { createNameSource, knownNamesSource } from '../bus/presence/index.js';
 import { type NameLookup, nameLookup } from '../wire/display.js';
@@ -71,11 +71,14 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
 
   let claim = claimSensor(root, who.id, opts.pid);
   // A Monitor re-armed right after its predecessor expired: give the old sensor a moment to go.
+  // A deliverer holding the claim hands it over when asked (issue 21 §2).
+  if (!claim.ok) askForClaim(root, who.id, opts.pid);
   const claimDeadline = opts.now() + CLAIM_WAIT_MS;
   while (!claim.ok && opts.now() < claimDeadline) {
     await delay(100);
     claim = claimSensor(root, who.id, opts.pid);
   }
+  withdrawClaimAsk(root, who.id, opts.pid);
   if (!claim.ok) {
     opts.write(`[attend] a sensor is already running for this session (pid ${claim.owner.pid}); this one exits`);
     return { reason: 'already-running', delivered: 0 };

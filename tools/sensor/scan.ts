@@ -25,7 +25,7 @@ export interface ScanDeps {
   trace?: ((line: string) => void) | undefined;
 }
 
-interface ScanResult {
+export interface ScanResult {
   delivered: string[];
   digest: boolean;
   /** Personal messages were left for the next wake (more than one wake shows): scan again. */

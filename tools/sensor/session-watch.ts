@@ -19,6 +19,8 @@ export interface SessionWatchDeps {
   /** The session record Claude Code keeps for its pid. */
   readRecord(pid: number): SessionRecord | null;
   warn(line: string): void;
+  /** The presence role the watcher beats as (the deliverer's differs). */
+  role?: 'sensor' | 'deliverer';
 }
 
 type SessionCheck = { gone: true } | { gone: false; who: Identity; cleared?: string };
@@ -39,7 +41,7 @@ export function checkSession(deps: SessionWatchDeps, who: Identity): SessionChec
   handOver(deps.root, next, deps.env);
   moveLedger(deps.root, old, next.id);
   moveSensorClaim(deps.root, old, next.id, deps.pid);
-  removePresence(deps.root, old, 'sensor');
+  removePresence(deps.root, old, deps.role ?? 'sensor');
   deps.warn(`attend: followed /clear from ${old} to ${next.id}`);
   return { gone: false, who: next, cleared: old };
 }

@@ -95,7 +95,7 @@ export function planStreamWake(input: WakeInput): StreamWake {
   return { notes, full, digest, later, teach };
 }
 
-type WakeItem =
+export type WakeItem =
   | { kind: 'note'; lines: string[] }
   | { kind: 'message'; message: DeliveryMessage; lines: string[] }
   | { kind: 'digest'; ids: string[]; lines: string[] }

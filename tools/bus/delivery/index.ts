@@ -4,9 +4,9 @@
 
 export { handOver } from './handover.js';
 export { isConsumedBy, listLedgerIds, moveLedger, noteShown, readLedger } from './ledger.js';
-export { peekPending, takePending } from './take.js';
+export { peekPending, takePending, takePendingAsync } from './take.js';
 export { OWED_BACKLOG, writeOwed } from './owed.js';
 export { resolveParents } from './parents.js';
 export { receiveScopes } from './receive.js';
-export { claimSensor, deliveryStatus, type DeliveryStatus, moveSensorClaim, readSensor, releaseSensor } from './sensor-claim.js';
+export { askForClaim, claimAsked, claimSensor, deliveryStatus, type DeliveryStatus, moveSensorClaim, readSensor, releaseSensor, withdrawClaimAsk } from './sensor-claim.js';
 export { noteSurfaced, readSurfaced } from './surfaced.js';

@@ -1,13 +1,21 @@
-// One sensor per session: a claim file under state/sensor/, held for the sensor's lifetime
-// through the same lock mechanism as every state file (tools/bus/store/lock.ts). A claim whose
-// owner died (SIGKILL leaves the file behind) is taken over; a live owner keeps it.
+// One live conduit per session: a claim file under state/sensor/, held for the conduit's
+// lifetime through the same lock mechanism as every state file (tools/bus/store/lock.ts). A
+// claim whose owner died (SIGKILL leaves the file behind) is taken over; a live owner keeps it.
+//
+// Two conduits hold it (issue 21 §2): the sensor (`attend run` under a monitor) and the
+// deliverer (`attend deliver`, posting to Claude Code's inbox socket). The sensor comes first:
+// one that finds the claim held asks for it (`<sid>.want`, naming itself), and a deliverer
+// that sees a live asker hands the claim over between two cycles and stands by until the
+// claim is free again, so the session is never without a conduit and never has two.
 
 import { join } from 'node:path';
 import { stateDir } from '../store/layout.js';
+import { unlinkSync } from 'node:fs';
+import { writeFileAtomic } from '../store/atomic.js';
 import { type LockOwner, readOwner, release, tryAcquire } from '../store/lock.js';
 import { readLedger } from './ledger.js';
 import type { LedgerRead } from './ledger-log.js';
-import { processAlive } from '../../identity/system.js';
+import { procInfoFromProc, processAlive } from '../../identity/system.js';
 
 function sensorDir(root: string): string {
   return join(stateDir(root), 'sensor');
@@ -18,6 +26,35 @@ function sensorFile(root: string, sid: string): string {
 }
 
 type SensorOwner = LockOwner;
+
+function wantFile(root: string, sid: string): string {
+  return `${sensorFile(root, sid).slice(0, -'.pid'.length)}.want`;
+}
+
+/** A sensor asks whoever holds the session's claim (a deliverer) to hand it over. */
+export function askForClaim(root: string, sid: string, pid: number): void {
+  try {
+    writeFileAtomic(wantFile(root, sid), `${pid} ${procInfoFromProc(pid)?.start ?? ''}`, { sync: false });
+  } catch {
+    // No ask, no hand-over: the sensor then says a conduit is already running.
+  }
+}
+
+/** The sensor that took the claim (or gave up) withdraws its ask. */
+export function withdrawClaimAsk(root: string, sid: string, pid: number): void {
+  if (readOwner(wantFile(root, sid))?.pid !== pid) return;
+  try {
+    unlinkSync(wantFile(root, sid));
+  } catch {
+    // already gone
+  }
+}
+
+/** Does a live process other than `pid` ask for the session's claim? (The deliverer, once a tick.) */
+export function claimAsked(root: string, sid: string, pid: number): boolean {
+  const o = readOwner(wantFile(root, sid));
+  return o !== null && o.pid !== pid && processAlive(o.pid, o.start || undefined);
+}
 
 /** The live sensor for a session, if any. */
 export function readSensor(root: string, sid: string): SensorOwner | null {

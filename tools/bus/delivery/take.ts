@@ -15,7 +15,7 @@ import { type LedgerRead, keep, ledgerFile, ledgerLock, takeKept, writeLedger } 
 import { clearOwed, readOwed } from './owed.js';
 import { type Ledger, type Pending, newLedger, planPending, recordConsumed } from './plan.js';
 import { readDirs } from './walk.js';
-import { withLock } from '../store/lock.js';
+import { withLock, withLockAsync } from '../store/lock.js';
 
 export interface TakeOptions {
   now: number;
@@ -36,54 +36,78 @@ export interface TakeOptions {
  */
 export function takePending<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Pending) => { consume: string[]; result: T }): T {
   return withLock(ledgerLock(root, who.id), () => {
-    const now = opts.now;
-    const file = ledgerFile(root, who.id);
-    const stamp = fileStamp(file);
-    const mine = takeKept(file);
-    const read: LedgerRead = mine !== undefined && stamp !== '-' && mine.stamp === stamp ? { state: 'ok', ledger: mine.ledger } : readLedger(root, who.id);
-    let ledger: Ledger;
-    let cold = false;
-    if (read.state === 'ok') ledger = read.ledger;
-    else {
-      if (read.state === 'corrupt') {
-        const aside = `${read.file}.corrupt-${now}`;
-        try {
-          renameSync(read.file, aside);
-        } catch {
-          // gone already; rebuilding is all that matters
-        }
-        opts.warn(`attend: the delivery ledger ${read.file} was not valid; moved it to ${aside} and rebuilt it (cold-start rule)`);
+    const cycle = openCycle(root, who, opts);
+    const { consume, result } = deliver(cycle.pending);
+    cycle.record(consume);
+    return result;
+  });
+}
+
+/**
+ * takePending for a conduit whose delivery is asynchronous (the deliverer: a socket post and
+ * its receipt, issue 21 §2). The ledger's lock is held across the await, so no other conduit
+ * (the Stop hook) takes the same messages while the post is on its way: deliver, then record.
+ */
+export async function takePendingAsync<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Pending) => Promise<{ consume: string[]; result: T }>): Promise<T> {
+  return withLockAsync(ledgerLock(root, who.id), async () => {
+    const cycle = openCycle(root, who, opts);
+    const { consume, result } = await deliver(cycle.pending);
+    cycle.record(consume);
+    return result;
+  });
+}
+
+/** The cycle's reading and planning, and the recording of what the conduit consumed; under the ledger's lock. */
+function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: Pending; record(consume: string[]): void } {
+  const now = opts.now;
+  const file = ledgerFile(root, who.id);
+  const stamp = fileStamp(file);
+  const mine = takeKept(file);
+  const read: LedgerRead = mine !== undefined && stamp !== '-' && mine.stamp === stamp ? { state: 'ok', ledger: mine.ledger } : readLedger(root, who.id);
+  let ledger: Ledger;
+  let cold = false;
+  if (read.state === 'ok') ledger = read.ledger;
+  else {
+    if (read.state === 'corrupt') {
+      const aside = `${read.file}.corrupt-${now}`;
+      try {
+        renameSync(read.file, aside);
+      } catch {
+        // gone already; rebuilding is all that matters
       }
-      ledger = newLedger(who.id, now);
-      cold = true;
+      opts.warn(`attend: the delivery ledger ${read.file} was not valid; moved it to ${aside} and rebuilt it (cold-start rule)`);
     }
-    // What the ledger said before, less the consumed ids (the costly part, checked by count).
-    const keyOf = (l: Ledger) => JSON.stringify({ ...l, above: l.above.length, updated: 0 });
-    const was = keyOf(ledger);
-    const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
-    const owed = readOwed(root, who.id);
-    // The one check before anything reaches a conduit (issue 14, tools/bus/trust/gate.ts): a held
-    // message (bad signature, refused by policy) reads as unreadable, so the plan records it
-    // as consumed and never hands it over; `attend inbox --held` lists it for the owner.
-    // Under a policy that did not parse nothing is delivered and nothing is recorded.
-    const gate = createGate(root, who);
-    const broken = gate.broken();
-    if (broken !== null) {
-      opts.warn(`attend: ${broken}`);
-      return deliver({ fresh: [], cold, hidden: 0, invited: [], ledger }).result;
-    }
-    const deferred = opts.verify === 'presented';
-    const plan = planPending(ledger, dirs, owed, who, now, gatedReader(root, gate, opts.reporter, deferred));
-    const unsettled = dirs.some((d) => d.unsettled === true);
-    const { consume, result } = deliver({
-      fresh: plan.fresh,
-      cold,
-      hidden: plan.hidden,
-      invited: plan.invited,
-      ledger,
-      ...(unsettled ? { unsettled } : {}),
-      ...(deferred ? { check: (m: Message) => gate.held(m) } : {}),
-    });
+    ledger = newLedger(who.id, now);
+    cold = true;
+  }
+  // What the ledger said before, less the consumed ids (the costly part, checked by count).
+  const keyOf = (l: Ledger) => JSON.stringify({ ...l, above: l.above.length, updated: 0 });
+  const was = keyOf(ledger);
+  const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
+  const owed = readOwed(root, who.id);
+  // The one check before anything reaches a conduit (issue 14, tools/bus/trust/gate.ts): a held
+  // message (bad signature, refused by policy) reads as unreadable, so the plan records it
+  // as consumed and never hands it over; `attend inbox --held` lists it for the owner.
+  // Under a policy that did not parse nothing is delivered and nothing is recorded.
+  const gate = createGate(root, who);
+  const broken = gate.broken();
+  if (broken !== null) {
+    opts.warn(`attend: ${broken}`);
+    return { pending: { fresh: [], cold, hidden: 0, invited: [], ledger }, record: () => {} };
+  }
+  const deferred = opts.verify === 'presented';
+  const plan = planPending(ledger, dirs, owed, who, now, gatedReader(root, gate, opts.reporter, deferred));
+  const unsettled = dirs.some((d) => d.unsettled === true);
+  const pending: Pending = {
+    fresh: plan.fresh,
+    cold,
+    hidden: plan.hidden,
+    invited: plan.invited,
+    ledger,
+    ...(unsettled ? { unsettled } : {}),
+    ...(deferred ? { check: (m: Message) => gate.held(m) } : {}),
+  };
+  const record = (consume: string[]) => {
     const consumed = [...plan.auto, ...consume];
     recordConsumed(ledger, dirs, consumed, now);
     // A cycle that changed nothing writes nothing (a wake on a line still on its way, a tick):
@@ -93,8 +117,8 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
     else if (stamp !== '-') keep(file, stamp, ledger);
     if (legacy !== undefined) retireLegacy(legacy);
     for (const o of owed) clearOwed(root, who.id, o.channel);
-    return result;
-  });
+  };
+  return { pending, record };
 }
 
 /**

@@ -10,7 +10,7 @@ export const HEARTBEAT_FRESH_MS = 90_000;
 /** A drain this recent still counts as delivering to its session (issue #3 §6). */
 const DRAIN_RECENT_MS = 10 * 60_000;
 
-type PresenceRole = 'sensor' | 'drain' | 'session' | 'chat' | 'cli';
+type PresenceRole = 'sensor' | 'deliverer' | 'drain' | 'session' | 'chat' | 'cli';
 
 export interface PresenceRecord {
   id: string;
@@ -20,7 +20,8 @@ export interface PresenceRecord {
   heartbeat: number;
   pid?: number;
   /**
-   * What keeps the beat: 'sensor' (a running `attend run`, every ≤ 30 s), 'drain' (the Stop
+   * What keeps the beat: 'sensor' (a running `attend run`, every ≤ 30 s; 'deliverer', the
+   * socket conduit `attend deliver`, the same way), 'drain' (the Stop
    * hook, stamped with the time it ran), 'session' (the SessionStart hook), 'chat' (a human
    * in `attend chat`), 'cli'.
    */
@@ -93,7 +94,8 @@ export function deliveryOf(records: PresenceRecord[], id: string, now: number): 
   let chat: number | null = null;
   for (const r of records) {
     if (r.id !== id) continue;
-    if (r.role === 'sensor') sensor = Math.max(sensor ?? 0, r.heartbeat);
+    // The deliverer is a live conduit as the sensor is (issue 21 §2).
+    if (r.role === 'sensor' || r.role === 'deliverer') sensor = Math.max(sensor ?? 0, r.heartbeat);
     else if (r.role === 'drain') drain = Math.max(drain ?? 0, r.heartbeat);
     else if (r.role === 'chat') chat = Math.max(chat ?? 0, r.heartbeat);
   }

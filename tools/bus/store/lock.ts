@@ -327,3 +327,29 @@ export function withLock<T>(lockPath: string, fn: () => T, opts: { waitMs?: numb
     release(lockPath);
   }
 }
+
+/**
+ * withLock for a holder that awaits while it holds the lock (the deliverer posts to a socket
+ * and waits for its receipt between planning and recording, issue 21 §2): the wait for the
+ * lock yields to the event loop instead of sleeping the thread. The caller must not take the
+ * same lock again while it holds it (a link lock is not reentrant).
+ */
+export async function withLockAsync<T>(lockPath: string, fn: () => Promise<T>, opts: { waitMs?: number } = {}): Promise<T> {
+  const deadline = Date.now() + (opts.waitMs ?? WAIT_MS);
+  let delay = 1;
+  for (;;) {
+    const r = tryAcquire(lockPath, { link: true });
+    if (r.ok) break;
+    if (Date.now() > deadline) {
+      const who = r.owner ? `pid ${r.owner.pid}` : 'a process that has not written its pid';
+      throw busError(`timed out waiting for the lock ${lockPath} (held by ${who})`, 'if no attend process is running, remove the file');
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay + Math.random() * delay));
+    delay = Math.min(delay * 2, 25);
+  }
+  try {
+    return await fn();
+  } finally {
+    release(lockPath);
+  }
+}

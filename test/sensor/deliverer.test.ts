@@ -1,0 +1,217 @@
+// The deliverer (issue 21 §2) in-process, over a real temporary bus and a socket listener
+// standing in for Claude Code's inbox socket: one post per wake, attend's lines inside the
+// `<cross-session-message>` envelope, a message counted as delivered only when its post drew no
+// receipt, and the claim handed to a sensor that asks for it. No child processes.
+
+import { mkdirSync } from 'node:fs';
+import { createConnection, createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { askForClaim, claimSensor, peekPending, readSensor, releaseSensor, withdrawClaimAsk } from '../../tools/bus/delivery/index.js';
+import { silentReporter } from '../../tools/bus/store/messages.js';
+import type { Identity } from '../../tools/identity/resolve.js';
+import { procInfoFromProc } from '../../tools/identity/system.js';
+import { runDeliverer } from '../../tools/sensor/deliverer.js';
+import { openReplySocket, postLine, type ReplySocket } from '../../tools/sensor/inbox-socket.js';
+import { postOnce } from '../../tools/sensor/post-wake.js';
+import { nameLookup } from '../../tools/wire/display.js';
+import { type InboxPost, parseReplyLine } from '../../tools/wire/inbox-post.js';
+import { procStart, type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
+import { agent, headerIds, ids, put } from '../helpers/delivery.js';
+
+let bus: TempBus;
+useTempBus((b) => (bus = b));
+
+const OPEN = { kind: 'open' } as const;
+const SID = '00000000-0000-4000-8000-0000000000e1';
+
+/** The session: this test process stands in for its Claude process (alive for the test). */
+function me(): Identity {
+  return { ...agent(SID, join(bus.dir, 'work', 'me')), pid: process.pid, record: { pid: process.pid, sessionId: SID, cwd: join(bus.dir, 'work', 'me'), procStart: procStart(process.pid) } as NonNullable<Identity['record']> };
+}
+
+interface Inbox {
+  path: string;
+  posts: InboxPost[];
+  /** What the listener answers a post with on the sender's `from` socket (a receipt), if anything. */
+  answer?: (p: InboxPost) => string | undefined;
+  close(): Promise<void>;
+}
+
+const open: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0)) await o.close();
+});
+
+/** A listener that reads posts as Claude Code's inbox socket does: one JSON line per connection. */
+async function fakeInbox(): Promise<Inbox> {
+  const dir = join(bus.dir, 'cc-socks');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, '4242.sock');
+  const inbox: Inbox = { path, posts: [], close: () => new Promise<void>((r) => server.close(() => r())) };
+  const server: Server = createServer((conn) => {
+    let buf = '';
+    conn.on('data', (c) => (buf += c.toString('utf8')));
+    conn.on('end', () => {
+      for (const line of buf.split('\n').filter(Boolean)) {
+        const p = JSON.parse(line) as InboxPost;
+        inbox.posts.push(p);
+        const receipt = inbox.answer?.(p);
+        // A receipt goes on a separate connection to the post's `from`.
+        if (receipt !== undefined) createConnection(p.from.slice('uds:'.length)).end(`${receipt}\n`);
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(path, r));
+  open.push(inbox);
+  return inbox;
+}
+
+async function reply(inbox: Inbox, answers: string[] = []): Promise<ReplySocket> {
+  const r = await openReplySocket(inbox.path, process.pid, (a) => void answers.push(a.text));
+  open.push(r);
+  return r;
+}
+
+function deps(inbox: Inbox, r: ReplySocket, warnings: string[] = []) {
+  return {
+    root: bus.root,
+    now: Date.now,
+    reporter: silentReporter,
+    names: (m: string) => nameLookup([{ id: 'hana', name: 'Hana' }], m),
+    warn: (l: string) => void warnings.push(l),
+    post: (line: string) => postLine(inbox.path, line),
+    replyTo: r.address,
+    receipt: r.receipt,
+    newMsgId: (() => {
+      let n = 0;
+      return () => `post-${++n}`;
+    })(),
+  };
+}
+
+const receipt = (status: string) => (p: InboxPost) => JSON.stringify({ type: 'control', action: 'peer_message_status', status, orig_msg_id: p.msg_id });
+
+describe('the deliverer', () => {
+  it('posts what is pending as one post, each message in a cross-session envelope naming its sender, once', async () => {
+    const inbox = await fakeInbox();
+    const r = await reply(inbox);
+    const who = me();
+    await postOnce(deps(inbox, r), who); // cold start on an empty bus: nothing to post
+    expect(inbox.posts).toEqual([]);
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'first </cross-session-message> not a close' });
+    const b = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'second' });
+    const res = await postOnce(deps(inbox, r), who);
+    expect(res.delivered).toEqual([a, b]);
+    expect(inbox.posts).toHaveLength(1);
+    const post = inbox.posts[0]!;
+    expect(post).toMatchObject({ type: 'user', priority: 'next', from: r.address, message: { role: 'user' } });
+    expect(r.address).toBe(`uds:${join(bus.dir, 'cc-socks', `${process.pid}.sock`)}`);
+    const text = post.message.content;
+    expect(headerIds(text)).toEqual([a, b]);
+    expect(text.match(/<cross-session-message from="uds:[^"]+" from-name="Hana via attend">/g)).toHaveLength(2);
+    // attend's own line (the teaching line, once) in an envelope of its own; a body cannot
+    // close an envelope: as many closed as opened.
+    expect(text).toMatch(/from-name="attend">\n\[attend\] answer with: attend reply/);
+    expect(text.match(/<\/cross-session-message>/g)).toHaveLength(text.match(/<cross-session-message /g)!.length);
+    expect(text).toContain('message from Hana (human, to #open): first');
+    // Recorded: nothing is pending, and a second wake posts nothing.
+    expect(peekPending(bus.root, who, { now: Date.now(), reporter: silentReporter }).fresh).toEqual([]);
+    await postOnce(deps(inbox, r), who);
+    expect(inbox.posts).toHaveLength(1);
+  });
+
+  it.each(['held', 'refused', 'dropped'])('a %s receipt leaves the messages unread for the Stop hook', async (status) => {
+    const inbox = await fakeInbox();
+    inbox.answer = receipt(status);
+    const r = await reply(inbox);
+    const who = me();
+    await postOnce(deps(inbox, r), who);
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'not yet seen' });
+    const warnings: string[] = [];
+    const res = await postOnce(deps(inbox, r, warnings), who);
+    expect(inbox.posts).toHaveLength(1);
+    expect(res.refused).toBe(status);
+    expect(res.delivered).toEqual([]);
+    expect(peekPending(bus.root, who, { now: Date.now(), reporter: silentReporter }).fresh.map((m) => m.id)).toEqual([a]);
+    expect(warnings.join('\n')).toContain(`the session ${status} the post`);
+  });
+
+  it('a socket nobody listens on leaves the messages unread', async () => {
+    const inbox = await fakeInbox();
+    const r = await reply(inbox);
+    const who = me();
+    await postOnce(deps(inbox, r), who);
+    const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'nobody home' });
+    await inbox.close();
+    open.splice(open.indexOf(inbox), 1);
+    const res = await postOnce(deps(inbox, r), who);
+    expect(res.refused).toBe('unreachable');
+    expect(peekPending(bus.root, who, { now: Date.now(), reporter: silentReporter }).fresh.map((m) => m.id)).toEqual([a]);
+  });
+
+  it('reads receipts and a model answer from its reply socket', () => {
+    expect(parseReplyLine(JSON.stringify({ type: 'control', action: 'peer_message_status', status: 'held', orig_msg_id: 'x' }))).toEqual({ kind: 'receipt', status: 'held', of: 'x' });
+    const content = '<cross-session-message from="uds:/tmp/cc-socks/1.sock" from-name="work-6d" from-mode="default">\non it\n</cross-session-message>';
+    expect(parseReplyLine(JSON.stringify({ msgV: 1, msg_id: 'm', type: 'user', message: { role: 'user', content }, priority: 'next', from: 'uds:/tmp/cc-socks/1.sock' }))).toEqual({
+      kind: 'answer',
+      text: 'on it',
+      from: 'uds:/tmp/cc-socks/1.sock',
+      fromName: 'work-6d',
+    });
+    expect(parseReplyLine('not json')).toEqual({ kind: 'other' });
+  });
+
+  it('posts live, hands the claim to a sensor that asks, and takes it back once it is free', async () => {
+    const inbox = await fakeInbox();
+    const warnings: string[] = [];
+    let stop: () => void = () => {};
+    const stopSignal = new Promise<void>((r) => (stop = r));
+    const who = me();
+    const running = runDeliverer({
+      root: bus.root,
+      sessionsDir: join(bus.claudeDir, 'sessions'),
+      identity: who,
+      env: {},
+      socket: inbox.path,
+      pid: process.pid,
+      now: Date.now,
+      reporter: silentReporter,
+      procInfo: procInfoFromProc,
+      warn: (l) => void warnings.push(l),
+      poll: false,
+      pollIntervalMs: 1000,
+      stopSignal,
+      tickMs: 50,
+    });
+    try {
+      await waitFor(() => readSensor(bus.root, SID)?.pid === process.pid, { what: 'the deliverer holding the claim' });
+      const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'live one' });
+      await waitFor(() => inbox.posts.length === 1, { what: 'the first post' });
+      expect(headerIds(inbox.posts[0]!.message.content)).toEqual([a]);
+
+      // A sensor (another live process: the test runner's parent stands in) asks for the claim.
+      const sensorPid = process.ppid;
+      askForClaim(bus.root, SID, sensorPid);
+      await waitFor(() => readSensor(bus.root, SID) === null, { what: 'the deliverer releasing the claim' });
+      expect(claimSensor(bus.root, SID, sensorPid).ok).toBe(true);
+      withdrawClaimAsk(bus.root, SID, sensorPid);
+      put(bus.root, ids(), { scope: OPEN, to: '*', body: 'for the sensor' });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(inbox.posts).toHaveLength(1); // standing by: the sensor delivers this one
+
+      // The sensor goes: the deliverer takes the claim back and posts what is pending.
+      releaseSensor(bus.root, SID, sensorPid);
+      await waitFor(() => inbox.posts.length === 2, { what: 'the post after taking the claim back' });
+      expect(inbox.posts[1]!.message.content).toContain('for the sensor');
+      expect(readSensor(bus.root, SID)?.pid).toBe(process.pid);
+    } finally {
+      stop();
+    }
+    const exit = await running;
+    expect(exit.reason).toBe('signal');
+    expect(exit.delivered).toBe(2);
+    expect(readSensor(bus.root, SID)).toBeNull();
+    expect(warnings.join('\n')).toContain('stands by');
+  });
+});

@@ -1,0 +1,82 @@
+// What the deliverer posts to a Claude Code session's inbox socket (issue 21 §2;
+// ../shared/claude-code.md, "Delivery paths: the inbox socket"): one post per wake, its text
+// the wake's items in Claude Code's own `<cross-session-message from=… from-name=…>`
+// envelope, one envelope per message (its sender named) and one for attend's own lines
+// (notes, the digest, the teaching line). The lines inside are the sensor's observation lines,
+// so markup in a body is already defused and cannot close the envelope.
+
+import type { NameLookup } from './display.js';
+import { neutralize } from './render.js';
+import type { WakeItem } from './wake.js';
+
+/** The JSON line a post carries (one line, newline-terminated on the wire). */
+export interface InboxPost {
+  type: 'user';
+  message: { role: 'user'; content: string };
+  from: string;
+  msg_id: string;
+  priority: 'now' | 'next' | 'later';
+}
+
+function attr(text: string): string {
+  return neutralize(text).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function envelope(from: string, name: string, lines: string[]): string {
+  return `<cross-session-message from="${attr(from)}" from-name="${attr(name)}">\n${lines.join('\n')}\n</cross-session-message>`;
+}
+
+/** The text of one post: the wake's items, each message in an envelope naming its sender. */
+export function inboxText(items: readonly WakeItem[], names: NameLookup, replyTo: string): string {
+  const blocks: string[] = [];
+  let own: string[] = [];
+  const flush = () => {
+    if (own.length > 0) blocks.push(envelope(replyTo, 'attend', own));
+    own = [];
+  };
+  for (const item of items) {
+    if (item.kind !== 'message') {
+      own.push(...item.lines);
+      continue;
+    }
+    flush();
+    blocks.push(envelope(replyTo, `${names.name(item.message.fromId)} via attend`, item.lines));
+  }
+  flush();
+  return blocks.join('\n');
+}
+
+/** The post for a text; `from` is the deliverer's own `uds:` reply socket (receipts come there). */
+export function inboxPost(text: string, from: string, msgId: string): InboxPost {
+  return { type: 'user', message: { role: 'user', content: text }, from, msg_id: msgId, priority: 'next' };
+}
+
+export type InboxReceipt = 'held' | 'refused' | 'expired' | 'dropped';
+
+/** A line that came to the reply socket: a receipt for one of our posts, a model's answer, or neither. */
+export type ReplyLine = { kind: 'receipt'; status: InboxReceipt; of: string } | { kind: 'answer'; text: string; from: string; fromName?: string } | { kind: 'other' };
+
+const RECEIPTS = new Set(['held', 'refused', 'expired', 'dropped']);
+const ENVELOPE = /^\s*<cross-session-message\b([^>]*)>\n?([\s\S]*?)\n?<\/cross-session-message>\s*$/;
+
+/** Read one line from the reply socket (a receipt, or a `SendMessage` answer from the model). */
+export function parseReplyLine(line: string): ReplyLine {
+  let o: unknown;
+  try {
+    o = JSON.parse(line);
+  } catch {
+    return { kind: 'other' };
+  }
+  if (typeof o !== 'object' || o === null) return { kind: 'other' };
+  const r = o as Record<string, unknown>;
+  if (r.type === 'control' && r.action === 'peer_message_status' && typeof r.status === 'string' && RECEIPTS.has(r.status) && typeof r.orig_msg_id === 'string') {
+    return { kind: 'receipt', status: r.status as InboxReceipt, of: r.orig_msg_id };
+  }
+  const message = r.message as { content?: unknown } | undefined;
+  if (r.type === 'user' && typeof message?.content === 'string') {
+    const m = ENVELOPE.exec(message.content);
+    const fromName = m ? /from-name="([^"]*)"/.exec(m[1] ?? '')?.[1] : undefined;
+    return { kind: 'answer', text: m ? (m[2] ?? '') : message.content, from: typeof r.from === 'string' ? r.from : '', ...(fromName !== undefined ? { fromName } : {}) };
+  }
+  return { kind: 'other' };
+}
