@@ -109,11 +109,12 @@ describe('the deliverer', () => {
     expect(r.address).toBe(`uds:${join(bus.dir, 'cc-socks', `${process.pid}.sock`)}`);
     const text = post.message.content;
     expect(headerIds(text)).toEqual([a, b]);
-    expect(text.match(/<cross-session-message from="uds:[^"]+" from-name="Hana via attend">/g)).toHaveLength(2);
-    // attend's own line (the teaching line, once) in an envelope of its own; a body cannot
-    // close an envelope: as many closed as opened.
-    expect(text).toMatch(/from-name="attend">\n\[attend\] answer with: attend reply/);
-    expect(text.match(/<\/cross-session-message>/g)).toHaveLength(text.match(/<cross-session-message /g)!.length);
+    // One envelope (Claude Code escapes a second one), named for the senders; the teaching
+    // line inside it once; a body cannot close it.
+    expect(text.startsWith(`<cross-session-message from="${r.address}" from-name="Hana via attend">\n`)).toBe(true);
+    expect(text.endsWith('\n</cross-session-message>')).toBe(true);
+    expect(text.match(/<\/?cross-session-message/g)).toHaveLength(2);
+    expect(text).toContain('\n[attend] answer with: attend reply');
     expect(text).toContain('message from Hana (human, to #open): first');
     // Recorded: nothing is pending, and a second wake posts nothing.
     expect(peekPending(bus.root, who, { now: Date.now(), reporter: silentReporter }).fresh).toEqual([]);

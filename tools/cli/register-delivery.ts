@@ -1,4 +1,4 @@
-// CLI wiring for delivery: `attend run` (the sensor) and the drain behind `attend inbox
+// CLI wiring for delivery: `attend run` (the sensor), `attend deliver` (the socket conduit) and the drain behind `attend inbox
 // --drain` (the inbox command itself is registered in cli.ts and dispatches here).
 
 import type { Command } from 'commander';
@@ -55,6 +55,29 @@ It resumes from the session's delivery ledger and never repeats a message. Lines
       io.setExitCode(0);
       // The sensor has released its claim and presence; whatever handle a dependency may still
       // hold must not keep a stopped sensor alive (no orphans). Unref'd: a clean exit wins.
+      setTimeout(() => process.exit(0), 2_000).unref();
+    });
+
+  program
+    .command('deliver')
+    .description("the socket conduit: post new messages to this Claude Code session's inbox socket (started by the SessionStart hook)")
+    .option('--poll', 'poll the directories instead of native file events (network filesystems)')
+    .option('--interval <ms>', 'polling interval in milliseconds', '1000')
+    .addHelpText(
+      'after',
+      `${examples(['attend deliver'])}
+For a session with no plugin monitor (an \`attend install\`ed session, a -p worker), the
+SessionStart hook starts it detached. It posts each batch of new messages to
+CLAUDE_CODE_MESSAGING_SOCKET inside <cross-session-message from=... from-name="<sender> via attend">,
+counts a message delivered only when no held/refused/dropped receipt comes back, hands the
+session to \`attend run\` when one starts, and exits when the session's process is gone.
+`,
+    )
+    .action(async (opts: { poll?: boolean; interval: string }) => {
+      if (!/^\d+$/.test(opts.interval)) throw usageError(`--interval takes milliseconds, not '${opts.interval.slice(0, 20)}'`);
+      const { runDeliver } = await import('./commands/deliver.js');
+      await runDeliver(ctx, { poll: opts.poll ?? false, interval: Number(opts.interval) });
+      io.setExitCode(0);
       setTimeout(() => process.exit(0), 2_000).unref();
     });
 };

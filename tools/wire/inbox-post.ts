@@ -26,24 +26,21 @@ function envelope(from: string, name: string, lines: string[]): string {
   return `<cross-session-message from="${attr(from)}" from-name="${attr(name)}">\n${lines.join('\n')}\n</cross-session-message>`;
 }
 
-/** The text of one post: the wake's items, each message in an envelope naming its sender. */
+/**
+ * The text of one post: every line of the wake in one envelope, named for its senders. One
+ * envelope, because Claude Code keeps a post's first opening tag and last closing tag and
+ * escapes any in between (seen on 2.1.332: a second envelope arrives as `<\cross-session-message`).
+ */
 export function inboxText(items: readonly WakeItem[], names: NameLookup, replyTo: string): string {
-  const blocks: string[] = [];
-  let own: string[] = [];
-  const flush = () => {
-    if (own.length > 0) blocks.push(envelope(replyTo, 'attend', own));
-    own = [];
-  };
+  const senders: string[] = [];
   for (const item of items) {
-    if (item.kind !== 'message') {
-      own.push(...item.lines);
-      continue;
-    }
-    flush();
-    blocks.push(envelope(replyTo, `${names.name(item.message.fromId)} via attend`, item.lines));
+    if (item.kind !== 'message') continue;
+    const name = names.name(item.message.fromId);
+    if (!senders.includes(name)) senders.push(name);
   }
-  flush();
-  return blocks.join('\n');
+  const shown = senders.length > 3 ? [...senders.slice(0, 3), `${senders.length - 3} more`] : senders;
+  const fromName = shown.length > 0 ? `${shown.join(', ')} via attend` : 'attend';
+  return envelope(replyTo, fromName, items.flatMap((i) => i.lines));
 }
 
 /** The post for a text; `from` is the deliverer's own `uds:` reply socket (receipts come there). */

@@ -8,5 +8,5 @@ export { peekPending, takePending, takePendingAsync } from './take.js';
 export { OWED_BACKLOG, writeOwed } from './owed.js';
 export { resolveParents } from './parents.js';
 export { receiveScopes } from './receive.js';
-export { askForClaim, claimAsked, claimSensor, deliveryStatus, type DeliveryStatus, moveSensorClaim, readSensor, releaseSensor, withdrawClaimAsk } from './sensor-claim.js';
+export { askForClaim, claimAsked, claimDelivererSlot, claimSensor, delivererLog, deliveryStatus, type DeliveryStatus, moveSensorClaim, readDeliverer, readSensor, releaseDelivererSlot, releaseSensor, withdrawClaimAsk } from './sensor-claim.js';
 export { noteSurfaced, readSurfaced } from './surfaced.js';

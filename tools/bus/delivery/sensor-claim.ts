@@ -101,3 +101,30 @@ export function deliveryStatus(root: string, sid: string): DeliveryStatus {
       : { state: read.state };
   return { sensorRunning: owner !== null, sensorPid: owner?.pid ?? null, ledger };
 }
+
+function delivererSlot(root: string, claudePid: number): string {
+  return join(sensorDir(root), `deliverer-${claudePid}.pid`);
+}
+
+/** Where a deliverer started for this Claude process writes its diagnostics (`attend doctor` reads the last line). */
+export function delivererLog(root: string, claudePid: number): string {
+  return join(sensorDir(root), `deliverer-${claudePid}.log`);
+}
+
+/**
+ * One deliverer per Claude process, whatever its session id (SessionStart fires again on
+ * /clear, compact and resume, while the running deliverer follows the session itself).
+ */
+export function claimDelivererSlot(root: string, claudePid: number, pid: number): boolean {
+  return tryAcquire(delivererSlot(root, claudePid), { pid, reentrant: true }).ok;
+}
+
+export function releaseDelivererSlot(root: string, claudePid: number, pid: number): void {
+  release(delivererSlot(root, claudePid), pid);
+}
+
+/** The live deliverer of a Claude process, if any. */
+export function readDeliverer(root: string, claudePid: number): SensorOwner | null {
+  const o = readOwner(delivererSlot(root, claudePid));
+  return o && processAlive(o.pid, o.start) ? o : null;
+}

@@ -1,0 +1,80 @@
+// The socket conduit with a real Claude Code 2.1.332 (issue 21 §2): in a session with no
+// plugin monitor (`attend install`, `-p`), the SessionStart hook starts `attend deliver`,
+// which posts a message sent while the turn runs to the session's inbox socket; the model's
+// next request carries it inside `<cross-session-message … from-name="… via attend">`, and the
+// Stop hook does not show it again.
+
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { peekPending } from '../../tools/bus/delivery/index.js';
+import { listLive } from '../../tools/bus/presence/roster.js';
+import { silentReporter } from '../../tools/bus/store/messages.js';
+import { procInfoFromProc } from '../../tools/identity/system.js';
+import { ME, runBin, waitFor } from '../helpers/bus.js';
+import { type ClaudeHome, type ClaudeRun, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
+import { agent } from '../helpers/delivery.js';
+import { type FakeAnthropic, conversationText, lastText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
+
+let home: ClaudeHome | undefined;
+let api: FakeAnthropic | undefined;
+let run: ClaudeRun | undefined;
+afterEach(async () => {
+  run?.kill();
+  await api?.close();
+  home?.cleanup();
+  home = api = run = undefined;
+});
+
+function liveSession(h: ClaudeHome, pid: number) {
+  return listLive({ root: h.root, sessionsDir: join(h.claudeDir, 'sessions'), now: Date.now(), procInfo: procInfoFromProc }).find((p) => p.record?.pid === pid);
+}
+
+function outside(h: ClaudeHome, env: Record<string, string>, args: string[]) {
+  const r = runBin(args, { env: { PATH: env.PATH!, HOME: h.home, ATTEND_HOME: h.root }, cwd: h.dir });
+  expect(r.exitCode, r.stderr).toBe(0);
+  return r.stdout.trim();
+}
+
+describe('claude code: the deliverer (socket conduit)', () => {
+  it('-p: a message sent while the turn runs arrives in the next request inside <cross-session-message>, and the Stop hook does not repeat it', async () => {
+    const h = (home = makeClaudeHome());
+    const env = h.env({ baseUrl: '' });
+    expect(runBin(['install'], { env, cwd: h.project }).exitCode).toBe(0);
+    const go = join(h.dir, 'go');
+    api = await startFakeAnthropic((req) => {
+      const step = toolResultCount(req);
+      if (step === 0) return { tool: 'Bash', input: { command: `while [ ! -f ${go} ]; do sleep 0.05; done; echo RELEASED`, description: 'wait' } };
+      return { text: `turn after ${step} tool results` };
+    });
+    run = runClaude(['-p', 'go', '--allowedTools', 'Bash', '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api.url }, cwd: h.project });
+    const b = await waitFor(() => liveSession(h, run!.pid), { timeoutMs: 30_000, what: 'session B live' });
+    await waitFor(() => liveSession(h, run!.pid)?.presence.some((p) => p.role === 'deliverer'), { timeoutMs: 30_000, what: 'the deliverer heartbeat' });
+    // The model was told what to expect from this conduit, not to arm a Monitor.
+    const firstRequest = await waitFor(() => api!.requests[0], { timeoutMs: 30_000, what: 'the first request' });
+    expect(conversationText(firstRequest)).toContain('do not arm a Monitor for attend');
+    const id = outside(h, env, ['send', '--to', b.id, 'socket-payload-5d1e']);
+    const who = agent(b.id, h.project);
+    // Posted and recorded by the deliverer before the turn goes on.
+    await waitFor(() => peekPending(h.root, who, { now: Date.now(), reporter: silentReporter }).fresh.length === 0, { timeoutMs: 15_000, what: 'the deliverer recording the post' });
+    writeFileSync(go, '');
+    const code = await run.exited(60_000);
+    expect(code, run.stderr()).toBe(0);
+    const carrying = api.requests.filter((r) => lastText(r).includes('socket-payload-5d1e') || JSON.stringify(r.messages.slice(-2)).includes('socket-payload-5d1e'));
+    expect(carrying.length, api.requests.map((r) => JSON.stringify(r.messages.slice(-1))).join('\n')).toBeGreaterThan(0);
+    const first = carrying[0]!;
+    const seen = JSON.stringify(first.messages);
+    if (process.env.DUMP) console.log(JSON.stringify(first.messages.slice(-2), null, 1));
+    expect(seen).toMatch(/<cross-session-message from=\\"uds:[^"\\]+\\" from-name=\\"[^"\\]+ via attend\\">/);
+    expect(seen).toContain(`[attend message from_kind=human from=${ME} sig=ok to=${b.id}`);
+    expect(seen).toContain(`id=${id}`);
+    // One envelope per post: Claude Code escapes any tag after the first (`<\\cross-session-message`).
+    expect(seen).not.toMatch(/<\\\\\/?cross-session-message/);
+    // The Stop hook did not show it again.
+    for (const r of api.requests) expect(lastText(r)).not.toMatch(/Stop hook[\s\S]*socket-payload-5d1e/);
+    expect(JSON.parse(run.stdout())).toMatchObject({ is_error: false });
+    // The deliverer went with its session.
+    const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
+    await waitFor(() => !liveSession(h, run!.pid) && !existsSync(log), { timeoutMs: 15_000, what: `the deliverer gone with its session${existsSync(log) ? `: ${readFileSync(log, 'utf8')}` : ''}` });
+  });
+});

@@ -1,0 +1,92 @@
+// `attend deliver`: the socket conduit for a session with no plugin monitor (issue 21 §2;
+// tools/sensor/deliverer.ts). The SessionStart hook starts it detached (startDeliverer);
+// it runs until its Claude process is gone. Diagnostics go to its log under state/sensor/.
+
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, unlinkSync } from 'node:fs';
+import type { Ctx } from '../context.js';
+import { claimDelivererSlot, delivererLog, readDeliverer, releaseDelivererSlot } from '../../bus/delivery/index.js';
+import { AttendError, EXIT } from '../../wire/errors.js';
+// The sensor's modules load only in the deliverer itself, not in the hook that starts it.
+import type { DelivererExit } from '../../sensor/deliverer.js';
+
+const environmentError = (msg: string) => new AttendError(msg, EXIT.environment);
+
+export async function runDeliver(ctx: Ctx, input: { poll: boolean; interval: number; stopSignal?: Promise<void> }): Promise<DelivererExit> {
+  const socket = ctx.env.CLAUDE_CODE_MESSAGING_SOCKET;
+  if (!socket) throw environmentError('no CLAUDE_CODE_MESSAGING_SOCKET: attend deliver runs for a Claude Code session (2.1.332 or later), started by its SessionStart hook');
+  const root = ctx.root();
+  const who = ctx.identity();
+  if (!who.resolved || who.pid === undefined) throw environmentError(`attend deliver needs a Claude Code session (${who.reason})`);
+  const claudePid = who.pid;
+  if (!claimDelivererSlot(root, claudePid, ctx.pid)) return { reason: 'signal', delivered: 0 };
+  const warn = (line: string) => void ctx.stderr.write(`${line}\n`);
+  let stopSignal = input.stopSignal;
+  const handlers: [NodeJS.Signals, () => void][] = [];
+  if (!stopSignal) {
+    stopSignal = new Promise<void>((resolve) => {
+      for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+        const h = () => resolve();
+        handlers.push([sig, h]);
+        process.on(sig, h);
+      }
+    });
+  }
+  try {
+    const { runDeliverer } = await import('../../sensor/deliverer.js');
+    const exit = await runDeliverer({
+      root,
+      sessionsDir: ctx.paths.sessionsDir,
+      identity: who,
+      env: ctx.env,
+      socket,
+      pid: ctx.pid,
+      now: ctx.now,
+      reporter: ctx.reporter,
+      procInfo: ctx.procInfo,
+      warn,
+      poll: input.poll,
+      pollIntervalMs: input.interval,
+      stopSignal,
+    });
+    if (exit.reason === 'held') warn(`attend: the session ${exit.receipt ?? 'held'} the deliverer's posts (crossSessionInbound, or a permission mode that holds posts from outside the session); messages arrive at the end of each turn, or arm the Monitor tool with attend run`);
+    // The log says why a deliverer stopped while its session lives; with the session gone it has nothing to say.
+    if (exit.reason === 'claude-gone') {
+      try {
+        unlinkSync(delivererLog(root, claudePid));
+      } catch {
+        // none
+      }
+    }
+    return exit;
+  } finally {
+    releaseDelivererSlot(root, claudePid, ctx.pid);
+    for (const [sig, h] of handlers) process.off(sig, h);
+  }
+}
+
+/**
+ * Start `attend deliver` for the hook's session, detached (the hook returns within its
+ * timeout), unless one already runs for this Claude process. Its stderr is its log.
+ */
+export function startDeliverer(ctx: Ctx, claudePid: number): 'started' | 'running' | 'failed' {
+  const root = ctx.root();
+  if (readDeliverer(root, claudePid) !== null) return 'running';
+  const script = process.argv[1];
+  if (!script) return 'failed';
+  let log: number | 'ignore' = 'ignore';
+  try {
+    log = openSync(delivererLog(root, claudePid), 'w', 0o600);
+  } catch {
+    // no log, still a deliverer
+  }
+  try {
+    const child = spawn(process.execPath, [script, 'deliver'], { detached: true, stdio: ['ignore', 'ignore', log], env: { ...ctx.env } as NodeJS.ProcessEnv, cwd: ctx.cwd });
+    child.unref();
+    return child.pid !== undefined ? 'started' : 'failed';
+  } catch {
+    return 'failed';
+  } finally {
+    if (typeof log === 'number') closeSync(log);
+  }
+}
