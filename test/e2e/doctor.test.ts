@@ -45,7 +45,7 @@ describe('attend doctor', () => {
     expect(checks.hooks).toMatchObject({ status: 'fail', fix: expect.stringMatching(/attend install/) });
     expect(checks['MCP server']).toMatchObject({ status: 'warn' });
     expect(checks.session).toMatchObject({ status: 'ok', detail: expect.stringContaining(session.sessionId) });
-    expect(checks.sensor).toMatchObject({ status: 'warn', fix: expect.stringMatching(/attend run/) });
+    expect(checks.conduit).toMatchObject({ status: 'warn', fix: expect.stringMatching(/attend run/) });
   });
 
   it('after install, in a session with a live sensor: every check passes', () => {
@@ -56,6 +56,15 @@ describe('attend doctor', () => {
     const { exitCode, checks } = doctor(env);
     expect(Object.values(checks).filter((c) => c.status !== 'ok')).toEqual([]);
     expect(exitCode).toBe(0);
+  });
+
+  it('names the deliverer as the live conduit, and what would hold its posts (issue 21 §2)', () => {
+    const env = { ...session.env, PATH: pathWithAttend };
+    writePresence(bus.root, { id: session.sessionId, kind: 'agent', origin: session.cwd, heartbeat: Date.now(), pid: process.pid, role: 'deliverer' });
+    expect(doctor(env).checks.conduit).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^the deliverer: attend deliver is live/) });
+    mkdirSync(join(session.cwd, '.claude'), { recursive: true });
+    writeFileSync(join(session.cwd, '.claude', 'settings.json'), JSON.stringify({ crossSessionInbound: 'hold' }));
+    expect(doctor(env).checks.conduit).toMatchObject({ status: 'warn', detail: expect.stringContaining('crossSessionInbound "hold"') });
   });
 
   it('the attend plugin, installed through Claude Code, counts for hooks, MCP and skill', () => {
@@ -84,6 +93,6 @@ describe('attend doctor', () => {
   it('outside a session it says so, as a warning', () => {
     const { checks } = doctor({ ...bus.env, PATH: pathWithAttend });
     expect(checks.session).toMatchObject({ status: 'warn', detail: expect.stringMatching(/not inside a Claude Code session/) });
-    expect(checks.sensor).toBeUndefined();
+    expect(checks.conduit).toBeUndefined();
   });
 });

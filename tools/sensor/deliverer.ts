@@ -146,31 +146,37 @@ export async function runDeliverer(opts: DelivererOptions): Promise<DelivererExi
   let handing = false;
   const tick = setInterval(() => {
     if (stopping || handing) return;
-    const s = checkSession(session, who);
-    if (s.gone) return stop('claude-gone');
-    if (s.cleared !== undefined) {
-      who = s.who;
-      if (active) beat(presence, who);
-      void watch.membershipChanged();
+    // A tick never ends the conduit on its own (issue 21 §2): a bus that vanished, a full
+    // disk or a lock timeout is a warning, and the next tick tries again.
+    try {
+      const s = checkSession(session, who);
+      if (s.gone) return stop('claude-gone');
+      if (s.cleared !== undefined) {
+        who = s.who;
+        if (active) beat(presence, who);
+        void watch.membershipChanged();
+      }
+      if (active && claimAsked(root, who.id, opts.pid)) {
+        // A sensor started (the plugin's monitor, or one the model armed): it delivers from now.
+        handing = true;
+        void delivery.idle().then(() => {
+          active = false;
+          releaseSensor(root, who.id, opts.pid);
+          removeBeat(presence, who);
+          opts.warn('attend: a sensor asked for the session; the deliverer stands by');
+          handing = false;
+        });
+        return;
+      }
+      if (!active && take()) {
+        opts.warn('attend: the session has no other conduit; the deliverer posts again');
+        delivery.request();
+      }
+      watch.tick();
+      if (active && heartbeat.due(who)) delivery.request();
+    } catch (err) {
+      opts.warn(`attend: tick failed: ${(err as Error).message}`);
     }
-    if (active && claimAsked(root, who.id, opts.pid)) {
-      // A sensor started (the plugin's monitor, or one the model armed): it delivers from now.
-      handing = true;
-      void delivery.idle().then(() => {
-        active = false;
-        releaseSensor(root, who.id, opts.pid);
-        removeBeat(presence, who);
-        opts.warn('attend: a sensor asked for the session; the deliverer stands by');
-        handing = false;
-      });
-      return;
-    }
-    if (!active && take()) {
-      opts.warn('attend: the session has no other conduit; the deliverer posts again');
-      delivery.request();
-    }
-    watch.tick();
-    if (active && heartbeat.due(who)) delivery.request();
   }, opts.tickMs ?? TICK_MS);
 
   await stopped;

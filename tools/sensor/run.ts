@@ -142,17 +142,23 @@ export async function runSensor(opts: SensorOptions): Promise<SensorExit> {
   const heartbeat = createHeartbeat(presence);
   const tick = setInterval(() => {
     if (stopping) return;
-    if (opts.readerGone?.()) return stop('stdout-closed');
-    const s = checkSession(session, who);
-    if (s.gone) return stop('claude-gone');
-    if (s.cleared !== undefined) {
-      who = s.who;
-      beat(presence, who);
-      void watch.membershipChanged();
+    // A tick never ends the conduit on its own (issue 21 §2): a bus that vanished, a full
+    // disk or a lock timeout is a warning, and the next tick tries again.
+    try {
+      if (opts.readerGone?.()) return stop('stdout-closed');
+      const s = checkSession(session, who);
+      if (s.gone) return stop('claude-gone');
+      if (s.cleared !== undefined) {
+        who = s.who;
+        beat(presence, who);
+        void watch.membershipChanged();
+      }
+      watch.tick();
+      // A safety net for an event the watcher missed; cheap (the index hint, rarely a listing).
+      if (heartbeat.due(who)) delivery.request();
+    } catch (err) {
+      opts.warn(`attend: tick failed: ${(err as Error).message}`);
     }
-    watch.tick();
-    // A safety net for an event the watcher missed; cheap (the index hint, rarely a listing).
-    if (heartbeat.due(who)) delivery.request();
   }, opts.tickMs ?? TICK_MS);
 
   await stopped;

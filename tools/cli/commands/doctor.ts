@@ -5,6 +5,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ctx } from '../context.js';
 import { relayHealth } from '../../bus/presence/index.js';
+import { delivererLog } from '../../bus/delivery/index.js';
+import { readFileSync } from 'node:fs';
 import { AttendError, hintForCli } from '../../wire/errors.js';
 import { isFresh, readPresence } from '../../bus/presence/index.js';
 import { checkRoot, checkRootPath } from '../../bus/store/index.js';
@@ -124,14 +126,53 @@ export function runDoctor(ctx: Ctx): DoctorResult {
   if (who.resolved) {
     checks.push({ name: 'session', status: 'ok', detail: `${who.id} (${who.reason})`, fix: null });
     const now = ctx.now();
-    const sensor = readPresence(root).find((p) => p.id === who.id && p.role === 'sensor' && isFresh(p, now));
-    checks.push(
-      sensor
-        ? { name: 'sensor', status: 'ok', detail: `attend run is live${sensor.pid ? ` (pid ${sensor.pid})` : ''}`, fix: null }
-        : { name: 'sensor', status: 'warn', detail: 'no attend run is live for this session; messages arrive only at the end of a turn', fix: 'arm the Monitor tool with command `attend run` (the plugin does this in interactive sessions)' },
-    );
+    checks.push(conduitCheck(ctx, who.id, who.pid, now));
   } else {
     checks.push({ name: 'session', status: 'warn', detail: `not inside a Claude Code session: ${who.reason}; attend writes as ${who.id} (human)`, fix: 'run attend doctor from a Claude Code session (the Bash tool) to check the session pieces' });
   }
   return { ok: !checks.some((c) => c.status === 'fail'), checks };
+}
+
+/**
+ * What holds socket posts (../shared/claude-code.md): `crossSessionInbound` hold/refuse in any
+ * settings file, or bypassPermissions, where a post from outside the session's process tree
+ * (the deliverer is detached) waits for approval.
+ */
+function socketHolds(ctx: Ctx): string[] {
+  const files = [join(ctx.paths.claudeDir, 'settings.json'), join(ctx.cwd, '.claude', 'settings.json'), join(ctx.cwd, '.claude', 'settings.local.json')];
+  const found: string[] = [];
+  for (const f of files) {
+    const v = safeRead(f).value;
+    if (!v) continue;
+    if (v.crossSessionInbound === 'hold' || v.crossSessionInbound === 'refuse') found.push(`crossSessionInbound "${v.crossSessionInbound}" in ${f}`);
+    const mode = (v.permissions as Record<string, unknown> | undefined)?.defaultMode;
+    if (mode === 'bypassPermissions') found.push(`permissions.defaultMode "bypassPermissions" in ${f} (posts from outside the session are held for approval)`);
+  }
+  return found;
+}
+
+/** Which conduit delivers to this session while the model works, and why (issue 21 §2). */
+function conduitCheck(ctx: Ctx, id: string, claudePid: number | undefined, now: number): Check {
+  const live = readPresence(ctx.paths.root).filter((p) => p.id === id && isFresh(p, now));
+  const sensor = live.find((p) => p.role === 'sensor');
+  const deliverer = live.find((p) => p.role === 'deliverer');
+  const holds = socketHolds(ctx);
+  if (sensor) return { name: 'conduit', status: 'ok', detail: `the sensor: attend run is live${sensor.pid ? ` (pid ${sensor.pid})` : ''}, under a monitor`, fix: null };
+  if (deliverer) {
+    return holds.length > 0
+      ? { name: 'conduit', status: 'warn', detail: `the deliverer: attend deliver is live${deliverer.pid ? ` (pid ${deliverer.pid})` : ''}, but its posts may be held: ${holds.join('; ')}`, fix: 'allow cross-session messages (crossSessionInbound), or arm the Monitor tool with command `attend run`' }
+      : { name: 'conduit', status: 'ok', detail: `the deliverer: attend deliver is live${deliverer.pid ? ` (pid ${deliverer.pid})` : ''}, posting to the session's inbox socket`, fix: null };
+  }
+  let why = '';
+  if (claudePid !== undefined) {
+    try {
+      const last = readFileSync(delivererLog(ctx.paths.root, claudePid), 'utf8').trim().split('\n').pop();
+      if (last) why = `; the deliverer stopped: ${last}`;
+    } catch {
+      // never ran, or left nothing to say
+    }
+  }
+  if (holds.length > 0) why += `; socket posts are held here: ${holds.join('; ')}`;
+  if (!ctx.env.CLAUDE_CODE_MESSAGING_SOCKET) why += '; this Claude Code has no inbox socket (2.1.332 or later has one)';
+  return { name: 'conduit', status: 'warn', detail: `nothing live delivers to this session; messages arrive only at the end of a turn${why}`, fix: 'arm the Monitor tool with command `attend run` (the plugin does this in interactive sessions; the SessionStart hook starts attend deliver otherwise)' };
 }
