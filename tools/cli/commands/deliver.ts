@@ -45,6 +45,8 @@ export async function runDeliver(ctx: Ctx, input: { poll: boolean; interval: num
       reporter: ctx.reporter,
       procInfo: ctx.procInfo,
       warn,
+      // Writing a model's SendMessage answer to the bus as its reply is not done yet (issue 21 §2, last).
+      answered: (text) => warn(`attend: the model answered a post with SendMessage (${text.length} characters); it is not sent: attend reply sends`),
       poll: input.poll,
       pollIntervalMs: input.interval,
       stopSignal,
