@@ -16,8 +16,8 @@ import { openReplySocket, postLine, type ReplySocket } from '../../tools/sensor/
 import { postOnce } from '../../tools/sensor/post-wake.js';
 import { nameLookup } from '../../tools/wire/display.js';
 import { type InboxPost, parseReplyLine } from '../../tools/wire/inbox-post.js';
-import { procStart, type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
-import { agent, headerIds, ids, put } from '../helpers/delivery.js';
+import { procStart, type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
+import { agent, headerIds, ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
