@@ -35,7 +35,9 @@ function outside(h: ClaudeHome, env: Record<string, string>, args: string[]) {
 describe('claude code: delivery', () => {
   it("a message addressed to B reaches B's model through the Stop hook, once", async () => {
     const h = (home = makeClaudeHome());
-    const env = h.env({ baseUrl: '' });
+    // The Stop hook's path: no deliverer (it would post the message during the turn; that
+    // conduit is test/e2e/claude-code-deliverer.test.ts).
+    const env = { ...h.env({ baseUrl: '' }), ATTEND_NO_DELIVERER: '1' };
     expect(runBin(['install'], { env, cwd: h.project }).exitCode).toBe(0);
     const go = join(h.dir, 'go');
     api = await startFakeAnthropic((req) => {
