@@ -3,14 +3,13 @@
 // a crash). Loaded lazily by tools/cli/commands/chat.ts (through load.ts) so Ink and React
 // never load for `attend send`.
 
-import { removePresence, writePresence } from '../bus/presence/index.js';
 import { type VerbCtx, createVerbCtx } from '../verbs/context.js';
 import { createChatActions } from './actions.js';
 import { createBusSource } from './bus-source.js';
 import { detectColorDepth } from './colors.js';
 import { mountChat } from './mount.js';
-
-export const HEARTBEAT_MS = 30_000;
+import { createChatPresence } from './source/heartbeat.js';
+import { realTimers } from './source/timers.js';
 
 const ALT_SCREEN_ON = '\x1b[?1049h\x1b[H';
 const ALT_SCREEN_OFF = '\x1b[?1049l';
@@ -32,15 +31,8 @@ export async function startChat(ctx: VerbCtx, opts: ChatOptions): Promise<number
   const root = base.root();
   const out = process.stdout;
 
-  const beat = () => {
-    try {
-      writePresence(root, { id: me.id, kind: 'human', origin: me.origin, heartbeat: ctx.now(), pid: ctx.pid, role: 'chat' });
-    } catch {
-      // a vanished bus: the status line says so; the next beat tries again
-    }
-  };
-  beat();
-  const heartbeat = setInterval(beat, HEARTBEAT_MS);
+  const presence = createChatPresence({ root, me, pid: ctx.pid, now: ctx.now, timers: realTimers });
+  presence.start();
 
   let mouseOn = false;
   const setMouse = (on: boolean) => {
@@ -51,8 +43,7 @@ export async function startChat(ctx: VerbCtx, opts: ChatOptions): Promise<number
   const restore = () => {
     if (restored) return;
     restored = true;
-    clearInterval(heartbeat);
-    removePresence(root, me.id, 'chat');
+    presence.stop();
     out.write(`${mouseOn ? MOUSE_OFF : ''}${SHOW_CURSOR}${ALT_SCREEN_OFF}`);
   };
 
