@@ -14,18 +14,20 @@ export function useBusMessages(
   store: { channelNames: { readonly current: string[] }; channels: readonly ChannelInfo[] },
   status: (text: string | null) => void,
 ): void {
-  const { channelNames } = store;
-  const statusRef = useRef(status);
-  statusRef.current = status;
+  // Read when an event comes, so a new callback or names object never restarts the
+  // subscription: a restart would drop the arrivals waiting in the batch.
+  const latest = useRef({ store, status });
+  latest.current = { store, status };
+  const storeNames = () => latest.current.store.channelNames.current;
   useEffect(() => {
     source.start({
       arrived: (messages) => dispatch({ type: 'arrived', messages }),
-      status: (text) => statusRef.current(text),
-      channels: (names) => dispatch({ type: 'channels', names: [...names, ...channelNames.current] }),
+      status: (text) => latest.current.status(text),
+      channels: (names) => dispatch({ type: 'channels', names: [...names, ...storeNames()] }),
     });
     return () => source.stop();
-  }, [source, dispatch, channelNames]);
+  }, [source, dispatch]);
   useEffect(() => {
-    dispatch({ type: 'channels', names: [...source.channelDirs(), ...channelNames.current] });
-  }, [store.channels, source, dispatch, channelNames]);
+    dispatch({ type: 'channels', names: [...source.channelDirs(), ...storeNames()] });
+  }, [store.channels, source, dispatch]);
 }
