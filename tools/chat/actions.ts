@@ -3,7 +3,7 @@
 // verbs go through the channel verbs (tools/verbs/channels/), so the
 // rules (who may kick whom, dissolve refused while others are live, #open cannot be left,
 // the owed backlog on an invited join, notices to the members) have one implementation.
-// Errors are the commands' AttendErrors; slash.ts turns them into the status line.
+// Errors are the commands' AttendErrors; slash.ts and submit.ts word them for the status line (hints.ts).
 
 import { readChannels } from '../bus/channels/index.js';
 import type { Peer } from '../bus/presence/index.js';

@@ -110,7 +110,7 @@ export type Decoded = { chord: string; count: number } | { text: string } | null
 /**
  * One key as a chord name, or typed text. `raw` is the bytes the terminal sent (Ink's
  * parse loses some distinctions the raw sequence keeps). Null for a mouse report, which the
- * raw listener in App.tsx handles.
+ * raw listener (hooks/use-raw-input.ts) handles.
  */
 export function decodeKey(input: string, key: KeyFlags, raw: string): Decoded {
   if (/\[<\d+;\d+;\d+[Mm]/.test(raw)) return null;

@@ -8,7 +8,7 @@ import { App, type AppProps } from './App.js';
 
 // maxFps is Ink's frame throttle: a keystroke that follows another frame within 1000/maxFps
 // ms waits for the throttle's trailing edge. At 60 that wait alone was up to 16 ms of the
-// keystroke budget; at 120 it is 8 ms. Arrivals are batched (bus-source.ts), so the higher
+// keystroke budget; at 120 it is 8 ms. Arrivals are batched (source/batch.ts), so the higher
 // rate only applies to bursts of keys, which are rare and cheap (~5 ms a frame).
 export const RENDER_OPTIONS = { exitOnCtrlC: false, patchConsole: false, maxFps: 120 } as const;
 

@@ -15,7 +15,7 @@
 //                                             `list` it only asks whether the index still
 //                                             explains the directory (a cold start that can
 //                                             use the cache instead of listing)
-//   the chat (tools/chat/bus-source.ts)       every id, less its first load's history
+//   the chat (tools/chat/source/arrivals.ts)  every id, less its first load's history
 //   the relay (tools/relay/outbound.ts)       every id, less what it handled; it follows the
 //                                             tail loosely (followTail below)
 //

@@ -1,4 +1,5 @@
-// The tab bar: merged, #open, one tab per channel, direct; unread counts in brackets.
+// The tab bar: merged, #open, one tab per channel, direct; unread counts in parentheses, the
+// active tab in brackets.
 
 import { Box, Text } from 'ink';
 import { memo } from 'react';

@@ -31,7 +31,7 @@ export interface HistoryDeps {
   /** Wall-clock ms, for the listing caches. */
   now(): number;
   reporter: Reporter;
-  /** False for a message that must not be shown (unreadable, or held by the gate: admit.ts). */
+  /** False for a message that must not be shown (unreadable, or held by the gate: notices.ts). */
   admit(m: Message | null): m is Message;
 }
 

@@ -1,5 +1,5 @@
 // The clock and timers the source's loops run on, injected so each loop is unit-tested by
-// stepping time (test/chat/source/manual-timers.ts) rather than waiting for it.
+// stepping time (test/helpers/timers.ts) rather than waiting for it.
 
 export interface Timers {
   /** Milliseconds on a monotonic clock (the arrival batch's slots). */

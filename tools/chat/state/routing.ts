@@ -203,10 +203,11 @@ export interface Reach {
 }
 
 /**
- * Why a message must not be sent at all, or null. Only a direct message to someone who is
- * not live is refused (the send would find no recipient, as in the CLI). #open and channels
- * are always sent, live readers or not: history lasts, and whoever comes back reads it
- * (issue 10 item 12); reachNote says who sees it now.
+ * Why a message must not be sent at all, or null: it names a party who is not live (the send
+ * would find no recipient, as in the CLI), or a channel message names a party outside the
+ * channel. #open, and a channel message that names nobody, are always sent, live readers or
+ * not: history lasts, and whoever comes back reads it (issue 10 item 12); reachNote says who
+ * sees it now.
  */
 export function unreachableReason(dest: Destination, reach: Reach, me: string): string | null {
   const to = dest.kind === 'open' ? [] : dest.to;
@@ -231,8 +232,9 @@ function plural(n: number, one: string, many: string): string {
 
 /**
  * Who sees a message to #open or a channel now and who does not yet: the destination line's
- * preview from the roster, before Enter (after it, the send verb's own delivery note). Null when everyone it is for is live (or it is direct:
- * those are refused unless live, see unreachableReason).
+ * preview from the roster, before Enter (after it, the send verb's own delivery note). Null
+ * when everyone it is for is live, or when it names its parties (a direct message, or a
+ * channel message to someone): those are refused unless live, see unreachableReason.
  */
 export function reachNote(dest: Destination, reach: Reach, me: string): string | null {
   const live = reach.live.filter((p) => p.id !== me);
