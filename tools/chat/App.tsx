@@ -1,6 +1,7 @@
 // The chat screen. State lives in pure reducers (state/*.ts), where a draft goes in
-// state/destination.ts, the keys in one table (keys.ts), the parts of the screen in
-// components/. This file wires keys to actions, subscriptions to hooks, and state to rows.
+// state/destination.ts, what Enter does in submit.ts, the keys in one table (keys.ts), each
+// subscription in a hook (hooks/), the parts of the screen in components/. This file lays
+// out the screen and dispatches keys.
 
 import { Box, type Key, useApp, useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
