@@ -17,8 +17,8 @@ import { FIRST_PAGE, useHistory, useScrollBack } from '../../tools/chat/hooks/us
 import { usePeers } from '../../tools/chat/hooks/use-peers.js';
 import { type FeedAction, feedReducer, initialFeed } from '../../tools/chat/state/feed.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
-import { makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/bus.js';
-import { ids, put } from '../helpers/delivery.js';
+import { makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/temp-bus.js';
+import { ids, put } from '../helpers/fixtures.js';
 import { manualTimers } from '../helpers/timers.js';
 
 let bus: TempBus;

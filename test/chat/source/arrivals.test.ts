@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { type Message, scopeDir, scopeDirName, silentReporter } from '../../../tools/bus/store/index.js';
 import { createArrivals } from '../../../tools/chat/source/arrivals.js';
 import { createHistory } from '../../../tools/chat/source/history.js';
-import { type TempBus, runInProcess, useTempBus } from '../../helpers/bus.js';
-import { ids, put } from '../../helpers/delivery.js';
+import { type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
+import { ids, put } from '../../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

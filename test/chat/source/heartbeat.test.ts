@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readPresence } from '../../../tools/bus/presence/index.js';
 import { createChatPresence, HEARTBEAT_MS } from '../../../tools/chat/source/heartbeat.js';
-import { type TempBus, useTempBus } from '../../helpers/bus.js';
+import { type TempBus, useTempBus } from '../../helpers/temp-bus.js';
 import { manualTimers } from '../../helpers/timers.js';
 
 let bus: TempBus;

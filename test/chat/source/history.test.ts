@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { type Message, readMessage, scopeDirName, silentReporter } from '../../../tools/bus/store/index.js';
 import { createHistory } from '../../../tools/chat/source/history.js';
-import { type TempBus, runInProcess, useTempBus } from '../../helpers/bus.js';
-import { ids, put } from '../../helpers/delivery.js';
+import { type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
+import { ids, put } from '../../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

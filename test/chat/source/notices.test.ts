@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readMessage, silentReporter } from '../../../tools/bus/store/index.js';
 import { createNotices } from '../../../tools/chat/source/notices.js';
-import { type TempBus, runInProcess, useTempBus } from '../../helpers/bus.js';
+import { type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));

@@ -8,7 +8,7 @@ import { createChatActions } from '../../../tools/chat/actions.js';
 import type { ChannelInfo } from '../../../tools/chat/actions.js';
 import { createRosterPoller } from '../../../tools/chat/source/roster.js';
 import { createVerbCtx } from '../../../tools/verbs/context.js';
-import { type TempBus, runInProcess, useTempBus } from '../../helpers/bus.js';
+import { type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
 import { manualTimers } from '../../helpers/timers.js';
 
 let bus: TempBus;

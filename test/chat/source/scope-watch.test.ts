@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scopeDir, signalsDir } from '../../../tools/bus/store/index.js';
 import { createScopeWatch, RESCAN_MS } from '../../../tools/chat/source/scope-watch.js';
-import { type TempBus, useTempBus, waitFor } from '../../helpers/bus.js';
+import { type TempBus, useTempBus, waitFor } from '../../helpers/temp-bus.js';
 import { manualTimers } from '../../helpers/timers.js';
 
 let bus: TempBus;
