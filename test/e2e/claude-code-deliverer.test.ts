@@ -13,8 +13,7 @@ import { silentReporter } from '../../tools/bus/store/messages.js';
 import { procInfoFromProc } from '../../tools/identity/system.js';
 import { ME, runBin, waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, type ClaudeRun, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
-import { agent, ids, put } from '../helpers/delivery.js';
-import { attendKey } from '../../tools/wire/names.js';
+import { agent } from '../helpers/delivery.js';
 import { type FakeAnthropic, conversationText, lastText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
 
 let home: ClaudeHome | undefined;
@@ -78,56 +77,4 @@ describe('claude code: the deliverer (socket conduit)', () => {
     const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
     await waitFor(() => !liveSession(h, run!.pid) && !existsSync(log), { timeoutMs: 15_000, what: `the deliverer gone with its session${existsSync(log) ? `: ${readFileSync(log, 'utf8')}` : ''}` });
   });
-
-  // Issue 21 §2's budget: Send -> text in the model's next request p99 <= 100 ms, and the
-  // deliverer at rest < 0.5 % of a core and <= 60 MiB. The model keeps the turn busy with
-  // quick Bash calls, so a request follows every post within one tool call; the latency is
-  // from the message's write (as \`attend send\` makes it) to the first request that carries it.
-  // Printed, with a loose bound asserted (two cores shared with other suites).
-  it('-p: send -> next request latency, and the deliverer at rest', async () => {
-    const h = (home = makeClaudeHome());
-    const env = h.env({ baseUrl: '' });
-    expect(runBin(['install'], { env, cwd: h.project }).exitCode).toBe(0);
-    const seenAt = new Map<string, number>();
-    let done = false;
-    api = await startFakeAnthropic((req) => {
-      const t = Date.now();
-      for (const m of JSON.stringify(req.messages.slice(-3)).matchAll(/lat-(\d+)-x/g)) if (!seenAt.has(m[1]!)) seenAt.set(m[1]!, t);
-      if (done) return { text: 'done' };
-      return { tool: 'Bash', input: { command: 'true', description: 'tick' } };
-    });
-    run = runClaude(['-p', 'go', '--allowedTools', 'Bash', '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api.url }, cwd: h.project });
-    const b = await waitFor(() => liveSession(h, run!.pid), { timeoutMs: 30_000, what: 'session B live' });
-    await waitFor(() => liveSession(h, run!.pid)?.presence.some((p) => p.role === 'deliverer'), { timeoutMs: 30_000, what: 'the deliverer heartbeat' });
-    const slot = readFileSync(join(h.root, 'state', 'sensor', `deliverer-${run.pid}.pid`), 'utf8');
-    const dpid = Number(slot.split(' ')[0]);
-    // At rest first: 10 s with nothing to deliver (the model's turn busy, the bus quiet).
-    const cpu = () => {
-      const f = readFileSync(`/proc/${dpid}/stat`, 'utf8').slice(readFileSync(`/proc/${dpid}/stat`, 'utf8').lastIndexOf(')') + 2).split(' ');
-      return Number(f[11]) + Number(f[12]);
-    };
-    const hz = 100;
-    const c0 = cpu();
-    const t0 = Date.now();
-    await new Promise((r) => setTimeout(r, 10_000));
-    const restPct = ((cpu() - c0) / hz / ((Date.now() - t0) / 1000)) * 100;
-    const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${dpid}/status`, 'utf8'))?.[1] ?? 0);
-    // Within the inbox's bucket of 30 posts per sender (refilled at 0.5/s).
-    const N = 25;
-    const sentAt = new Map<string, number>();
-    const newId = ids();
-    for (let i = 0; i < N; i++) {
-      sentAt.set(String(i), Date.now());
-      put(h.root, newId, { scope: { kind: 'tray', key: attendKey(h.project) }, to: b.id, body: `lat-${i}-x` });
-      await waitFor(() => seenAt.has(String(i)), { timeoutMs: 10_000, what: `message ${i} at the model` });
-      await new Promise((r) => setTimeout(r, 150));
-    }
-    done = true;
-    const lat = [...sentAt].map(([k, t]) => seenAt.get(k)! - t).sort((x, y) => x - y);
-    const pct = (q: number) => lat[Math.min(lat.length - 1, Math.ceil(q * lat.length) - 1)]!;
-    console.log(`deliverer: send -> next request over ${N}: p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms, max ${lat[lat.length - 1]} ms; at rest ${restPct.toFixed(2)} % of a core, RSS ${(rssKiB / 1024).toFixed(1)} MiB`);
-    expect(pct(0.99)).toBeLessThan(1_000);
-    expect(restPct).toBeLessThan(2);
-    expect(rssKiB / 1024).toBeLessThan(120);
-  }, 120_000);
 });
