@@ -322,3 +322,49 @@ describe('test tiers (style.md, "Tests, in tiers")', () => {
     expect(offenders).toEqual([]);
   });
 });
+
+describe('exports (issue 19)', () => {
+  /** Every identifier in tools/, test/ and scripts/ (comments dropped), counted per file. */
+  function wordCounts(): Map<string, Map<string, number>> {
+    const files = [...sources('tools'), ...sources('test'), ...sourcesMjs('scripts')].map((f) => relative('.', f));
+    const words = new Map<string, Map<string, number>>();
+    for (const f of files) {
+      const text = readFileSync(f, 'utf8').replace(/\/\/.*$/gm, '');
+      for (const m of text.matchAll(/[A-Za-z_$][\w$]*/g)) {
+        let per = words.get(m[0]);
+        if (!per) words.set(m[0], (per = new Map()));
+        per.set(f, (per.get(f) ?? 0) + 1);
+      }
+    }
+    return words;
+  }
+  function sourcesMjs(dir: string): string[] {
+    const out: string[] = [];
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) out.push(...sourcesMjs(p));
+      else if (name.endsWith('.mjs')) out.push(p);
+    }
+    return out;
+  }
+  const declared = /^export\s+(?:async\s+)?(?:function\*?|const|let|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm;
+
+  it('no export is dead: each is used somewhere besides its own declaration (an index re-export alone is no use)', () => {
+    const words = wordCounts();
+    const dead: string[] = [];
+    for (const f of all.filter((f) => !f.endsWith('/index.ts'))) {
+      for (const m of readFileSync(f, 'utf8').replace(/\/\/.*$/gm, '').matchAll(declared)) {
+        const name = m[1] as string;
+        const per = words.get(name) ?? new Map<string, number>();
+        const elsewhere = [...per.keys()].some((g) => g !== f && !g.endsWith('/index.ts'));
+        if (!elsewhere && (per.get(f) ?? 0) <= 1) dead.push(`${f} ${name}`);
+      }
+    }
+    expect(dead).toEqual([]);
+  });
+
+  it('the dead-export scanner sees a declaration (a positive control)', () => {
+    const text = 'export function lonely(): void {}\nexport const used = 1;\n';
+    expect([...text.matchAll(declared)].map((m) => m[1])).toEqual(['lonely', 'used']);
+  });
+});

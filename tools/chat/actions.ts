@@ -60,7 +60,7 @@ export interface ChatActions {
   purge(channel: string): PurgeResult;
 }
 
-export interface ActionDeps {
+interface ActionDeps {
   /** A fresh context for each operation (a fresh roster), always the human identity. */
   makeCtx(): VerbCtx;
   root: string;

@@ -17,7 +17,7 @@ import { realTimers, type Timers } from './source/timers.js';
 
 export { ARRIVAL_BATCH_MS };
 
-export interface SourceEvents {
+interface SourceEvents {
   arrived(messages: Message[]): void;
   status(text: string | null): void;
   channels(names: string[]): void;
@@ -35,7 +35,7 @@ export interface BusSource {
   knownNames?(): ReadonlyMap<string, string>;
 }
 
-export interface SourceOptions {
+interface SourceOptions {
   root: string;
   /** Rescan interval in ms, the safety net behind fs.watch. */
   rescanMs?: number;

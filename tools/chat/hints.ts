@@ -24,7 +24,7 @@ function chatArg(name: string, value: string): string {
   return value;
 }
 
-export function hintForChat(h: Hint): string {
+function hintForChat(h: Hint): string {
   if ('text' in h) return h.text;
   if (h.verb === 'send') return `type a message and press Enter${h.then ? `; that ${h.then}` : ''}`;
   const slash = SLASH[h.verb];

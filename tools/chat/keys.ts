@@ -29,7 +29,7 @@ export type KeyAction =
   | 'killLine'
   | 'quit';
 
-export interface KeyRow {
+interface KeyRow {
   /** Chords in the order they are shown, each with the action it runs. */
   keys: readonly (readonly [chord: string, action: KeyAction])[];
   /** What the row does, for /help and `attend chat --help`. */
@@ -105,7 +105,7 @@ export interface KeyFlags {
   meta?: boolean;
 }
 
-export type Decoded = { chord: string; count: number } | { text: string } | null;
+type Decoded = { chord: string; count: number } | { text: string } | null;
 
 /**
  * One key as a chord name, or typed text. `raw` is the bytes the terminal sent (Ink's

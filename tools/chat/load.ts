@@ -10,7 +10,7 @@
 // (CI runs set CI=true, and the tmux e2e would see a blank screen). Those are hidden the
 // same way while the modules load.
 
-export type ChatUi = typeof import('./ui.js');
+type ChatUi = typeof import('./ui.js');
 
 export async function loadChatUi(): Promise<ChatUi> {
   const saved = Object.entries(process.env).filter(([k]) => k === 'NODE_ENV' || k === 'CI' || k === 'CONTINUOUS_INTEGRATION' || k.startsWith('CI_'));

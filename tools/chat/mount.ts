@@ -12,7 +12,7 @@ import { App, type AppProps } from './App.js';
 // rate only applies to bursts of keys, which are rare and cheap (~5 ms a frame).
 export const RENDER_OPTIONS = { exitOnCtrlC: false, patchConsole: false, maxFps: 120 } as const;
 
-export interface MountStreams {
+interface MountStreams {
   stdout: NodeJS.WriteStream;
   stdin: NodeJS.ReadStream;
   stderr: NodeJS.WriteStream;

@@ -4,7 +4,7 @@
 import { isDeaf, type Peer } from '../bus/presence/index.js';
 import { neutralize } from '../wire/render.js';
 
-export interface PeerStatus {
+interface PeerStatus {
   /** busy, idle, live (a session without a status) or here (a human). */
   status: string;
   deaf: boolean;

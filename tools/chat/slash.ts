@@ -31,7 +31,7 @@ export const COMMANDS: Record<string, string> = {
   quit: '/quit — leave attend chat',
 };
 
-export interface SlashEnv {
+interface SlashEnv {
   actions: ChatActions;
   /** The channel of the active tab, when it is one. */
   tabChannel: string | null;
@@ -39,7 +39,7 @@ export interface SlashEnv {
   replyTarget(): { id: string; sender: string } | undefined;
 }
 
-export interface SlashOutcome {
+interface SlashOutcome {
   lines: { text: string; level: 'info' | 'error' }[];
   clear?: boolean;
   quit?: boolean;
@@ -53,7 +53,7 @@ export interface SlashOutcome {
   replied?: boolean;
 }
 
-export function parseSlash(line: string): { name: string; args: string[]; rest: string } | null {
+function parseSlash(line: string): { name: string; args: string[]; rest: string } | null {
   const m = /^\/([A-Za-z]*)(?:\s+([\s\S]*))?$/.exec(line.trim());
   if (!m) return null;
   const rest = (m[2] ?? '').trim();

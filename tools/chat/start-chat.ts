@@ -18,7 +18,7 @@ const SHOW_CURSOR = '\x1b[?25h';
 const MOUSE_ON = '\x1b[?1000h\x1b[?1006h';
 const MOUSE_OFF = '\x1b[?1000l\x1b[?1006l';
 
-export interface ChatOptions {
+interface ChatOptions {
   mouse: boolean;
 }
 

@@ -17,7 +17,7 @@ export interface Status {
   level: 'info' | 'error';
 }
 
-export interface SubmitDeps {
+interface SubmitDeps {
   text: string;
   plan: DraftPlan;
   feed: Pick<FeedState, 'active' | 'channels'>;

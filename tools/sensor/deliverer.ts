@@ -28,7 +28,7 @@ import { createSensorWatch } from './watch.js';
 
 const TICK_MS = 1_000;
 
-export interface DelivererOptions {
+interface DelivererOptions {
   root: string;
   sessionsDir: string;
   identity: Identity;

@@ -15,9 +15,9 @@ import { planStreamWake, streamItems } from '../wire/wake.js';
 import type { ScanDeps, ScanResult } from './scan.js';
 
 /** How long a post waits for a receipt before it counts as delivered (one is sent at once). */
-export const RECEIPT_WAIT_MS = 150;
+const RECEIPT_WAIT_MS = 150;
 
-export interface PostDeps extends Omit<ScanDeps, 'write'> {
+interface PostDeps extends Omit<ScanDeps, 'write'> {
   /** Post one JSON line to the session's inbox socket; rejects when it cannot be reached. */
   post(line: string): Promise<void>;
   /** The deliverer's reply address (`uds:<path>`) and the receipts that come to it. */

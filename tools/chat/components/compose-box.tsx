@@ -3,7 +3,7 @@
 
 import { Box, Text } from 'ink';
 
-export interface ComposeView {
+interface ComposeView {
   rows: { before: string; at: string; after: string }[];
   cursorRow: number;
 }

@@ -5,7 +5,7 @@ import { Box, Text } from 'ink';
 import { accent, type ColorDepth } from '../colors.js';
 import { plural } from '../../wire/render.js';
 
-export interface StatusLineProps {
+interface StatusLineProps {
   status: { text: string; level: 'info' | 'error' } | null;
   busStatus: string | null;
   help: string;

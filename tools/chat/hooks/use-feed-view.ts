@@ -10,7 +10,7 @@ import { type FeedState, visibleItems } from '../state/feed.js';
 import { type LineContext, visibleWindow } from '../state/lines.js';
 import { nameLookup, partyLabel } from '../../wire/display.js';
 
-export interface FeedViewInputs {
+interface FeedViewInputs {
   feed: FeedState;
   peers: Peer[];
   source: Pick<BusSource, 'knownNames'>;

@@ -8,7 +8,7 @@ import type { BusSource } from '../bus-source.js';
 import { type FeedAction, type FeedState, feedReducer, initialFeed, MEMORY_CAP } from '../state/feed.js';
 import { realTimers, type Timers } from '../source/timers.js';
 
-export const OLDER_PAGE = 1000;
+const OLDER_PAGE = 1000;
 /**
  * The first frame shows the newest FIRST_PAGE messages; the rest of the initial history (up
  * to `initialLimit`) is read after it, FILL_CHUNK at a time with input handled in between (a
@@ -20,7 +20,7 @@ export const OLDER_PAGE = 1000;
 export const FIRST_PAGE = 500;
 const FILL_CHUNK = 50;
 
-export interface HistoryOptions {
+interface HistoryOptions {
   me: string;
   width: number;
   /** Channel names for the first tabs besides the directories on the bus (the channel store). */

@@ -7,7 +7,7 @@ import type { ChatActions, ChannelInfo } from '../actions.js';
 import { createRosterPoller } from '../source/roster.js';
 import { realTimers, type Timers } from '../source/timers.js';
 
-export interface PeersState {
+interface PeersState {
   peers: Peer[];
   channels: ChannelInfo[];
   /**

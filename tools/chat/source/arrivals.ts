@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { follow, type IndexState, type Message, readMessage, type Reporter, SIGNAL_EXT, scopeOfDirName, signalsDir } from '../../bus/store/index.js';
 import type { History } from './history.js';
 
-export interface ArrivalDeps {
+interface ArrivalDeps {
   root: string;
   /** Wall-clock ms, for the follower. */
   now(): number;

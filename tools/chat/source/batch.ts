@@ -13,7 +13,7 @@ export const ARRIVAL_BATCH_MS = 100;
 /** After a quiet spell, this long gathers the files of one fan-out (written back to back). */
 export const GATHER_MS = 5;
 
-export interface Batcher<T> {
+interface Batcher<T> {
   push(item: T): void;
   /** Drop what is waiting, and the timer. */
   cancel(): void;

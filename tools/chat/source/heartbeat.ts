@@ -8,7 +8,7 @@ import type { Timers } from './timers.js';
 
 export const HEARTBEAT_MS = 30_000;
 
-export interface ChatPresenceDeps {
+interface ChatPresenceDeps {
   root: string;
   me: { id: string; origin: string };
   pid: number;
@@ -17,7 +17,7 @@ export interface ChatPresenceDeps {
   timers: Pick<Timers, 'every'>;
 }
 
-export interface ChatPresence {
+interface ChatPresence {
   /** Beat now, then every HEARTBEAT_MS. */
   start(): void;
   /** Stop beating and remove the presence; once, however often it is called. */

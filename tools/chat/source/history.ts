@@ -26,7 +26,7 @@ export interface Page {
   hasOlder: boolean;
 }
 
-export interface HistoryDeps {
+interface HistoryDeps {
   root: string;
   /** Wall-clock ms, for the listing caches. */
   now(): number;

@@ -7,7 +7,7 @@
 import type { Message, Reporter } from '../../bus/store/index.js';
 import { createGate, type Reader } from '../../bus/trust/index.js';
 
-export interface Notices {
+interface Notices {
   reporter: Reporter;
   /** True for a message to show; a held one is counted on the status line instead. */
   admit(m: Message | null): m is Message;

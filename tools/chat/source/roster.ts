@@ -6,9 +6,9 @@ import type { Peer } from '../../bus/presence/index.js';
 import type { ChannelInfo } from '../actions.js';
 import type { Timers } from './timers.js';
 
-export const ROSTER_MS = 2000;
+const ROSTER_MS = 2000;
 
-export interface RosterDeps {
+interface RosterDeps {
   read: { peers(): Peer[]; channels(): ChannelInfo[] };
   timers: Pick<Timers, 'every'>;
   everyMs?: number;
@@ -18,7 +18,7 @@ export interface RosterDeps {
   failed(text: string): void;
 }
 
-export interface RosterPoller {
+interface RosterPoller {
   /** Read now; false (and `failed`) when it could not. */
   refresh(): boolean;
   start(): void;

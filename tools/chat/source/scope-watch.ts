@@ -11,7 +11,7 @@ import type { Timers } from './timers.js';
 
 export const RESCAN_MS = 1000;
 
-export interface ScopeWatchDeps {
+interface ScopeWatchDeps {
   root: string;
   timers: Timers;
   rescanMs?: number;
@@ -25,7 +25,7 @@ export interface ScopeWatchDeps {
   channels(names: string[]): void;
 }
 
-export interface ScopeWatch {
+interface ScopeWatch {
   /** Rescan now, then every rescanMs. */
   start(): void;
   stop(): void;

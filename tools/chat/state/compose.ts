@@ -35,7 +35,7 @@ export type ComposeAction =
   /** The draft was sent: remember it and start afresh. */
   | { type: 'submitted' };
 
-export const MAX_HISTORY = 200;
+const MAX_HISTORY = 200;
 
 export function emptyCompose(history: string[] = []): ComposeState {
   return { text: '', cursor: 0, history, historyIndex: null, stash: '' };
@@ -56,7 +56,7 @@ function nextBoundary(text: string, i: number): number {
 }
 
 /** Pasted text keeps its line breaks as `\n`; other control characters are dropped. */
-export function cleanInput(text: string): string {
+function cleanInput(text: string): string {
   return text.replace(/\r\n?/g, '\n').replace(/\t/g, '  ').replace(/[\u0000-\u0009\u000B-\u001F\u007F]/g, '');
 }
 

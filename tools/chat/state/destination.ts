@@ -36,7 +36,7 @@ export type DraftPlan =
    */
   | { kind: 'send'; route: RouteResult; refusal: string | null; note: string | null };
 
-export interface PlanInputs {
+interface PlanInputs {
   text: string;
   feed: FeedState;
   sources: RouteSources;

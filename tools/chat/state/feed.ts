@@ -10,7 +10,7 @@ import type { ChatMessage, FeedItem, Notice } from './items.js';
 export type { ChatMessage, FeedItem, Notice } from './items.js';
 
 /** `merged`, `#open`, `#<channel>`, `direct`. */
-export type TabId = string;
+type TabId = string;
 
 /** Messages kept in memory while following the newest (issue #5 §4). */
 export const MEMORY_CAP = 5000;

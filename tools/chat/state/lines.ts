@@ -9,7 +9,7 @@ import { neutralize, plural } from '../../wire/render.js';
 import type { ChatMessage, FeedItem } from './items.js';
 import { rowsOf, textWidth, truncateColumns, wrapColumns } from './width.js';
 
-export interface Seg {
+interface Seg {
   text: string;
   color?: string | undefined;
   bold?: boolean;
@@ -82,7 +82,7 @@ function hhmm(time: number): string {
   return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}:${String(d.getSeconds()).padStart(2, '0')}`;
 }
 
-export function scopeTag(msg: ChatMessage): string {
+function scopeTag(msg: ChatMessage): string {
   // A tray is `dm` here, after the `direct` tab that shows it; the rest by the one scope rule.
   const labels = msg.scopes.map((s) => (s.kind === 'tray' ? 'dm' : scopeName(s)));
   return [...new Set(labels)].join(' ');
@@ -136,7 +136,7 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
   return [truncate(header, lc.width), ...body];
 }
 
-export interface Window {
+interface Window {
   lines: Line[];
   /** Every loaded item is on screen or above it: time to load older ones. */
   atTop: boolean;

@@ -25,7 +25,7 @@ export type Destination =
 
 export type RouteResult = { ok: true; dest: Destination; body: string } | { ok: false; reason: string; body: string };
 
-export interface Token {
+interface Token {
   sigil: '@' | '#';
   name: string;
   start: number;
@@ -72,7 +72,7 @@ export function editDistance(a: string, b: string, cap = 2): number {
   return prev[b.length] ?? cap + 1;
 }
 
-export type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none'; suggestions: T[] };
+type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none'; suggestions: T[] };
 
 /** A session id prefix this long names one session, as `attend peers` shows them (targets.ts). */
 const KEY_PREFIX = 8;
@@ -96,7 +96,7 @@ export function matchName<T>(query: string, items: T[], nameOf: (t: T) => string
 }
 
 /** Names near a query, closest first: within edit distance 2, or containing it. */
-export function closeNames<T>(query: string, items: T[], nameOf: (t: T) => string): T[] {
+function closeNames<T>(query: string, items: T[], nameOf: (t: T) => string): T[] {
   const q = query.toLowerCase();
   const scored: { t: T; d: number }[] = [];
   for (const t of items) {
@@ -263,7 +263,7 @@ export interface Completion {
   produced: string;
 }
 
-export interface CompleteSources extends RouteSources {
+interface CompleteSources extends RouteSources {
   commands: string[];
 }
 
