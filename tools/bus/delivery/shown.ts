@@ -19,7 +19,7 @@
 
 import type { Scope } from '../../wire/envelope.js';
 import type { LedgerRead } from './ledger-log.js';
-import { COLD_RECENT_MS, LEDGER_GRACE_MS, consumedIn } from './plan.js';
+import { COLD_RECENT_MS, LEDGER_GRACE_MS, type Ledger, consumedIn } from './plan.js';
 
 /** Why a party has not been shown a message, or that it has. */
 export type ShownVerdict =
@@ -48,11 +48,17 @@ export interface ShownQuery {
   joined?: number;
 }
 
+/** A ledger's consumed set as a set: retention asks of every old message for every reader. */
+const aboveSets = new WeakMap<Ledger, Set<string>>();
+
 export function shownVerdict(read: LedgerRead, q: ShownQuery): ShownVerdict {
   if (read.state !== 'ok') return 'no-ledger';
   const l = read.ledger;
-  if (l.above.includes(q.id) || (l.late !== undefined && q.id in l.late)) return 'shown';
-  if (!consumedIn(l, q.dirName, q.id)) return 'not-yet';
+  let above = aboveSets.get(l);
+  if (above === undefined) aboveSets.set(l, (above = new Set(l.above)));
+  if (above.has(q.id) || (l.late !== undefined && q.id in l.late)) return 'shown';
+  // Not in the consumed set: consumed only if below the watermark (consumedIn's other half).
+  if (!consumedIn({ marks: l.marks, above: [] }, q.dirName, q.id)) return 'not-yet';
   if (q.arrived > Math.max(l.created, q.time + LEDGER_GRACE_MS)) return 'arrived-late';
   const began = q.addressed ? -Infinity : Math.max(l.created - COLD_RECENT_MS, q.kind === 'channel' ? (q.joined ?? -Infinity) : -Infinity);
   return q.time >= began ? 'shown' : 'before-ledger';
