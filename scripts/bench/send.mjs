@@ -12,31 +12,36 @@ import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
- * A copy of the build whose bin is `bin`, under `tmp`, with every `function <name>(` body in
- * the given files made to return at once. Each file must hold exactly one such function, so a
- * renamed function fails the bench instead of measuring the unchanged code. Returns the
- * copy's bin.
+ * A copy of the build whose bin is `bin`, under `tmp`, with `patches` applied: each
+ * `{ file, find, replace }` (file under dist/, `find` a global RegExp) must match exactly
+ * once, so a renamed function fails the bench instead of measuring the unchanged code.
+ * Returns the copy's bin.
  */
-export function patchedBuild(bin, tmp, files, name) {
+export function patchedBuild(bin, tmp, label, patches) {
   const repo = dirname(dirname(dirname(dirname(bin)))); // <repo>/dist/tools/cli/attend.cjs
-  const copy = join(tmp, `build-without-${name}`);
+  const copy = join(tmp, `build-${label}`);
   mkdirSync(copy, { recursive: true });
   cpSync(join(repo, 'dist'), join(copy, 'dist'), { recursive: true });
   cpSync(join(repo, 'package.json'), join(copy, 'package.json'));
   symlinkSync(join(repo, 'node_modules'), join(copy, 'node_modules'));
-  const head = new RegExp(`(function ${name}\\([^)]*\\) \\{)`, 'g');
-  for (const f of files) {
-    const path = join(copy, 'dist', f);
+  for (const { file, find, replace } of patches) {
+    const path = join(copy, 'dist', file);
     const src = readFileSync(path, 'utf8');
-    const n = src.match(head)?.length ?? 0;
-    if (n !== 1) throw new Error(`bench: ${f} has ${n} definitions of ${name}, expected 1`);
-    writeFileSync(path, src.replace(head, '$1 return;'));
+    const n = src.match(find)?.length ?? 0;
+    if (n !== 1) throw new Error(`bench: ${file} has ${n} matches of ${find}, expected 1`);
+    writeFileSync(path, src.replace(find, replace));
   }
   return join(copy, relative(repo, bin));
 }
 
-/** The build without the directory sync after a message's rename (the send fast path's bundle and the ESM module). */
-export const withoutDirSync = (bin, tmp) => patchedBuild(bin, tmp, ['tools/cli/fast-send.cjs', 'tools/bus/store/atomic.js'], 'syncDir');
+/** The build without the directory sync after a message's rename: syncDir returns at once (the send fast path's bundle and the ESM module). */
+export const withoutDirSync = (bin, tmp) =>
+  patchedBuild(
+    bin,
+    tmp,
+    'without-dir-sync',
+    ['tools/cli/fast-send.cjs', 'tools/bus/store/atomic.js'].map((file) => ({ file, find: /(function syncDir\([^)]*\) \{)/g, replace: '$1 return;' })),
+  );
 
 function procStart(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -135,7 +140,7 @@ export default async function ({ bin, tmp, quick }) {
     markdown: [
       `Target (issue #2): \`attend send\` median wall time ≤ 1.5× \`node -e 0\`. Measured: **${ratio.toFixed(2)}×** (${rounds} interleaved rounds).`,
       '',
-      `Target (issue 21 §5): the directory sync that makes a sent message survive a power cut costs at most 1.2× the send without it. Measured: **${syncOpen.toFixed(2)}×** to #open, **${syncTo.toFixed(2)}×** with \`--to\` (medians; "no directory sync" is this build copied with \`syncDir\` made a no-op, run interleaved with it). The write alone, in one process (\`writeSignals\` to #open, signed off, median of ${quick ? 3 : 9} rounds of ${quick ? 50 : 200}): ${write.with.toFixed(3)} ms with the sync, ${write.without.toFixed(3)} ms without, so the sync adds ${(write.with - write.without).toFixed(3)} ms to a send of ${med('attend send (human, #open)').toFixed(1)} ms.`,
+      `Target (issue 21 §5): the directory sync that makes a sent message survive a power cut costs at most 1.2× the send without it. Measured: **${syncOpen.toFixed(2)}×** to #open, **${syncTo.toFixed(2)}×** with \`--to\` (medians; "no directory sync" is this build copied with \`syncDir\` made a no-op, run interleaved with it). The write alone, in one process (\`writeSignals\` to #open, unsigned, median of ${quick ? 3 : 9} rounds of ${quick ? 50 : 200}): ${write.with.toFixed(3)} ms with the sync, ${write.without.toFixed(3)} ms without, so the sync adds ${(write.with - write.without).toFixed(3)} ms to a send of ${med('attend send (human, #open)').toFixed(1)} ms.`,
       '',
       '| command | median ms | p90 ms | min ms | vs node -e 0 |',
       '| --- | ---: | ---: | ---: | ---: |',

@@ -259,9 +259,9 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       'after',
       `${examples(['attend cleanup --dry-run', 'attend cleanup', 'attend cleanup --all --json', 'attend cleanup --older-than 90d --dry-run', 'attend cleanup --older-than 90d --force'])}
 A tray's project is judged by the slug part of its key against <claude dir>/projects/.
-Never removed: signals/_broadcast/, a channel directory whose channel exists, the tray of
-a live session (even empty: its sensor watches it), any file younger than the grace period
-(1 hour).
+Never removed, but for --older-than: signals/_broadcast/, a channel directory whose
+channel exists, the tray of a live session (even empty: its sensor watches it), any file
+younger than the grace period (1 hour).
 --older-than removes a message only when every party it was for has been shown it (its
 consumption ledger says so): a direct message's addressees, a channel's members, whoever
 was reading #open when it came. A party nothing has delivered to yet keeps its messages;
