@@ -93,7 +93,7 @@ export function writeError(path: string, err: unknown): AttendError {
  * be. Any other failure (EIO) is a bus error naming the directory: the caller must not report
  * its write done.
  */
-export function syncDir(dir: string): void {
+function syncDir(dir: string): void {
   let fd: number | undefined;
   try {
     fd = openSync(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);

@@ -222,7 +222,7 @@ export function applyRetention(root: string, remove: RetentionItem[]): Retention
  * Rewrite a directory's index hint with only the lines of messages still there. Readers that
  * remember an offset in the old file see a replaced index and list the directory once.
  */
-export function compactIndex(dir: string): { before: number; after: number } | null {
+function compactIndex(dir: string): { before: number; after: number } | null {
   let text: string;
   try {
     text = readFileSync(join(dir, INDEX_NAME), 'utf8');
