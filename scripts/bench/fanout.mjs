@@ -17,7 +17,7 @@ function cpuTicks(pid) {
 }
 
 
-async function measure(bin, tmp, n, rounds, restSeconds) {
+export async function measure(bin, tmp, n, rounds, restSeconds) {
   const sessions = [];
   const sensors = [];
   try {

@@ -234,7 +234,7 @@ it('never reaps a message imported from another machine by local project livenes
   expect(existsSync(local)).toBe(false);
 });
 
-describe('cleanup --older-than (retention, issue #12 §7)', () => {
+describe('cleanup --older-than (retention, issue #12 §7; issue 21 §4 in test/verbs/retention.test.ts)', () => {
   it('removes old messages everywhere except what a live reader has not been shown, says so in a dry run first, and compacts the index', async () => {
     const { writeSignal } = await import('../../tools/bus/store/messages.js');
     const { createIdFactory } = await import('../../tools/wire/ids.js');
@@ -266,7 +266,8 @@ describe('cleanup --older-than (retention, issue #12 §7)', () => {
     const r = await runInProcess(['cleanup', '--older-than', '90d'], { env: bus.env });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('removed messages');
-    expect(r.stdout).toContain('kept 1 older message that 1 live reader has not been shown yet');
+    expect(r.stdout).toContain('kept 1 older message not every party it was for has been shown (--force removes it):');
+    expect(r.stdout).toContain('reader: 1 in #open (not shown yet)');
     expect(signalsIn(bus.root, '_broadcast').map((s) => s.id).sort()).toEqual([late, fresh].sort());
     // The index keeps only lines of messages still there, and the reader still gets the late one.
     const index = readFileSync(join(bus.root, 'signals', '_broadcast', '.index'), 'utf8').trim().split('\n').map((l) => l.split(' ')[0]);

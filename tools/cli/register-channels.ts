@@ -12,6 +12,14 @@ function ago(ctx: Ctx, t: number | null): string {
   return t === null ? 'never' : `${formatAge(ctx.now() - t)} ago`;
 }
 
+/** Why retention kept a message for a party (tools/bus/delivery/shown.ts). */
+const NOT_SHOWN: Record<string, string> = {
+  'no-ledger': 'nothing has delivered to it yet',
+  'not-yet': 'not shown yet',
+  'arrived-late': 'arrived after its watermark had passed',
+  'before-ledger': 'older than what its delivery began with',
+};
+
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -244,20 +252,26 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .description('remove messages of projects that are gone, empty trays, stale members and orphan channel directories')
     .option('--dry-run', 'list what would be removed, with sizes, and remove nothing')
     .option('--all', 'also remove per-session state (heartbeats, owed backlog, last shown, ledgers, sensor claims) of sessions that are gone, and lock owner files of processes that ended')
-    .option('--older-than <duration>', 'also remove messages older than this (90d, 12h, 2w) from every scope, except what a live reader has not been shown')
+    .option('--older-than <duration>', 'also remove messages older than this (90d, 12h, 2w) from every scope, once every party each was for has been shown it')
+    .option('--force', 'with --older-than: remove old messages even if some party has not been shown them (a person only)')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      `${examples(['attend cleanup --dry-run', 'attend cleanup', 'attend cleanup --all --json'])}
+      `${examples(['attend cleanup --dry-run', 'attend cleanup', 'attend cleanup --all --json', 'attend cleanup --older-than 90d --dry-run', 'attend cleanup --older-than 90d --force'])}
 A tray's project is judged by the slug part of its key against <claude dir>/projects/.
-Never removed: signals/_broadcast/, a channel directory whose channel exists, the tray of
-a live session (even empty: its sensor watches it), any file younger than the grace period
-(1 hour).
+Never removed, but for --older-than: signals/_broadcast/, a channel directory whose
+channel exists, the tray of a live session (even empty: its sensor watches it), any file
+younger than the grace period (1 hour).
+--older-than removes a message only when every party it was for has been shown it (its
+consumption ledger says so): a direct message's addressees, a channel's members, whoever
+was reading #open when it came. A party nothing has delivered to yet keeps its messages;
+a person without a ledger reads history in chat and inbox and keeps nothing back. What is
+kept, and for whom, is listed; --force (a person only) removes it too.
 `,
     )
-    .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean; olderThan?: string }) => {
+    .action(async (opts: { dryRun?: boolean; all?: boolean; json?: boolean; olderThan?: string; force?: boolean }) => {
       const { runCleanup } = await import('../verbs/cleanup.js');
-      const r = runCleanup(ctx, { dryRun: opts.dryRun, all: opts.all, olderThan: opts.olderThan });
+      const r = runCleanup(ctx, { dryRun: opts.dryRun, all: opts.all, olderThan: opts.olderThan, force: opts.force });
       for (const n of r.notes) io.err(`attend: ${n}`);
       if (opts.json) return io.json(r);
       const verb = r.dryRun ? 'would remove' : 'removed';
@@ -265,7 +279,19 @@ a live session (even empty: its sensor watches it), any file younger than the gr
       const ret = r.retention;
       if (ret) {
         for (const sc of ret.scopes) lines.push(`${verb} ${pad('messages', 11)} ${pad(size(sc.bytes), 10)} ${sc.messages} in ${neutralize(sc.scope)} older than ${ret.olderThan}`);
-        if (ret.kept > 0) lines.push(`kept ${ret.kept} older message${ret.kept === 1 ? '' : 's'} that ${ret.heldBy.length} live reader${ret.heldBy.length === 1 ? ' has' : 's have'} not been shown yet`);
+        const { nameLookup } = await import('../wire/display.js');
+        const { readKnownNames } = await import('../bus/presence/index.js');
+        const names = nameLookup(ctx.live(), ctx.identity().id, readKnownNames(ctx.root()));
+        const n = ret.force ? ret.forced : ret.kept;
+        if (n > 0) {
+          const head = ret.force
+            ? `${r.dryRun ? 'would remove' : 'removed'} (--force) ${n} of them though not every party they were for has been shown them:`
+            : `${r.dryRun ? 'would keep' : 'kept'} ${n} older message${n === 1 ? '' : 's'} not every party ${n === 1 ? 'it was' : 'they were'} for has been shown (--force removes ${n === 1 ? 'it' : 'them'}):`;
+          lines.push(head);
+          for (const h of ret.holders) {
+            lines.push(`  ${neutralize(names.name(h.id))}: ${h.messages} in ${h.scopes.map((sc) => neutralize(sc)).join(', ')} (${h.why.map((w) => NOT_SHOWN[w] ?? w).join('; ')})`);
+          }
+        }
       }
       const count = r.items.length + (ret?.messages ?? 0);
       if (count === 0 && !(ret && ret.kept > 0)) return io.out(r.dryRun ? 'Nothing to clean up.' : 'Nothing removed.');

@@ -119,7 +119,9 @@ export function updateChannels<T>(root: string, fn: (store: ChannelStore) => T, 
       }
     }
     const result = fn(store);
-    writeFileAtomic(file, `${JSON.stringify(store, null, 1)}\n`);
+    // Durable with its directory (issue 21): a join a power cut took back would leave a member
+    // out of what was sent to the channel after it.
+    writeFileAtomic(file, `${JSON.stringify(store, null, 1)}\n`, { syncDir: true });
     return result;
   });
 }

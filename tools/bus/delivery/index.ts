@@ -1,9 +1,12 @@
 // Delivery's public face (issue 19): the consumption ledger every conduit shares (take,
-// peek, move), the receive set, the owed backlog, the sensor claim, the /clear hand-over.
+// peek, move), whether a party was shown a message (retention's proof), the receive set, the
+// owed backlog, the sensor claim, the /clear hand-over.
 // Outside tools/bus/ this file is the only way into delivery.
 
 export { handOver } from './handover.js';
 export { isConsumedBy, listLedgerIds, moveLedger, noteShown, readLedger } from './ledger.js';
+export { type LedgerRead } from './ledger-log.js';
+export { type ShownQuery, type ShownVerdict, shownVerdict } from './shown.js';
 export { peekPending, takePending, takePendingAsync } from './take.js';
 export { OWED_BACKLOG, writeOwed } from './owed.js';
 export { resolveParents } from './parents.js';

@@ -4,9 +4,9 @@
 // and how a cycle plans from it: tools/bus/delivery/plan.ts; its older forms:
 // ledger-legacy.ts.
 
-import { closeSync, fstatSync, openSync, constants as fsc } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, openSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { fileStamp, readAll, statStamp, writeAll, writeError, writeFileAtomic } from '../store/atomic.js';
+import { fileStamp, madeDirs, readAll, statStamp, syncDirs, writeAll, writeError, writeFileAtomic } from '../store/atomic.js';
 import { stateDir } from '../store/layout.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
 import type { Ledger } from './plan.js';
@@ -93,33 +93,46 @@ export function readLog(file: string): string | null | undefined {
 }
 
 /**
- * Not synced (issue #12 §3: with 100 sessions every broadcast meant 100 journal commits).
- * A ledger a crash rolled back repeats the lines in flight (delivery comes before the
- * record anyway); a line a crash cut short is passed over for the one before it. Neither
- * loses a message. Returns the log's fileStamp after the write.
+ * Synced (issue 21, spec §5: a crash may repeat only the messages in flight): the append is
+ * fdatasync'ed before the cycle ends, so a power cut cannot roll the ledger back over seconds
+ * of messages already shown, which would show them again. An append to the log changes no
+ * directory, so the directory is synced only when this write made the log (or its
+ * directory); the compaction's rename is synced like a message's. This takes back part of
+ * issue #12 §3's saving (it left the log unsynced: one journal commit per session per
+ * broadcast); docs/benchmarks.md, "The ledger's fdatasync", measures what it costs a fan-out.
+ * A line a crash cut short is passed over for the one before it. Returns the log's fileStamp
+ * after the write.
  */
 export function writeLedger(root: string, ledger: Ledger): string {
   const file = ledgerFile(root, ledger.sid);
   const line = JSON.stringify(ledger);
   let fd: number;
+  let made: string[] | undefined;
   try {
-    fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw writeError(file, err);
-    ensureDir(sessionLedgerDir(root, ledger.sid));
-    fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    const dir = sessionLedgerDir(root, ledger.sid);
+    made = madeDirs(dir, ensureDir(dir));
+    try {
+      fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+    } catch (err2) {
+      throw writeError(file, err2);
+    }
   }
   let st;
   try {
     writeAll(fd, Buffer.from(`\n${line}\n`, 'utf8'));
+    fdatasyncSync(fd);
     st = fstatSync(fd);
   } catch (err) {
     throw writeError(file, err);
   } finally {
     closeSync(fd);
   }
+  if (made !== undefined) syncDirs(made);
   if (st.size <= LOG_COMPACT_BYTES) return statStamp(st);
-  writeFileAtomic(file, `${line}\n`, { sync: false });
+  writeFileAtomic(file, `${line}\n`, { syncDir: true });
   return fileStamp(file);
 }
 

@@ -28,7 +28,7 @@ import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { dropOwnerFile, withLock } from '../store/lock.js';
 import { ledgerIdOfName, legacyLedgerFile, plainLedgerFile, readLegacyLedger } from './ledger-legacy.js';
 import { type LedgerRead, forgetKept, ledgerDir, ledgerFile, ledgerLock, readLog, sessionLedgerDir, writeLedger } from './ledger-log.js';
-import { parseLedger } from './plan.js';
+import { consumedIn, parseLedger } from './plan.js';
 
 export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, noteShown } from './plan.js';
 
@@ -67,9 +67,7 @@ function removeLedgerDir(root: string, sid: string): void {
 /** Has `sid`'s ledger consumed message `id` of directory `dirName`? No ledger: no. */
 export function isConsumedBy(root: string, sid: string, dirName: string, id: string): boolean {
   const r = readLedger(root, sid);
-  if (r.state !== 'ok') return false;
-  const mark = r.ledger.marks[dirName];
-  return (mark !== undefined && id < mark) || r.ledger.above.includes(id);
+  return r.state === 'ok' && consumedIn(r.ledger, dirName, id);
 }
 
 /** Every identity that has a ledger (what has ever been delivered to). */

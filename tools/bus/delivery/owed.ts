@@ -63,7 +63,9 @@ function update(root: string, sessionId: string, fn: (entries: OwedEntry[]) => O
       }
       return;
     }
-    writeFileAtomic(file, JSON.stringify(next));
+    // Durable with its directory (issue 21): a lost rename would drop a backlog owed to an
+    // invitee, or bring back one already shown.
+    writeFileAtomic(file, JSON.stringify(next), { syncDir: true });
   });
 }
 

@@ -61,6 +61,16 @@ export function noteShown(ledger: Ledger, m: Shown): void {
   ledger.shown = { id: m.id, time: m.time };
 }
 
+/**
+ * Whether `ledger` counts message `id` of directory `dirName` consumed: below the directory's
+ * watermark, or in the consumed set above it. Consumed is not the same as shown (a cold
+ * start marks history without showing it; tools/bus/delivery/shown.ts tells them apart).
+ */
+export function consumedIn(ledger: Pick<Ledger, 'marks' | 'above'>, dirName: string, id: string): boolean {
+  const mark = ledger.marks[dirName];
+  return (mark !== undefined && id < mark) || ledger.above.includes(id);
+}
+
 export function newLedger(sid: string, now: number): Ledger {
   return { version: 1, sid, created: now, updated: now, marks: {}, above: [], taught: false, drainRounds: 0, index: {} };
 }

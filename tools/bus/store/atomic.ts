@@ -6,7 +6,7 @@
 // any failure the temporary is removed, nothing is renamed, the previous file stays as it
 // was, and the caller gets a bus error (exit 3).
 
-import { closeSync, fsync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, readSync, futimesSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, readSync, futimesSync, constants as fsc } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { busError, type AttendError } from '../../wire/errors.js';
 import { FILE_MODE, ensureDir } from './root.js';
@@ -86,20 +86,86 @@ export function writeError(path: string, err: unknown): AttendError {
 }
 
 /**
+ * Make the entries of directory `dir` durable: what was renamed into it (or removed from it)
+ * survives a power cut once this returns. open(O_RDONLY | O_DIRECTORY), fsync, close; a
+ * filesystem that cannot sync a directory (EINVAL, ENOTSUP: some FUSE and network
+ * filesystems, as PostgreSQL's fsync_fname also allows) has nothing more to give and is let
+ * be. Any other failure (EIO) is a bus error naming the directory: the caller must not report
+ * its write done.
+ */
+function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
+    fsyncSync(fd);
+  } catch (err) {
+    if (!dirSyncUnsupported(err)) throw writeError(dir, err);
+  } finally {
+    if (fd !== undefined) safeClose(fd);
+  }
+}
+
+/** syncDir of each directory once, in the order given. */
+export function syncDirs(dirs: Iterable<string>): void {
+  for (const dir of new Set(dirs)) syncDir(dir);
+}
+
+function dirSyncUnsupported(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return code === 'EINVAL' || code === 'ENOTSUP' || code === 'EOPNOTSUPP';
+}
+
+/**
+ * The directories whose entries changed when `dir` was made by a mkdir -p whose first new
+ * directory is `first` (ensureDir's answer): `dir` itself, then each new directory's parent
+ * up to the one that already existed. A new directory's name is an entry in its parent, and
+ * a message renamed into a directory a power cut takes back is gone with it.
+ */
+export function madeDirs(dir: string, first: string | undefined): string[] {
+  const out = [dir];
+  if (first === undefined) return out;
+  for (let d = dir; d.length >= first.length; ) {
+    const up = dirname(d);
+    if (up === d) break;
+    out.push(up);
+    d = up;
+  }
+  return out;
+}
+
+/** Is `dir` the directory `top` or inside it? */
+function isWithin(dir: string, top: string): boolean {
+  return dir === top || dir.startsWith(top.endsWith('/') ? top : `${top}/`);
+}
+
+/**
  * Replace `path` with `data` atomically. Throws AttendError (exit 3) when any step fails;
  * `path` then holds exactly what it held before. The data is synced before the rename unless
- * `sync: false`, which only state a crash may roll back takes (the delivery ledger, the
- * shown mark, heartbeats: each says why at its call); `mtimeMs` sets the file's time (a
- * copy keeps the time of its original).
+ * `sync: false`, which only state a crash may roll back takes (the shown mark, heartbeats:
+ * each says why at its call); `mtimeMs` sets the file's time (a copy keeps the time of its
+ * original).
+ *
+ * `syncDir`: the rename must survive a power cut too. `true` syncs the directory (and any
+ * directory this write had to make) before returning; a set collects them instead, for a
+ * writer that renames several files and syncs each directory once after the last (syncDirs).
+ * The data is always synced then, whatever `sync` says: a durable name for data that is not
+ * would be worse than neither.
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number; sync?: boolean; tmpDir?: string } = {}): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mtimeMs?: number; sync?: boolean; tmpDir?: string; syncDir?: true | Set<string> } = {}): void {
   // `tmpDir` (same filesystem) keeps the temporary out of a directory others watch: every
-  // sensor reading a directory wakes for each entry made in it (issue #12 §3).
-  const { fd, tmp } = openTemp(path, opts.tmpDir ?? dirname(path));
+  // sensor reading a directory wakes for each entry made in it (issue #12 §3). Renamed out of
+  // it, the temporary's old name needs no sync: a power cut that brings it back leaves a
+  // leftover temporary, which cleanup removes.
+  const dest = dirname(path);
+  const opened = openTemp(path, opts.tmpDir ?? dest);
+  const { fd, tmp } = opened;
+  // The first directory made on the way to `dest`: by openTemp (the temporary's directory,
+  // or an ancestor it shares with `dest`: signals/ on a new bus), or by the rename below.
+  let made = opened.made !== undefined && (opts.tmpDir === undefined || isWithin(dest, opened.made)) ? opened.made : undefined;
   try {
     writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
     // Sync before the rename: after a crash the name must never point at missing data.
-    if (opts.sync !== false) fsyncSync(fd);
+    if (opts.sync !== false || opts.syncDir !== undefined) fsyncSync(fd);
     // A copy of a file from elsewhere (the relay's imports) keeps the time it was made.
     if (opts.mtimeMs !== undefined) futimesSync(fd, new Date(opts.mtimeMs), new Date(opts.mtimeMs));
   } catch (err) {
@@ -114,13 +180,16 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: {
       renameSync(tmp, path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || opts.tmpDir === undefined) throw err;
-      ensureDir(dirname(path));
+      const first = ensureDir(dest);
+      made ??= first;
       renameSync(tmp, path);
     }
   } catch (err) {
     safeUnlink(tmp);
     throw writeError(path, err);
   }
+  if (opts.syncDir === true) syncDirs(madeDirs(dest, made));
+  else if (opts.syncDir !== undefined) for (const d of madeDirs(dest, made)) opts.syncDir.add(d);
 }
 
 export interface AtomicFile {
@@ -164,8 +233,8 @@ export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
     try {
       for (const f of files.slice(at, at + BATCH_FDS)) {
         const dir = dirname(f.path);
-        dirs.add(dir);
-        const { fd, tmp } = openTemp(f.path, dir);
+        const { fd, tmp, made } = openTemp(f.path, dir);
+        for (const d of madeDirs(dir, made)) dirs.add(d);
         open.push({ fd, f, tmp });
         try {
           writeAll(fd, typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data);
@@ -203,14 +272,15 @@ export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
     for (let j = i; j < made.length; j++) safeUnlink(made[j]!.tmp);
     throw writeError(failed, err);
   }
+  // As syncDir, concurrently (the directories of one batch commit together).
   await Promise.all(
     [...dirs].map(async (dir) => {
       let fd: number | undefined;
       try {
-        fd = openSync(dir, 'r');
+        fd = openSync(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
         await fsyncAsync(fd);
       } catch (err) {
-        throw writeError(dir, err);
+        if (!dirSyncUnsupported(err)) throw writeError(dir, err);
       } finally {
         if (fd !== undefined) safeClose(fd);
       }
@@ -219,18 +289,19 @@ export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
 }
 
 /**
- * A new temporary for `path` in `dir` (made when missing), opened for writing: a name no
- * other writer uses (this process's pid and a counter). Throws a bus error naming `path`.
+ * A new temporary for `path` in `dir` (made when missing: `made` is then the first directory
+ * made, as ensureDir says), opened for writing: a name no other writer uses (this process's
+ * pid and a counter). Throws a bus error naming `path`.
  */
-function openTemp(path: string, dir: string): { fd: number; tmp: string } {
+function openTemp(path: string, dir: string): { fd: number; tmp: string; made?: string | undefined } {
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
   try {
     try {
       return { fd: openSync(tmp, 'wx', FILE_MODE), tmp };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      ensureDir(dir);
-      return { fd: openSync(tmp, 'wx', FILE_MODE), tmp };
+      const made = ensureDir(dir);
+      return { fd: openSync(tmp, 'wx', FILE_MODE), tmp, made };
     }
   } catch (err) {
     throw writeError(path, err);

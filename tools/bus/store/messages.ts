@@ -6,7 +6,7 @@ import { closeSync, fstatSync, lstatSync, openSync, readdirSync, unlinkSync, con
 import { dirname, join } from 'node:path';
 import { type Envelope, type ResolvedEnvelope, type Scope, formatSignal, parseSignal, resolveEnvelope } from '../../wire/envelope.js';
 import { idTime, isMessageId } from '../../wire/ids.js';
-import { writeFileAtomic, readAll } from './atomic.js';
+import { writeFileAtomic, readAll, syncDirs } from './atomic.js';
 import { appendIndex, dirStamp } from './dir-index.js';
 import { busError, refusedError } from '../../wire/errors.js';
 import { scopeDir, scopeOfDirName, signalsDir } from './layout.js';
@@ -124,35 +124,69 @@ export const silentReporter: Reporter = { skip() {} };
  * Write one message atomically; returns its path. The line ends with one `\n`. Then the id
  * goes into the directory's index hint, with the directory's mtime before and after, so a
  * reader can tell that nothing else changed in between (tools/bus/store/dir-index.ts).
+ *
+ * Then the directory is synced, so the message survives a power cut once this returns (spec
+ * §5, issue 21): the file's data was synced before its rename, and the rename lives in the
+ * directory. With `dirs` the directory is added to it instead, for a writer that syncs each
+ * directory once after its last rename (writeSignals). The index line goes before the sync
+ * and is not synced itself: it is a hint, and a line a power cut takes back only sends a
+ * reader to a full listing, which finds the message (late, never lost); appending it first
+ * lets readers, woken by the rename, take the message without waiting for the disk.
  */
-export function writeSignal(root: string, scope: Scope, id: string, env: Envelope, signer?: Signer): string {
+export function writeSignal(root: string, scope: Scope, id: string, env: Envelope, signer?: Signer, dirs?: Set<string>): string {
   const dir = scopeDir(root, scope);
   const path = join(dir, `${id}${SIGNAL_EXT}`);
   assertScopeDir(dir);
   const before = dirStamp(dir);
+  const mine = dirs ?? new Set<string>();
   // The signature sidecar lands before the message (spec §7): a reader never sees a signed
-  // message without its signature.
+  // message without its signature. One sync after both renames makes both durable: a
+  // journalling filesystem (ext4, xfs) commits a directory's operations in order, so a power
+  // cut cannot keep the message and lose its sidecar; one that reordered them would leave a
+  // signed sender's message unsigned, which readers hold (never show), not lose.
   const sig = join(dir, `${id}${SIG_EXT}`);
   // Temporaries go to signals/.tmp, so a sensor watching `dir` wakes for the message and its
   // index line only, not for each step of the write.
   const tmpDir = join(signalsDir(root), TMP_DIR);
-  if (signer) writeFileAtomic(sig, signer.sidecar(id, scope, env), { tmpDir });
+  if (signer) writeFileAtomic(sig, signer.sidecar(id, scope, env), { tmpDir, syncDir: mine });
   try {
-    writeFileAtomic(path, `${formatSignal(env)}\n`, { tmpDir });
+    writeFileAtomic(path, `${formatSignal(env)}\n`, { tmpDir, syncDir: mine });
   } catch (err) {
     // The message did not land (a full disk): its sidecar must not stay behind alone.
     if (signer) rmSync(sig, { force: true });
     throw err;
   }
   appendIndex(dir, id, before);
+  if (dirs === undefined) {
+    try {
+      syncDirs(mine);
+    } catch (err) {
+      // Not durable, so not written: the caller reports a failure, and the message it would
+      // repeat on a retry must not be there twice.
+      removeSignal(path);
+      throw err;
+    }
+  }
   return path;
+}
+
+/** Remove a message file and its signature sidecar (a write being taken back). */
+function removeSignal(path: string): void {
+  for (const p of [path, sidecarPath(path)]) {
+    try {
+      unlinkSync(p);
+    } catch {
+      // not there
+    }
+  }
 }
 
 /**
  * Write one message into every directory of a fan-out (spec §3), all or nothing as far as
  * the disk allows (issue #10 item 1): when one write fails, the copies already renamed into
  * place (and their signature sidecars) are removed before the error propagates, so a send
- * that reports failure has not reached half its recipients.
+ * that reports failure has not reached half its recipients. Each directory is synced once,
+ * after every copy is in place (writeSignal).
  */
 export function writeSignals(root: string, scopes: Scope[], id: string, env: Envelope, signer?: Signer): string[] {
   // Every reader skips a file over MAX_FILE_BYTES: a body within its limit can still get
@@ -162,18 +196,12 @@ export function writeSignals(root: string, scopes: Scope[], id: string, env: Env
     throw refusedError(`the message would be a ${bytes}-byte file; readers take at most ${MAX_FILE_BYTES}`, 'send to fewer recipients at once, or send a path to a file');
   }
   const done: string[] = [];
+  const dirs = new Set<string>();
   try {
-    for (const scope of scopes) done.push(writeSignal(root, scope, id, env, signer));
+    for (const scope of scopes) done.push(writeSignal(root, scope, id, env, signer, dirs));
+    syncDirs(dirs);
   } catch (err) {
-    for (const path of done) {
-      for (const p of [path, `${path.slice(0, -SIGNAL_EXT.length)}.sig`]) {
-        try {
-          unlinkSync(p);
-        } catch {
-          // not there
-        }
-      }
-    }
+    for (const path of done) removeSignal(path);
     throw err;
   }
   return done;

@@ -52,7 +52,11 @@ export function checkRoot(root: string, uid: number | undefined = process.getuid
   }
 }
 
-/** mkdir -p with 0700 for every directory attend creates below the root. */
-export function ensureDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+/**
+ * mkdir -p with 0700 for every directory attend creates below the root. Returns the first
+ * directory it made (undefined when `dir` was there): a writer that must survive a power cut
+ * syncs its parent too (tools/bus/store/atomic.ts madeDirs).
+ */
+export function ensureDir(dir: string): string | undefined {
+  return mkdirSync(dir, { recursive: true, mode: DIR_MODE });
 }

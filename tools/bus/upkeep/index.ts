@@ -3,4 +3,4 @@
 
 export { applyCleanup, type CleanupItem, type CleanupPlan, planCleanup } from './cleanup.js';
 export { purgeChannel, type PurgeResult } from './purge.js';
-export { compactIndex, parseDuration, planRetention } from './retention.js';
+export { applyRetention, type KeptItem, parseDuration, planRetention, type RetentionItem, type Unshown } from './retention.js';
