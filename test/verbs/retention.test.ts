@@ -10,8 +10,8 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { ME, type TempBus, makeTempBus } from '../helpers/bus.js';
-import { ids, join as joinChannel, put } from '../helpers/delivery.js';
+import { ME, type TempBus, makeTempBus } from '../helpers/temp-bus.js';
+import { ids, join as joinChannel, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 beforeEach(() => (bus = makeTempBus()));
