@@ -4,7 +4,7 @@
 
 export { handOver } from './handover.js';
 export { isConsumedBy, listLedgerIds, moveLedger, noteShown, readLedger } from './ledger.js';
-export { peekPending, takePending, takePendingAsync } from './take.js';
+export { type Delivery, peekPending, takePending, takePendingAsync } from './take.js';
 export { OWED_BACKLOG, writeOwed } from './owed.js';
 export { resolveParents } from './parents.js';
 export { receiveScopes } from './receive.js';

@@ -94,8 +94,7 @@ export function readLog(file: string): string | null | undefined {
 
 /**
  * Not synced (issue #12 §3: with 100 sessions every broadcast meant 100 journal commits).
- * A ledger a crash rolled back repeats the lines in flight (delivery comes before the
- * record anyway); a line a crash cut short is passed over for the one before it. Neither
+ * A ledger a power loss rolled back repeats the lines shown since; a line a crash cut short is passed over for the one before it. Neither
  * loses a message. Returns the log's fileStamp after the write.
  */
 export function writeLedger(root: string, ledger: Ledger): string {
