@@ -17,8 +17,8 @@ import { ImportedSet } from '../../tools/relay/store.js';
 import { formatSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
-import { type TempBus, useTempBus } from '../helpers/bus.js';
-import { agent } from '../helpers/delivery.js';
+import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { agent } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
