@@ -140,9 +140,12 @@ function closest(word: string, candidates: Peer[]): string[] {
   for (const p of candidates) {
     const n = p.name.toLowerCase();
     let d = editDistance(w, n, 2);
-    if (d > 2 && w.length >= 2 && (n.includes(w) || w.includes(n))) d = 3;
-    if (d > 3) continue;
-    const label = neutralize(`${qualifiedName(p)}${p.gone ? ' (gone)' : ''}`);
+    if (d > 2) {
+      if (w.length < 2 || !(n.includes(w) || w.includes(n))) continue;
+      d = 3;
+    }
+    // A person who is not in chat is not gone: they read when they look.
+    const label = neutralize(`${qualifiedName(p)}${p.gone && p.kind === 'agent' ? ' (gone)' : ''}`);
     if (seen.has(label)) continue;
     seen.add(label);
     scored.push({ label, d });
