@@ -71,7 +71,7 @@ describe('the four words (issue 21 item 7)', () => {
     ['an open chat', { kind: 'human', lastSeen: now, delivery: d({ chat: now - 1000 }) }, 'shown (chat)'],
     ['a fresh session with only its Stop hook', { kind: 'agent', lastSeen: now, record, delivery: d({ hook: now - 60_000 }) }, 'at its next turn'],
     ['a session that drained an hour ago', { kind: 'agent', lastSeen: now, record, delivery: d({ drain: now - 3_600_000 }) }, 'at its next turn'],
-    ['a live session with no conduit', { kind: 'agent', lastSeen: now - 7_200_000, record, delivery: d({}) }, 'waiting, last seen 2h ago'],
+    ['a live session with no conduit', { kind: 'agent', lastSeen: now, record, delivery: d({}) }, 'waiting, live, no conduit running'],
     ['a gone session', { kind: 'agent', lastSeen: now - 7_200_000, gone: true }, 'waiting, last seen 2h ago'],
     ['a gone party of another machine', { kind: 'agent', lastSeen: now, host: 'box', gone: true }, 'held by the hub until box is back'],
     ['a member of another machine its sensor shows', { kind: 'agent', lastSeen: now, host: 'box', reach: { word: 'shown', by: 'sensor' } }, 'shown (sensor on box)'],

@@ -78,7 +78,7 @@ export function previewJson(m: Message): z.input<typeof previewOut> {
 export const reachOut = z
   .object({
     word: z.enum(['shown', 'next-turn', 'waiting', 'held']),
-    by: z.string().optional().describe('shown: the conduit (sensor, chat); held: who or what holds it'),
+    by: z.string().optional().describe('shown: the conduit (sensor, chat); held: who or what holds it; waiting: why, for a party that is live'),
     since: z.number().nullable().optional().describe('waiting: ms it was last seen live or sending'),
   })
   .describe('shown by a live conduit, at its next turn (Stop hook), waiting (no conduit live) or held');

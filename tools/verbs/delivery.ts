@@ -13,7 +13,7 @@ import type { Peer } from '../bus/presence/index.js';
 import { type Message, listScopes, readScopes } from '../bus/store/index.js';
 import { processAlive } from '../identity/system.js';
 import { addressees } from '../wire/envelope.js';
-import { type Reach, lastSeen, partyName } from '../wire/display.js';
+import { type Reach, partyName, waitingWhy } from '../wire/display.js';
 import { neutralize } from '../wire/render.js';
 
 export interface RecipientDelivery {
@@ -76,8 +76,8 @@ export function describeDelivery(rs: RecipientDelivery[], audience: string, now:
   const next = of('next-turn');
   if (next.length) parts.push(`${next.length === 1 ? 'at its next turn' : 'at their next turn'}: ${next.map(name).join(', ')}`);
   const waiting = of('waiting');
-  if (waiting.length === 1) parts.push(`waits for ${name(waiting[0]!)}, ${lastSeen(waiting[0]!.reach.since ?? null, now)}`);
-  else if (waiting.length > 1) parts.push(`waits for ${waiting.map((r) => `${name(r)} (${lastSeen(r.reach.since ?? null, now)})`).join(', ')}`);
+  if (waiting.length === 1) parts.push(`waits for ${name(waiting[0]!)}, ${waitingWhy(waiting[0]!.reach, now)}`);
+  else if (waiting.length > 1) parts.push(`waits for ${waiting.map((r) => `${name(r)} (${waitingWhy(r.reach, now)})`).join(', ')}`);
   const held = new Map<string, string[]>();
   for (const r of of('held')) held.set(r.reach.by ?? 'the bus', [...(held.get(r.reach.by ?? 'the bus') ?? []), name(r)]);
   for (const [by, names] of held) parts.push(`held for ${names.join(', ')} by ${by}`);

@@ -93,7 +93,7 @@ export type ReachWord = 'shown' | 'next-turn' | 'waiting' | 'held';
 
 export interface Reach {
   word: ReachWord;
-  /** `shown`: the conduit (`sensor`, `chat`, `sensor on box`); `held`: who or what holds it. */
+  /** `shown`: the conduit (`sensor`, `chat`, `sensor on box`); `held`: who or what holds it; `waiting`: why, for a party that is live. */
   by?: string;
   /** `waiting`: ms it was last seen live or sending; null when nothing says. */
   since?: number | null;
@@ -104,7 +104,12 @@ export function reachText(r: Reach, now: number): string {
   if (r.word === 'shown') return r.by !== undefined ? `shown (${r.by})` : 'shown';
   if (r.word === 'next-turn') return 'at its next turn';
   if (r.word === 'held') return `held${r.by !== undefined ? ` by ${r.by}` : ''}`;
-  return `waiting, ${lastSeen(r.since ?? null, now)}`;
+  return `waiting, ${waitingWhy(r, now)}`;
+}
+
+/** Why a message waits: a live party's missing conduit, else when it was last seen. */
+export function waitingWhy(r: Reach, now: number): string {
+  return r.by ?? lastSeen(r.since ?? null, now);
 }
 
 /** `last seen 2h ago`, or `never seen live` when nothing says. */

@@ -36,6 +36,7 @@ export function reachOf(p: Pick<Peer, 'kind' | 'delivery' | 'lastSeen' | 'host' 
     const hooked = p.record !== undefined && ((d.hook ?? null) !== null || d.drain !== null);
     if (hooked || (d.drain !== null && now - d.drain <= DRAIN_RECENT_MS)) return { word: 'next-turn' };
   }
+  // Live, and nothing of it delivers: it is seen now, so what it waits for is a conduit.
   const beats = [d?.sensor, d?.drain, d?.chat].filter((t): t is number => typeof t === 'number');
-  return { word: 'waiting', since: beats.length > 0 ? Math.max(...beats) : p.lastSeen > 0 ? p.lastSeen : null };
+  return { word: 'waiting', since: beats.length > 0 ? Math.max(...beats) : null, by: 'live, no conduit running' };
 }
