@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { rememberParties } from '../../tools/bus/presence/names.js';
 import { reachOf } from '../../tools/bus/presence/reach.js';
 import { reachText } from '../../tools/wire/display.js';
-import { type TempBus, ME, runInProcess, useTempBus } from '../helpers/bus.js';
+import { type TempBus, ME, runInProcess, useTempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -64,10 +64,11 @@ describe('a mailbox for every party the bus has known (issue 21 item 1)', () => 
 
 describe('the four words (issue 21 item 7)', () => {
   const now = 1_000_000_000;
-  const d = (o: Partial<{ sensor: number; drain: number; chat: number; hook: number }>) => ({ sensor: null, drain: null, chat: null, hook: null, delivering: false, ...o });
+  const d = (o: Partial<{ sensor: number; drain: number; chat: number; hook: number; deliverer: number }>) => ({ sensor: null, drain: null, chat: null, hook: null, deliverer: null, delivering: false, ...o });
   const record = { pid: 1, sessionId: 's', cwd: '/x' } as never;
   it.each([
     ['a live sensor', { kind: 'agent', lastSeen: now, record, delivery: d({ sensor: now - 1000 }) }, 'shown (sensor)'],
+    ['a live deliverer', { kind: 'agent', lastSeen: now, record, delivery: d({ sensor: now - 1000, deliverer: now - 1000 }) }, 'shown (deliverer)'],
     ['an open chat', { kind: 'human', lastSeen: now, delivery: d({ chat: now - 1000 }) }, 'shown (chat)'],
     ['a fresh session with only its Stop hook', { kind: 'agent', lastSeen: now, record, delivery: d({ hook: now - 60_000 }) }, 'at its next turn'],
     ['a session that drained an hour ago', { kind: 'agent', lastSeen: now, record, delivery: d({ drain: now - 3_600_000 }) }, 'at its next turn'],

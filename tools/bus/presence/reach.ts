@@ -30,6 +30,7 @@ export function reachOf(p: Pick<Peer, 'kind' | 'delivery' | 'lastSeen' | 'host' 
   }
   const d = p.delivery;
   const fresh = (t: number | null | undefined) => t !== null && t !== undefined && now - t <= HEARTBEAT_FRESH_MS;
+  if (d && fresh(d.deliverer)) return { word: 'shown', by: 'deliverer' };
   if (d && fresh(d.sensor)) return { word: 'shown', by: 'sensor' };
   if (d && fresh(d.chat)) return { word: 'shown', by: 'chat' };
   if (p.kind === 'agent' && d) {

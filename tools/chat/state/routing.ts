@@ -234,7 +234,7 @@ export function reachNote(dest: Destination, reach: Reach, me: string): string |
   if (members.length === 0) return `nobody else is in #${dest.channel} yet; it waits in history (/invite @name #${dest.channel})`;
   if (now.length === 0) return `nobody else in #${dest.channel} is live now; it waits in history for its ${plural(later, 'other member', 'other members')}`;
   const seen = `seen now by ${now.map((p) => p.name).join(', ')}`;
-  return later > 0 ? `${seen}; ${plural(later, 'member', 'members')} not until they are back` : null;
+  return later > 0 ? `${seen}; it waits for ${plural(later, 'other member', 'other members')}` : null;
 }
 
 // --- Tab completion -------------------------------------------------------------------
