@@ -51,7 +51,8 @@ export function deliveryFor(ctx: VerbCtx, to: string, recipients: Peer[] = []): 
   let relayDown: boolean | undefined;
   return wanted.map((id) => {
     const p = byId.get(id);
-    const name = p && !p.gone ? (p.host !== undefined ? `${p.name}@${p.host}` : p.name) : partyName(id, liveNames, (known ??= readKnownNames(root, now)));
+    // A gone recipient the send resolved carries its last name: no second read of the known names.
+    const name = p && !p.gone ? (p.host !== undefined ? `${p.name}@${p.host}` : p.name) : p?.gone && p.kind === 'agent' && p.name !== id ? `${p.name} (gone)` : partyName(id, liveNames, (known ??= readKnownNames(root, now)));
     let reach = reachOf(p, now);
     // Mail for another machine leaves through this machine's relay: without one it is held here.
     if (p?.host !== undefined && reach.word !== 'held') {

@@ -97,13 +97,14 @@ export function routeFor(ctx: VerbCtx, input: Pick<SendInput, 'to' | 'channel'>)
   // Members other machines announce are remembered, so they stay addressable while their
   // machine is offline (the hub keeps their mail until it is back).
   rememberParties(root, everywhere.filter((p) => p.host !== undefined), ctx.now());
-  let known: Peer[] | undefined;
+  const cache = new Map<string, Peer[]>();
+  const tier = (t: 'recorded' | 'all') => () => cache.get(t) ?? cache.set(t, knownParties(root, new Set(everywhere.map((p) => p.id)), { owner: ownerOf(ctx), now: ctx.now(), localHost }, t)).get(t)!;
   const recipients = resolveTargets(targets, everywhere, {
     cwd: ctx.cwd,
     home: ctx.paths.home,
     localHost,
-    // Read only when a target names nobody live (issue 21 item 1).
-    known: () => (known ??= knownParties(root, new Set(everywhere.map((p) => p.id)), { owner: ownerOf(ctx), now: ctx.now(), localHost })),
+    // Read only when a target names nobody live (issue 21 item 1); the second tier only when the first names nobody.
+    known: [tier('recorded'), tier('all')],
   });
   const to = recipients.map((p) => p.id).join(',');
   if (!WIDE_CLASS.test(to)) throw usageError(`recipient ids '${printable(to)}' cannot be written on the wire`);

@@ -13,7 +13,8 @@
 import { normalizeOrigin } from '../../identity/resolve.js';
 import { isGlobalId, splitQualified } from '../../wire/hosts.js';
 import { readPresence } from './heartbeats.js';
-import { readKnownEntries } from './names.js';
+import { fileStamp } from '../store/atomic.js';
+import { namesFile, readKnownEntries } from './names.js';
 import type { Peer } from './peer.js';
 import { readRegistry } from './registry.js';
 import { readRemoteRoster, remoteMembers } from './remote.js';
@@ -27,10 +28,27 @@ export interface KnownOptions {
 }
 
 /**
- * Parties that are known and not in `live` (ids), newest seen first. `lastSeen` is when it
- * was last seen live or sending (0 when nothing says), `gone` marks them.
+ * Parties that are known and not in `live` (ids), newest seen first, in two tiers: the
+ * recorded ones and the owner (`recorded`: one cached file), then also the registry, presence
+ * left on disk and machines gone quiet (`all`, read only when the first tier names nobody).
+ * `lastSeen` is when it was last seen live or sending (0 when nothing says), `gone` marks them.
  */
-export function knownParties(root: string, live: ReadonlySet<string>, opts: KnownOptions): Peer[] {
+export function knownParties(root: string, live: ReadonlySet<string>, opts: KnownOptions, tier: 'recorded' | 'all' = 'all'): Peer[] {
+  if (tier === 'recorded') return recordedParties(root, opts).filter((p) => !live.has(p.id));
+  return collect(root, live, opts, 'all');
+}
+
+// The first tier depends on the known-parties file and the owner only: built once per change
+// of the file, so a send to a party that is not live costs what one to a live party does.
+let recorded: { key: string; peers: Peer[] } | undefined;
+
+function recordedParties(root: string, opts: KnownOptions): Peer[] {
+  const key = `${namesFile(root)}|${fileStamp(namesFile(root))}|${opts.owner?.id ?? ''}|${opts.owner?.home ?? ''}|${opts.localHost ?? ''}`;
+  if (recorded?.key !== key) recorded = { key, peers: collect(root, new Set(), opts, 'recorded') };
+  return recorded.peers;
+}
+
+function collect(root: string, live: ReadonlySet<string>, opts: KnownOptions, tier: 'recorded' | 'all'): Peer[] {
   const out = new Map<string, Peer>();
   const add = (p: Omit<Peer, 'presence' | 'gone'>) => {
     if (live.has(p.id)) return;
@@ -48,6 +66,10 @@ export function knownParties(root: string, live: ReadonlySet<string>, opts: Know
     const kind = e.kind ?? (isGlobalId(id) ? 'agent' : 'human');
     add({ id, kind, origin: e.origin, name: e.name, lastSeen: e.seen ?? e.at, ...(host !== undefined ? { host } : {}) });
   }
+  if (opts.owner && !live.has(opts.owner.id) && !out.has(opts.owner.id)) {
+    add({ id: opts.owner.id, kind: 'human', origin: normalizeOrigin(opts.owner.home), name: opts.owner.id, lastSeen: 0 });
+  }
+  if (tier === 'recorded') return [...out.values()].sort((a, b) => b.lastSeen - a.lastSeen);
   // Members of machines the relay no longer hears from, while the roster file still has them.
   const current = new Set(remoteMembers(root, opts.now).map((m) => m.id));
   for (const [host, h] of Object.entries(readRemoteRoster(root).hosts)) {
@@ -58,9 +80,6 @@ export function knownParties(root: string, live: ReadonlySet<string>, opts: Know
   }
   for (const [id, e] of Object.entries(readRegistry(root).sessions)) add({ id, kind: 'agent', origin: e.origin, name: id, lastSeen: e.seen });
   for (const r of readPresence(root)) add({ id: r.id, kind: r.kind, origin: normalizeOrigin(r.origin), name: r.name ?? r.id, lastSeen: r.heartbeat });
-  if (opts.owner && !live.has(opts.owner.id) && !out.has(opts.owner.id)) {
-    add({ id: opts.owner.id, kind: 'human', origin: normalizeOrigin(opts.owner.home), name: opts.owner.id, lastSeen: 0 });
-  }
   return [...out.values()].sort((a, b) => b.lastSeen - a.lastSeen);
 }
 

@@ -43,8 +43,8 @@ export interface TargetOptions {
   home: string;
   self?: string;
   localHost?: string | null;
-  /** Parties that are not live, read only when a target names nobody live. */
-  known?: () => Peer[];
+  /** Parties that are not live, in tiers read in turn only while a target names nobody. */
+  known?: (() => Peer[])[];
 }
 
 /**
@@ -59,9 +59,12 @@ export function resolveTarget(target: string, peers: Peer[], opts: TargetOptions
   if (live.length > 0) return live;
   if (opts.known === undefined) throw notFound(t, peers, [], opts, false);
   const liveIds = new Set(peers.map((p) => p.id));
-  const gone = opts.known().filter((p) => !liveIds.has(p.id));
-  const found = gone.length > 0 ? findAmong(t, gone, opts) : [];
-  if (found.length > 0) return found;
+  let gone: Peer[] = [];
+  for (const tier of opts.known) {
+    gone = tier().filter((p) => !liveIds.has(p.id));
+    const found = gone.length > 0 ? findAmong(t, gone, opts) : [];
+    if (found.length > 0) return found;
+  }
   throw notFound(t, peers, gone, opts, true);
 }
 
