@@ -33,7 +33,7 @@ interface PeerJson {
   channels: string[];
   lastSeen: number;
   delivering: boolean;
-  deaf: boolean;
+  reach: { word: string; by?: string; since?: number | null };
 }
 
 async function peers(env: Record<string, string>): Promise<PeerJson[]> {
@@ -158,7 +158,7 @@ describe('liveness and pruning', () => {
     writePresence(bus.root, { id: 'gone', kind: 'human', origin: '/home/gone', heartbeat: Date.now() - 91_000, role: 'chat' });
     const list = await peers(human());
     expect(list.map((p) => p.id)).toEqual(['hana']);
-    expect(list[0]).toMatchObject({ kind: 'human', delivering: true, deaf: false });
+    expect(list[0]).toMatchObject({ kind: 'human', delivering: true, reach: { word: 'shown', by: 'chat' } });
   });
 
   it('a fresh heartbeat whose process has died (a crash, a SIGKILL) keeps nobody live', async () => {
@@ -174,26 +174,34 @@ describe('liveness and pruning', () => {
 });
 
 describe('peers and status', () => {
-  it('peers shows name, origin, Claude Code status and name, channels, last seen, and flags the deaf', async () => {
+  it('peers shows name, origin, Claude Code status and name, channels, last seen, and how a message reaches each (issue 21 item 7)', async () => {
     const named = session({ name: 'work-6d', status: 'busy' });
     const sensed = session();
     const drained = session();
     const stale = session();
+    const fresh = session();
     await runInProcess(['join', 'ops'], { env: named.env });
     const now = Date.now();
     writePresence(bus.root, { id: sensed.sessionId, kind: 'agent', origin: sensed.cwd, heartbeat: now, role: 'sensor', pid: sensed.pid });
     writePresence(bus.root, { id: drained.sessionId, kind: 'agent', origin: drained.cwd, heartbeat: now - 5 * 60_000, role: 'drain' });
     writePresence(bus.root, { id: stale.sessionId, kind: 'agent', origin: stale.cwd, heartbeat: now - 11 * 60_000, role: 'drain' });
+    // A fresh session whose SessionStart hook ran and that has not ended a turn yet: its Stop hook delivers.
+    writePresence(bus.root, { id: fresh.sessionId, kind: 'agent', origin: fresh.cwd, heartbeat: now - 5 * 60_000, role: 'session', pid: fresh.pid });
     const list = await peers(human());
     const by = (id: string) => list.find((p) => p.id === id) as PeerJson;
-    expect(by(named.sessionId)).toMatchObject({ name: 'work-6d', sessionName: 'work-6d', status: 'busy', origin: named.cwd, channels: ['#open', '#ops'], deaf: true });
-    expect(by(sensed.sessionId)).toMatchObject({ status: 'idle', sessionName: null, delivering: true, deaf: false });
-    expect(by(drained.sessionId)).toMatchObject({ delivering: true, deaf: false });
-    expect(by(stale.sessionId)).toMatchObject({ delivering: false, deaf: true });
+    expect(by(named.sessionId)).toMatchObject({ name: 'work-6d', sessionName: 'work-6d', status: 'busy', origin: named.cwd, channels: ['#open', '#ops'], delivering: false, reach: { word: 'waiting' } });
+    expect(by(sensed.sessionId)).toMatchObject({ status: 'idle', sessionName: null, delivering: true, reach: { word: 'shown', by: 'sensor' } });
+    expect(by(drained.sessionId)).toMatchObject({ delivering: true, reach: { word: 'next-turn' } });
+    // A live session that has drained before keeps its Stop hook, however long ago its last turn was.
+    expect(by(stale.sessionId)).toMatchObject({ delivering: true, reach: { word: 'next-turn' } });
+    expect(by(fresh.sessionId)).toMatchObject({ delivering: true, reach: { word: 'next-turn' } });
     expect(typeof by(named.sessionId).lastSeen).toBe('number');
     const text = await runInProcess(['peers'], { env: human() });
     expect(text.stdout).toContain('work-6d');
-    expect(text.stdout).toContain('DEAF');
+    expect(text.stdout).not.toContain('DEAF');
+    expect(text.stdout).toContain('shown (sensor)');
+    expect(text.stdout).toContain('next turn');
+    expect(text.stdout).toContain('waiting');
   });
 
   it('peers renders hostile session names as data', async () => {

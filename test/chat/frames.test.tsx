@@ -93,8 +93,9 @@ describe('attend chat frames', () => {
     expect(f).toMatch(/\d\d:\d\d:\d\d Nick {2}#open/);
     expect(f).toContain('to #open (everyone)');
     expect(f).toContain('Esc quit');
-    // Nothing delivers to Nick (no sensor heartbeat, no drain): the roster says so.
-    expect(f).toContain('Nick idle deaf');
+    // No conduit of Nick is live (no sensor heartbeat, no Stop hook): the roster says a message waits.
+    expect(f).toContain('Nick idle waiting');
+    expect(f).not.toContain('deaf');
     expect(f).not.toContain('\x1b[');
   });
 
@@ -103,7 +104,7 @@ describe('attend chat frames', () => {
     writePresence(bus.root, { id: hana.sessionId, kind: 'agent', origin: hana.cwd, heartbeat: Date.now(), role: 'sensor', pid: hana.pid });
     const c = renderChat();
     const roster = await c.until((x) => x.includes('Hana idle'), 'roster');
-    expect(roster).not.toContain('deaf');
+    expect(roster).not.toContain('waiting');
     await c.type('@hanna');
     await c.until((x) => x.includes('── ✗ nobody live is called @hanna; did you mean @Hana? (Tab completes)'), 'the suggestion before Enter');
     c.press('\r');
@@ -129,7 +130,7 @@ describe('attend chat frames', () => {
     const agent = live('alpha');
     writePresence(bus.root, { id: 'alpha', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
     const c = renderChat();
-    await c.until((x) => x.includes('live: alpha idle deaf · alpha here'), 'both in the roster');
+    await c.until((x) => x.includes('live: alpha idle waiting · alpha here'), 'both in the roster');
     await c.type('@alpha hi');
     const f = await c.until((x) => x.includes(`@alpha is ambiguous: alpha (agent ${agent.sessionId.slice(0, 8)}), alpha (human)`), 'ambiguity shown');
     expect(f).toContain('── ✗');
@@ -184,7 +185,7 @@ describe('attend chat frames', () => {
     await c.until((x) => x.includes('── to #ops — nobody else in #ops is live now; it waits in history for its 1 other member'), 'the preview before Enter');
     c.press('\r');
     // After Enter: the send verb's own delivery note, the words the CLI prints.
-    await c.until((x) => /^sent to #ops — delivery not until they are back: /m.test(x), 'sent to #ops');
+    await c.until((x) => /^sent to #ops — waits for Nick \(gone\), last seen \d+s ago/m.test(x), 'sent to #ops');
     const dir = join(c.root, 'signals', '@ops');
     expect(readdirSync(dir).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(dir, n), 'utf8')).some((l) => l.endsWith('|deploying now\n'))).toBe(true);
   });

@@ -122,7 +122,7 @@ describe('unreachableReason and reachNote (issue 10 item 12: #open and channels 
   it('says who will not see it now', () => {
     expect(reachNote({ kind: 'open' }, reach, 'me')).toBeNull();
     expect(reachNote({ kind: 'open' }, alone, 'me')).toBe('nobody else is live for #open now; it waits in history for whoever comes');
-    expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, reach, 'me')).toBe('seen now by Hana; 1 member not until they are back');
+    expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, reach, 'me')).toBe('seen now by Hana; it waits for 1 other member');
     expect(reachNote({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toBe('nobody else in #release is live now; it waits in history for its 2 other members');
     expect(reachNote({ kind: 'channel', channel: 'solo', to: [] }, reach, 'me')).toBe('nobody else is in #solo yet; it waits in history (/invite @name #solo)');
     const allLive = { live: peers, members: () => ['me', 'sid-3'] };

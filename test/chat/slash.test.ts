@@ -134,14 +134,14 @@ describe('error lines and peer status', () => {
     expect(errorLine(new Error('disk on fire'))).toBe('disk on fire');
   });
 
-  it('marks an agent deaf when no sensor beats and no drain ran recently', () => {
+  it('marks an agent waiting when no conduit of it is live, never deaf (issue 21 item 7)', () => {
     const sensed = live('Sensed');
     const deaf = live('Deaf');
     writePresence(bus.root, { id: sensed.sessionId, kind: 'agent', origin: sensed.cwd, heartbeat: Date.now(), role: 'sensor', pid: sensed.pid });
     const peers = listLive({ root: bus.root, sessionsDir: join(bus.claudeDir, 'sessions'), now: Date.now(), procInfo });
     const by = (id: string) => peers.find((p) => p.id === id);
     expect(peerStatusText(by(sensed.sessionId)!)).toBe('idle');
-    expect(peerStatusText(by(deaf.sessionId)!)).toBe('idle, deaf');
+    expect(peerStatusText(by(deaf.sessionId)!)).toBe('idle, waiting');
   });
 });
 

@@ -119,14 +119,14 @@ describe('attend send', () => {
     }
   });
 
-  it('no live recipient: exit 1, nothing written, the error lists who is live', () => {
+  it('no known recipient: exit 1, nothing written, the error lists who is live', () => {
     humanLive();
     for (const target of ['nobody', '/no/such/place', '00000000-dead-4000-8000-000000000000']) {
       const r = asApi(['send', '--to', 'web', '--to', target, 'hello?']);
       expect(r.exitCode).toBe(EXIT.notFound);
       expect(r.stdout).toBe('');
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
-      expect(r.stderr).toMatch(/^attend: (no live recipient|nobody live at)/);
+      expect(r.stderr).toMatch(/^attend: (no known recipient|nobody known at)/);
       expect(r.stderr).toContain('tester (human)');
       expect(r.stderr).toContain('api (');
       expect(r.stderr).toContain('web (');
@@ -134,14 +134,15 @@ describe('attend send', () => {
     expect(signals()).toEqual({});
   });
 
-  it('a stale heartbeat or a dead session is not live', () => {
+  it('a stale heartbeat or a dead session is not live, and is left a message that waits (issue 21 item 1)', () => {
     humanLive(Date.now() - 10 * 60_000);
-    expect(asApi(['send', '--to', 'tester', 'x']).exitCode).toBe(EXIT.notFound);
+    const t = asApi(['send', '--to', 'tester', 'x']);
+    expect(t.exitCode, t.stderr).toBe(EXIT.ok);
+    expect(t.stderr).toMatch(/^attend: waits for tester, last seen \d+m ago\n$/);
     web.kill();
     const r = asApi(['send', '--to', 'web', 'x']);
-    expect(r.exitCode).toBe(EXIT.notFound);
-    expect(r.stderr).not.toContain('web (');
-    expect(signals()).toEqual({});
+    expect(r.exitCode, r.stderr).toBe(EXIT.ok);
+    expect(r.stderr).toMatch(/^attend: waits for web \(gone\), last seen \d+s ago\n$/);
   });
 
   it('a flag-like typo exits 2 and writes nothing', () => {
@@ -202,10 +203,10 @@ describe('attend send', () => {
     expect(r.exitCode).toBe(0);
     const j = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(j).toMatchObject({ to: web.sessionId, scopes: ['tray'], re: null, recipients: [{ id: web.sessionId, name: 'web', kind: 'agent' }] });
-    // Truthful delivery: web has no sensor and no recent drain, so nothing shows it until it is back.
-    expect(j.delivery).toEqual([{ id: web.sessionId, name: 'web', kind: 'agent', when: 'later' }]);
-    expect(j.notes).toEqual(['delivery not until they are back: web']);
-    expect(r.stderr).toBe('attend: delivery not until they are back: web\n');
+    // Truthful delivery: web is live with no sensor and no Stop hook, so it waits for a conduit.
+    expect(j.delivery).toEqual([{ id: web.sessionId, name: 'web', kind: 'agent', reach: { word: 'waiting', since: null, by: 'live, no conduit running' } }]);
+    expect(j.notes).toEqual(['waits for web, live, no conduit running']);
+    expect(r.stderr).toBe('attend: waits for web, live, no conduit running\n');
     expect(j.id).toMatch(ID);
     expect(j.files).toEqual([join(bus.root, 'signals', attendKey(web.cwd), `${j.id as string}.signal`)]);
   });
@@ -255,7 +256,7 @@ describe('attend reply', () => {
     expect(asWeb(['inbox']).exitCode).toBe(0);
     const r = asWeb(['reply', 'got it']);
     const id = sent(r);
-    expect(r.stderr).toBe('attend: delivery not until they are back: api\n');
+    expect(r.stderr).toBe('attend: waits for api, live, no conduit running\n');
     expect(line(signals()[`_broadcast/${id}.signal`]!)).toMatchObject({ re: second, to: api.sessionId, fromId: web.sessionId, body: 'got it' });
     // --re picks another parent.
     const id2 = sent(asWeb(['reply', '--re', first, 'and this']));

@@ -42,7 +42,7 @@ describe('attend demo', () => {
     expect(thread.indexOf('please review the migration')).toBeGreaterThan(0);
     expect(thread.indexOf('looking now; the users index')).toBeGreaterThan(thread.indexOf('please review the migration'));
     // The refusal is shown with its exit code and lists who is live.
-    const refusal = /attend: no live recipient 'nobody-here'; live: (.*)\n  \(exit 1\)/.exec(out)?.[1] ?? '';
+    const refusal = /attend: no known recipient 'nobody-here'; live: (.*)\n  \(exit 1\)/.exec(out)?.[1] ?? '';
     expect(refusal.split(/, (?=\S+ \()/).map((p) => p.split(' (')[0]).sort()).toEqual(['api', ME, 'web'].sort());
     expect(refusal).toContain(`${ME} (human)`);
     expect(out).toMatch(/signals\/_broadcast\/[0-9a-z-]+\.signal/);

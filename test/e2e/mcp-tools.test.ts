@@ -212,7 +212,7 @@ describe('attend mcp tools (in-process)', () => {
       ['send', { message: 'x', to: 'the-peer' }, /to: .*array/i],
       ['send', { message: 'x', channel: 'no way|bad' }, /channel: a channel name is 1 to 64/],
       ['send', { message: 'x', channel: 'a'.repeat(65) }, /channel: a channel name is 1 to 64/],
-      ['send', { message: 'x', to: ['Nobody-here'] }, /no live recipient 'Nobody-here'/],
+      ['send', { message: 'x', to: ['Nobody-here'] }, /no known recipient 'Nobody-here'/],
       ['send', null, /^attend: invalid arguments for send: message: required \(string\)$/],
       ['send', [], /arguments must be an object/],
       ['inbox', { limit: 0 }, /limit: /],

@@ -4,7 +4,7 @@
 // temporary bus.
 
 import { describe, expect, it } from 'vitest';
-import { rememberNames } from '../../tools/bus/presence/names.js';
+import { rememberParties } from '../../tools/bus/presence/names.js';
 import { writeSignal } from '../../tools/bus/store/messages.js';
 import type { Identity } from '../../tools/identity/resolve.js';
 import { type ChannelNotice, pushPending } from '../../tools/mcp/channel.js';
@@ -25,7 +25,7 @@ describe('channel push names', () => {
   ])('a sender that ended reads by its last name, marked gone, with %s', (_what, cached) => {
     const ctx = createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid });
     const root = ctx.root();
-    rememberNames(root, [{ id: API, name: 'api', kind: 'agent' }], Date.now());
+    rememberParties(root, [{ id: API, name: 'api', kind: 'agent', origin: '/srv/api' }], Date.now());
     const id = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random })();
     writeSignal(root, { kind: 'open' }, id, { from: `claude:${API}`, project: 'api', cwd: '/srv/api', fromKind: 'agent', fromId: API, to: '*', body: 'schema changed' });
     const who: Identity = { resolved: true, reason: 'test', kind: 'agent', id: READER, from: `claude:${READER}`, origin: '/srv/web', user: 'tester', sessionId: READER };

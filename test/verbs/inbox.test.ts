@@ -45,7 +45,7 @@ describe('inbox <id>', () => {
   });
 });
 
-describe('truthful delivery (issue #10 §15)', () => {
+describe('truthful delivery (issue #10 §15, issue 21 item 7)', () => {
   it('send says per recipient when it will be shown; inbox --sent says who has been, from the ledgers', async () => {
     const alpha = session({ name: 'alpha' });
     const beta = session({ name: 'beta' });
@@ -55,9 +55,9 @@ describe('truthful delivery (issue #10 §15)', () => {
     writePresence(bus.root, { id: beta.sessionId, kind: 'agent', origin: beta.cwd, heartbeat: Date.now(), role: 'sensor', pid: beta.pid });
     await run(gamma.env, 'inbox', '--drain', '--format', 'plain');
     const sent = await run(alpha.env, 'send', '--to', 'beta', '--to', 'gamma', 'who sees this when?', '--json');
-    const r = JSON.parse(sent.stdout) as { id: string; delivery: { name: string; when: string }[] };
-    expect(Object.fromEntries(r.delivery.map((d) => [d.name, d.when]))).toEqual({ beta: 'now', gamma: 'next-turn' });
-    expect(sent.stderr).toBe('attend: delivery now: beta; at their next turn: gamma\n');
+    const r = JSON.parse(sent.stdout) as { id: string; delivery: { name: string; reach: { word: string; by?: string } }[] };
+    expect(Object.fromEntries(r.delivery.map((d) => [d.name, d.reach]))).toEqual({ beta: { word: 'shown', by: 'sensor' }, gamma: { word: 'next-turn' } });
+    expect(sent.stderr).toBe('attend: shown to beta (sensor); at its next turn: gamma\n');
     // Nobody has been shown it yet; gamma's drain shows it.
     const before = JSON.parse((await run(alpha.env, 'inbox', '--sent', '--json')).stdout) as { messages: { id: string; recipients: { name: string; shown: boolean }[] }[] };
     expect(before.messages[0]).toMatchObject({ id: r.id, recipients: [{ name: 'beta', shown: false }, { name: 'gamma', shown: false }] });

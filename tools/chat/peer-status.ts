@@ -1,24 +1,30 @@
 // How a live peer is shown in the roster line and /peers: Claude Code's own status for a
-// session (busy/idle), and "deaf" when nothing delivers to it (tools/bus/presence/roster.ts isDeaf).
+// session (busy/idle), and how a message reaches it when that is not at once: `next turn`,
+// `waiting` (tools/bus/presence/reach.ts reachOf, the words every front end uses).
 
-import { isDeaf, type Peer } from '../bus/presence/index.js';
+import { type Peer, reachOf } from '../bus/presence/index.js';
+import { type Reach, reachShort } from '../wire/display.js';
 import { neutralize } from '../wire/render.js';
 
 interface PeerStatus {
   /** busy, idle, live (a session without a status) or here (a human). */
   status: string;
-  deaf: boolean;
+  reach: Reach;
+  /** The reach as the roster words it: null when a live conduit shows it at once. */
+  note: string | null;
 }
 
-export function peerStatus(p: Peer): PeerStatus {
+export function peerStatus(p: Peer, now = Date.now()): PeerStatus {
   const s = p.record?.status;
   // The record is written by the session's process: its status is data, shown neutralised.
   const status = typeof s === 'string' && s.length > 0 ? neutralize(s) : p.kind === 'human' ? 'here' : 'live';
-  return { status, deaf: isDeaf(p) };
+  const reach = reachOf(p, now);
+  const note = reach.word === 'shown' ? null : reachShort(reach);
+  return { status, reach, note };
 }
 
-/** `idle`, or `idle, deaf`. */
-export function peerStatusText(p: Peer): string {
-  const s = peerStatus(p);
-  return s.deaf ? `${s.status}, deaf` : s.status;
+/** `idle`, `idle, next turn`, `idle, waiting`. */
+export function peerStatusText(p: Peer, now = Date.now()): string {
+  const s = peerStatus(p, now);
+  return s.note !== null ? `${s.status}, ${s.note}` : s.status;
 }

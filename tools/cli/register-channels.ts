@@ -6,6 +6,7 @@ import { type Registrar, examples } from './registrar.js';
 import type { Io } from './io.js';
 import type { Ctx } from './context.js';
 import { formatAge, neutralize, plural } from '../wire/render.js';
+import { reachShort } from '../wire/display.js';
 import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 
 function ago(ctx: Ctx, t: number | null): string {
@@ -198,7 +199,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .option('--json', 'print JSON')
     .option('--tree', 'show the lineage: who started whom (issue 14)')
     .option('--cards', 'print every live node as an A2A AgentCard (JSON)')
-    .addHelpText('after', examples(['attend peers', 'attend peers --tree', 'attend peers --json | jq ".peers[] | select(.deaf)"']))
+    .addHelpText('after', examples(['attend peers', 'attend peers --tree', `attend peers --json | jq '.peers[] | select(.reach.word == "waiting")'`]))
     .action(async (opts: { json?: boolean; tree?: boolean; cards?: boolean }) => {
       if (opts.tree || opts.cards) return (await import('./register-trust.js')).printPeersTrust(ctx, io, opts);
       const { runPeers } = await import('../verbs/peers.js');
@@ -210,14 +211,14 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const hostCol = (h: string) => (hosts ? `${pad(h, 12)} ` : '');
       const lines = [`${pad('Name', 18)} ${hostCol('Host')}${pad('Kind', 6)} ${pad('Status', 7)} ${pad('Seen', 9)} ${pad('Delivery', 16)} ${pad('Channels', 24)} Origin`];
       for (const p of r.peers) {
-        const delivery = p.host !== null ? (p.deaf ? 'DEAF' : 'remote') : p.kind === 'human' ? (p.delivering ? 'chat' : '-') : p.deaf ? 'DEAF' : p.sensor !== null && ctx.now() - p.sensor <= 90_000 ? 'sensor' : 'drain';
+        const delivery = reachShort(p.reach);
         const name = `${neutralize(p.name)}${p.me ? ' (you)' : ''}`;
         const status = p.status ?? '-';
         lines.push(
           `${pad(name, 18)} ${hostCol(neutralize(p.host ?? 'here'))}${pad(p.kind, 6)} ${pad(neutralize(status), 7)} ${pad(ago(ctx, p.lastSeen), 9)} ${pad(delivery, 16)} ${pad(p.channels.join(','), 24)} ${neutralize(p.origin)}`,
         );
       }
-      if (r.peers.some((p) => p.deaf)) lines.push('\nDEAF: no sensor running and no Stop-hook drain in 10 minutes; messages to it pile up unread.');
+      if (r.peers.some((p) => p.reach.word === 'waiting')) lines.push('\nwaiting: no conduit of it is live (no sensor, no Stop hook); messages wait on the bus until one runs.');
       io.out(lines.join('\n'));
     });
 

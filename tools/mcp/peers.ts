@@ -2,13 +2,14 @@
 
 import { z } from 'zod';
 import { runPeers } from '../verbs/peers.js';
+import { reachOut } from './schemas.js';
 import { READ_ONLY, defineTool } from './tool.js';
 
 export const peersTool = defineTool({
   name: 'peers',
   title: 'List live peers',
   description:
-    'List every live session and human on the bus: display name (usable in `send` `to`), id, kind, origin, status, channels, and whether anything delivers to them (deaf = messages pile up unread).',
+    'List every live session and human on the bus: display name (usable in `send` `to`), id, kind, origin, status, channels, and how a message reaches each: `reach.word` is shown (by a live conduit, `reach.by`), next-turn (its Stop hook at its next turn), waiting (no conduit live; `reach.since` is when it was last seen) or held (`reach.by` holds it).',
   hints: READ_ONLY,
   input: z.strictObject({}),
   output: z.object({
@@ -24,8 +25,8 @@ export const peersTool = defineTool({
         lastSeen: z.number(),
         sensor: z.number().nullable(),
         drain: z.number().nullable(),
-        delivering: z.boolean(),
-        deaf: z.boolean().describe('nothing delivers to it: messages pile up unread'),
+        delivering: z.boolean().describe('shown now or at its next turn'),
+        reach: reachOut,
         me: z.boolean(),
       }),
     ),

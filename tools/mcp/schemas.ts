@@ -74,6 +74,15 @@ export function previewJson(m: Message): z.input<typeof previewOut> {
   return { ...head, preview: points.slice(0, PREVIEW_CHARS).join(''), chars: points.length, truncated: points.length > PREVIEW_CHARS };
 }
 
+/** How a message reaches a party (tools/bus/presence/reach.ts): the words of every front end. */
+export const reachOut = z
+  .object({
+    word: z.enum(['shown', 'next-turn', 'waiting', 'held']),
+    by: z.string().optional().describe('shown: the conduit (sensor, chat); held: who or what holds it; waiting: why, for a party that is live'),
+    since: z.number().nullable().optional().describe('waiting: ms it was last seen live or sending'),
+  })
+  .describe('shown by a live conduit, at its next turn (Stop hook), waiting (no conduit live) or held');
+
 export const sendOut = z.object({
   id: z.string().describe('the id of the message written'),
   to: z.string().describe('* for #open, #name for a channel, else the recipient ids'),
@@ -82,8 +91,8 @@ export const sendOut = z.object({
   recipients: z.array(z.object({ id: z.string(), name: z.string(), kind: z.string() })),
   re: z.string().nullable(),
   delivery: z
-    .array(z.object({ id: z.string(), name: z.string(), kind, when: z.enum(['now', 'next-turn', 'later']) }))
-    .describe('per recipient: shown now (a live sensor or chat), at its next turn, or not until it is back'),
+    .array(z.object({ id: z.string(), name: z.string(), kind, reach: reachOut }))
+    .describe('per recipient: shown (by which conduit), at its next turn, waiting (since when) or held (by what)'),
   notes: z.array(z.string()),
 });
 

@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { usageError } from '../wire/errors.js';
 import type { RemoteMember } from '../bus/presence/index.js';
-import { type Peer, isDeaf } from '../bus/presence/index.js';
+import { type Peer, reachOf } from '../bus/presence/index.js';
 import { ensureRoot } from '../bus/store/index.js';
 import { type RelaySettings, checkSettings, configFile, readConfig, sanitizeHost, writeConfig } from './config.js';
 import { ImportedSet, listParked, readStatus, type Parked, type RelayStatus } from './store.js';
@@ -27,10 +27,11 @@ function settingsFrom(root: string, flags: RelayFlags): Partial<RelaySettings> {
   return merged;
 }
 
-function toRemoteMember(p: Peer, host: string): RemoteMember {
-  const m: RemoteMember = { id: p.id, kind: p.kind, name: p.name, origin: p.origin, host };
+function toRemoteMember(p: Peer, host: string, now: number): RemoteMember {
+  const reach = reachOf(p, now);
+  const m: RemoteMember = { id: p.id, kind: p.kind, name: p.name, origin: p.origin, host, reach };
   if (p.record?.status !== undefined) m.status = p.record.status;
-  if (isDeaf(p)) m.deaf = true;
+  if (reach.word === 'waiting') m.deaf = true;
   return m;
 }
 
@@ -57,7 +58,7 @@ export async function relayRun(opts: {
       now: opts.now,
       log: opts.log,
       stopped,
-      localMembers: () => opts.live().map((p) => toRemoteMember(p, settings.host)),
+      localMembers: () => opts.live().map((p) => toRemoteMember(p, settings.host, opts.now())),
       ...(opts.presenceTtlS !== undefined ? { presenceTtlS: opts.presenceTtlS } : {}),
       ...(opts.trace !== undefined ? { trace: opts.trace } : {}),
     });

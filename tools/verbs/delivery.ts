@@ -1,67 +1,88 @@
-// Truthful delivery (issue #10 §15): at send time, per recipient, whether something delivers
-// the message now (a live sensor, an open chat), at the recipient's next turn (a Stop-hook
-// drain seen lately) or only when it comes back; and afterwards, from the consumption
-// ledgers — not a guess — who has been shown a message the caller sent.
+// Truthful delivery (issue #10 §15, issue 21 items 7 and 8): at send time, per recipient, how
+// the message reaches it (tools/bus/presence/reach.ts reachOf: shown by a live conduit, at its
+// next turn, waiting for a party with no conduit live, held by a relay or a hub); and
+// afterwards, from the consumption ledgers — not a guess — who has been shown a message the
+// caller sent.
 
 import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
 import { scopeDirName } from '../bus/store/index.js';
 import { isConsumedBy, listLedgerIds } from '../bus/delivery/index.js';
-import { HEARTBEAT_FRESH_MS, readKnownNames } from '../bus/presence/index.js';
+import { knownParties, localHostName, peersEverywhere, reachOf, readKnownNames, relayHealth } from '../bus/presence/index.js';
 import type { Peer } from '../bus/presence/index.js';
 import { type Message, listScopes, readScopes } from '../bus/store/index.js';
+import { processAlive } from '../identity/system.js';
 import { addressees } from '../wire/envelope.js';
-import { partyName } from '../wire/display.js';
-
-export type When = 'now' | 'next-turn' | 'later';
+import { type Reach, partyName, waitingWhy } from '../wire/display.js';
+import { neutralize } from '../wire/render.js';
 
 export interface RecipientDelivery {
   id: string;
   name: string;
   kind: 'agent' | 'human';
-  when: When;
+  reach: Reach;
 }
 
-function whenFor(p: Peer | undefined, now: number): When {
-  const d = p?.delivery;
-  if (!p || !d) return 'later';
-  if ((d.sensor !== null && now - d.sensor <= HEARTBEAT_FRESH_MS) || (d.chat !== null && now - d.chat <= HEARTBEAT_FRESH_MS)) return 'now';
-  if (p.kind === 'agent' && d.delivering) return 'next-turn';
-  // A live human with no chat open reads with `attend inbox` whenever they look.
-  return p.kind === 'human' ? 'next-turn' : 'later';
-}
-
-/** Who a message written to `to` in `scopes` is for, and when each will be shown it. */
-export function deliveryFor(ctx: VerbCtx, to: string): RecipientDelivery[] {
+/**
+ * Who a message written to `to` is for, and how it reaches each. `recipients` are the peers
+ * the send resolved (live, of another machine, or gone); anyone else `to` names (a channel's
+ * members, #open's live parties) is looked up live, then among the known.
+ */
+export function deliveryFor(ctx: VerbCtx, to: string, recipients: Peer[] = []): RecipientDelivery[] {
   const me = ctx.identity().id;
   const now = ctx.now();
+  const root = ctx.root();
   const live = ctx.live();
-  const byId = new Map(live.map((p) => [p.id, p]));
-  const liveNames = new Map(live.map((p) => [p.id, p.name]));
-  // The known names are read only for a recipient that is not live (most sends have none).
-  let known: ReadonlyMap<string, string> | undefined;
+  const byId = new Map<string, Peer>([...recipients, ...live].map((p) => [p.id, p]));
   let ids: string[];
   if (to === '*') ids = live.map((p) => p.id);
-  else if (to.startsWith('#')) ids = Object.keys(readChannels(ctx.root()).channels[to.slice(1)]?.members ?? {});
+  else if (to.startsWith('#')) ids = Object.keys(readChannels(root).channels[to.slice(1)]?.members ?? {});
   else ids = addressees(to);
-  return [...new Set(ids)]
-    .filter((id) => id !== me)
-    .map((id) => {
-      const p = byId.get(id);
-      const name = p?.name ?? partyName(id, liveNames, (known ??= readKnownNames(ctx.root(), now)));
-      return { id, name, kind: p?.kind ?? (id.includes('-') && id.length > 20 ? 'agent' : 'human'), when: whenFor(p, now) };
-    });
+  const wanted = [...new Set(ids)].filter((id) => id !== me);
+  // The rest (channel members that are not live) are read only when there are some.
+  if (wanted.some((id) => !byId.has(id))) {
+    const everywhere = peersEverywhere(root, live, now);
+    for (const p of everywhere) if (!byId.has(p.id)) byId.set(p.id, p);
+    const localHost = localHostName(root);
+    for (const p of knownParties(root, new Set(everywhere.map((x) => x.id)), { now, localHost })) if (!byId.has(p.id)) byId.set(p.id, p);
+  }
+  const liveNames = new Map(live.map((p) => [p.id, p.name]));
+  let known: ReadonlyMap<string, string> | undefined;
+  let relayDown: boolean | undefined;
+  return wanted.map((id) => {
+    const p = byId.get(id);
+    // A gone recipient the send resolved carries its last name: no second read of the known names.
+    const name = p && !p.gone ? (p.host !== undefined ? `${p.name}@${p.host}` : p.name) : p?.gone && p.kind === 'agent' && p.name !== id ? `${p.name} (gone)` : partyName(id, liveNames, (known ??= readKnownNames(root, now)));
+    let reach = reachOf(p, now);
+    // Mail for another machine leaves through this machine's relay: without one it is held here.
+    if (p?.host !== undefined && reach.word !== 'held') {
+      relayDown ??= relayHealth(root, now, (pid) => processAlive(pid, undefined, ctx.procInfo))?.running !== true;
+      if (relayDown) reach = { word: 'held', by: "this machine's relay (not running)" };
+    }
+    return { id, name, kind: p?.kind ?? (id.includes('-') && id.length > 20 ? 'agent' : 'human'), reach };
+  });
 }
 
-/** One line for a terminal: who sees it now, at their next turn, and not until they are back. */
-export function describeDelivery(rs: RecipientDelivery[], audience: string): string {
+/**
+ * One line for a terminal, said when not everyone is shown it at once: who is shown it, whose
+ * next turn delivers it, for whom it waits (and since when), and what holds it.
+ */
+export function describeDelivery(rs: RecipientDelivery[], audience: string, now: number): string {
   if (rs.length === 0) return `nobody else is live for ${audience} now; it waits in history for whoever comes`;
-  const by = (w: When) => rs.filter((r) => r.when === w).map((r) => r.name);
+  const of = (w: Reach['word']) => rs.filter((r) => r.reach.word === w);
+  const name = (r: RecipientDelivery) => neutralize(r.name);
   const parts: string[] = [];
-  if (by('now').length) parts.push(`now: ${by('now').join(', ')}`);
-  if (by('next-turn').length) parts.push(`at their next turn: ${by('next-turn').join(', ')}`);
-  if (by('later').length) parts.push(`not until they are back: ${by('later').join(', ')}`);
-  return `delivery ${parts.join('; ')}`;
+  const shown = of('shown');
+  if (shown.length) parts.push(`shown to ${shown.map((r) => `${name(r)}${r.reach.by !== undefined ? ` (${r.reach.by})` : ''}`).join(', ')}`);
+  const next = of('next-turn');
+  if (next.length) parts.push(`${next.length === 1 ? 'at its next turn' : 'at their next turn'}: ${next.map(name).join(', ')}`);
+  const waiting = of('waiting');
+  if (waiting.length === 1) parts.push(`waits for ${name(waiting[0]!)}, ${waitingWhy(waiting[0]!.reach, now)}`);
+  else if (waiting.length > 1) parts.push(`waits for ${waiting.map((r) => `${name(r)} (${waitingWhy(r.reach, now)})`).join(', ')}`);
+  const held = new Map<string, string[]>();
+  for (const r of of('held')) held.set(r.reach.by ?? 'the bus', [...(held.get(r.reach.by ?? 'the bus') ?? []), name(r)]);
+  for (const [by, names] of held) parts.push(`held for ${names.join(', ')} by ${by}`);
+  return parts.join('; ');
 }
 
 interface SentRow {

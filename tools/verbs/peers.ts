@@ -1,10 +1,10 @@
-// `attend peers` (issue #3 §6): every live session and human, with what delivers to it. A
-// session nothing delivers to is flagged deaf: that is where messages silently pile up.
+// `attend peers` (issue #3 §6): every live session and human, with how a message reaches
+// it (issue 21 item 7: shown by a conduit, at its next turn, waiting, held; reachOf decides).
 
 import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
-import { isDeaf } from '../bus/presence/index.js';
-import { remoteMembers } from '../bus/presence/index.js';
+import { reachOf, rememberParties, remoteMembers } from '../bus/presence/index.js';
+import type { Reach } from '../wire/display.js';
 
 interface PeerRow {
   id: string;
@@ -21,8 +21,8 @@ interface PeerRow {
   sensor: number | null;
   drain: number | null;
   delivering: boolean;
-  /** An agent with no fresh sensor heartbeat and no drain in the last 10 minutes. */
-  deaf: boolean;
+  /** How a message reaches it now (tools/bus/presence/reach.ts). */
+  reach: Reach;
   me: boolean;
   /** The machine, for members on other machines (issue 13); null here. */
   host: string | null;
@@ -34,6 +34,7 @@ export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
   const peers = ctx.live().map((p): PeerRow => {
     const channels = ['#open', ...Object.keys(store.channels).filter((n) => store.channels[n]?.members[p.id]).sort().map((n) => `#${n}`)];
     const d = p.delivery ?? { sensor: null, drain: null, chat: null, delivering: false };
+    const reach = reachOf(p, ctx.now());
     return {
       id: p.id,
       kind: p.kind,
@@ -45,16 +46,20 @@ export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
       lastSeen: p.lastSeen,
       sensor: d.sensor,
       drain: d.drain,
-      delivering: d.delivering,
-      deaf: isDeaf({ kind: p.kind, delivery: d }),
+      delivering: reach.word === 'shown' || reach.word === 'next-turn',
+      reach,
       me: p.id === me,
       host: null,
     };
   });
   // Members other machines' relays announced (tools/bus/presence/remote.ts); their delivery is judged there.
-  for (const m of remoteMembers(ctx.paths.root, ctx.now())) {
+  const remote = remoteMembers(ctx.paths.root, ctx.now());
+  // Remembered, so they stay addressable while their machine is offline (issue 21 item 1).
+  if (remote.length > 0) rememberParties(ctx.root(), remote, ctx.now());
+  for (const m of remote) {
     if (m.kind === 'agent' && peers.some((p) => p.id === m.id)) continue;
-    peers.push({ id: m.id, kind: m.kind, name: m.name, origin: m.origin, status: m.status ?? null, sessionName: null, channels: ['#open'], lastSeen: ctx.now(), sensor: null, drain: null, delivering: !m.deaf, deaf: m.deaf === true, me: false, host: m.host });
+    const reach = reachOf({ kind: m.kind, lastSeen: ctx.now(), host: m.host, ...(m.reach ? { reach: m.reach } : m.deaf ? { reach: { word: 'waiting', since: null } } : {}) }, ctx.now());
+    peers.push({ id: m.id, kind: m.kind, name: m.name, origin: m.origin, status: m.status ?? null, sessionName: null, channels: ['#open'], lastSeen: ctx.now(), sensor: null, drain: null, delivering: reach.word === 'shown' || reach.word === 'next-turn', reach, me: false, host: m.host });
   }
   return { peers };
 }

@@ -9,8 +9,7 @@ import { checkSend } from '../bus/trust/index.js';
 import { readChannels, requireChannel } from '../bus/channels/index.js';
 import type { Peer } from '../bus/presence/index.js';
 import { MAX_BODY_BYTES, writeSignals } from '../bus/store/index.js';
-import { resolveTargets } from '../bus/presence/index.js';
-import { localHostName, peersEverywhere } from '../bus/presence/index.js';
+import { knownParties, localHostName, peersEverywhere, rememberParties, resolveTargets } from '../bus/presence/index.js';
 import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
 import { neutralize } from '../wire/render.js';
@@ -32,7 +31,7 @@ export interface SendResult {
   files: string[];
   recipients: { id: string; name: string; kind: string }[];
   re: string | null;
-  /** Per recipient: shown now, at its next turn, or not until it is back (issue #10 §15). */
+  /** Per recipient: shown (by which conduit), at its next turn, waiting or held (issue 21 item 7). */
   delivery: RecipientDelivery[];
   notes: string[];
 }
@@ -93,7 +92,20 @@ export function routeFor(ctx: VerbCtx, input: Pick<SendInput, 'to' | 'channel'>)
   }
   // Members on other machines too (issue 13); their trays are relayed by `attend relay`.
   const root = ctx.root();
-  const recipients = resolveTargets(targets, peersEverywhere(root, ctx.live(), ctx.now()), { cwd: ctx.cwd, home: ctx.paths.home, localHost: localHostName(root) });
+  const localHost = localHostName(root);
+  const everywhere = peersEverywhere(root, ctx.live(), ctx.now());
+  // Members other machines announce are remembered, so they stay addressable while their
+  // machine is offline (the hub keeps their mail until it is back).
+  rememberParties(root, everywhere.filter((p) => p.host !== undefined), ctx.now());
+  const cache = new Map<string, Peer[]>();
+  const tier = (t: 'recorded' | 'all') => () => cache.get(t) ?? cache.set(t, knownParties(root, new Set(everywhere.map((p) => p.id)), { owner: ownerOf(ctx), now: ctx.now(), localHost }, t)).get(t)!;
+  const recipients = resolveTargets(targets, everywhere, {
+    cwd: ctx.cwd,
+    home: ctx.paths.home,
+    localHost,
+    // Read only when a target names nobody live (issue 21 item 1); the second tier only when the first names nobody.
+    known: [tier('recorded'), tier('all')],
+  });
   const to = recipients.map((p) => p.id).join(',');
   if (!WIDE_CLASS.test(to)) throw usageError(`recipient ids '${printable(to)}' cannot be written on the wire`);
   if (channel !== undefined) {
@@ -112,6 +124,11 @@ export function routeFor(ctx: VerbCtx, input: Pick<SendInput, 'to' | 'channel'>)
   }
   const keys = [...new Set(recipients.map((p) => attendKey(p.origin)))];
   return { scopes: keys.map((key) => ({ kind: 'tray', key })), to, recipients };
+}
+
+/** The person who owns the bus: the Unix user this process runs as (never $USER), always addressable. */
+function ownerOf(ctx: VerbCtx): { id: string; home: string } {
+  return { id: ctx.identity().user, home: ctx.paths.home };
 }
 
 export function runSend(ctx: VerbCtx, input: SendInput): SendResult {
@@ -133,9 +150,14 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   const id = ctx.newId();
   const signer = ctx.signer();
   const files = writeSignals(root, route.scopes, id, env, signer);
+  // Whoever has sent is known (issue 21 item 1), with where it reads, so it can be answered
+  // once it is not live (a declared agent or a person is never in the roster while it only
+  // sends). One small file, rewritten only when the sender is new or changed.
+  const self = ctx.live().find((p) => p.id === who.id);
+  rememberParties(root, [{ id: who.id, kind: who.kind, name: self?.name ?? who.id, origin: self?.origin ?? who.origin }], ctx.now());
   // Reading the live roster here also keeps every live agent's name, the writer's included,
   // so its name outlives it in history (issue #10; tools/bus/presence/names.ts via listLive).
-  const delivery = deliveryFor(ctx, route.to);
+  const delivery = deliveryFor(ctx, route.to, route.recipients);
   const audience = route.to === '*' ? '#open' : route.to.startsWith('#') ? route.to : 'them';
   return {
     id,
@@ -146,6 +168,6 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
     re: input.re ?? null,
     delivery,
     // Said only when someone will not see it now: that is when a sender needs to know.
-    notes: delivery.every((d) => d.when === 'now') && delivery.length > 0 ? notes : [...notes, describeDelivery(delivery, audience)],
+    notes: delivery.every((d) => d.reach.word === 'shown') && delivery.length > 0 ? notes : [...notes, describeDelivery(delivery, audience, ctx.now())],
   };
 }

@@ -7,6 +7,7 @@
 
 import { addressees, type Scope } from './envelope.js';
 import { displayId, splitQualified } from './hosts.js';
+import { formatAge } from './render.js';
 
 /**
  * How an id with no name is shown: a long session id by its first 8 characters, a party of
@@ -79,4 +80,45 @@ export function scopeName(scope: Scope): string {
   if (scope.kind === 'open') return '#open';
   if (scope.kind === 'channel') return `#${scope.name}`;
   return 'tray';
+}
+
+/**
+ * How a message reaches a recipient (issue 21 item 7), the one vocabulary of the CLI, the
+ * chat, MCP results and `peers`: `shown` by a live conduit (which), `next-turn` (its Stop hook
+ * at its next turn boundary, and nothing sooner), `waiting` (no conduit of it is live: the
+ * message waits on the bus until one runs; since when it was last seen), `held` (by whom or
+ * what: a relay, a hub until a machine is back). Decided by tools/bus/presence/reach.ts reachOf.
+ */
+export type ReachWord = 'shown' | 'next-turn' | 'waiting' | 'held';
+
+export interface Reach {
+  word: ReachWord;
+  /** `shown`: the conduit (`sensor`, `chat`, `sensor on box`); `held`: who or what holds it; `waiting`: why, for a party that is live. */
+  by?: string;
+  /** `waiting`: ms it was last seen live or sending; null when nothing says. */
+  since?: number | null;
+}
+
+/** `shown (sensor)`, `at its next turn`, `waiting, last seen 2h ago`, `held by the hub until box is back`. */
+export function reachText(r: Reach, now: number): string {
+  if (r.word === 'shown') return r.by !== undefined ? `shown (${r.by})` : 'shown';
+  if (r.word === 'next-turn') return 'at its next turn';
+  if (r.word === 'held') return `held${r.by !== undefined ? ` by ${r.by}` : ''}`;
+  return `waiting, ${waitingWhy(r, now)}`;
+}
+
+/** Why a message waits: a live party's missing conduit, else when it was last seen. */
+export function waitingWhy(r: Reach, now: number): string {
+  return r.by ?? lastSeen(r.since ?? null, now);
+}
+
+/** `last seen 2h ago`, or `never seen live` when nothing says. */
+export function lastSeen(since: number | null, now: number): string {
+  return since === null || since <= 0 ? 'never seen live' : `last seen ${formatAge(Math.max(0, now - since))} ago`;
+}
+
+/** The reach in a column or a roster: `shown (sensor)`, `next turn`, `waiting`, `held`. */
+export function reachShort(r: Reach): string {
+  if (r.word === 'shown') return r.by !== undefined ? `shown (${r.by})` : 'shown';
+  return r.word === 'next-turn' ? 'next turn' : r.word;
 }

@@ -10,7 +10,7 @@
  */
 export const EXIT_CODES = [
   { code: 0, name: 'ok', meaning: 'ok' },
-  { code: 1, name: 'notFound', meaning: 'not found: no live recipient, unknown message, channel or member' },
+  { code: 1, name: 'notFound', meaning: 'not found: no known recipient, unknown message, channel or member' },
   { code: 2, name: 'usage', meaning: 'usage: unknown flag, bad argument, invalid name or id, empty or undeliverable message (a NUL byte), no TTY for chat' },
   { code: 3, name: 'bus', meaning: 'the bus cannot be used: foreign, symlinked or group/world-writable root or scope directory, a relative ATTEND_HOME, a full disk, an unreadable directory in a listing, an IO failure' },
   { code: 4, name: 'refused', meaning: 'refused by a rule: not allowed for you, needs `--force`, a message over 64 KiB' },

@@ -91,3 +91,21 @@ export function projectOf(origin: string): string {
   const parts = origin.split(/[\\/]/).filter((p) => p.length > 0);
   return parts[parts.length - 1] ?? '/';
 }
+
+/** Levenshtein distance, capped: returns `cap + 1` as soon as it must exceed `cap`. */
+export function editDistance(a: string, b: string, cap = 2): number {
+  if (Math.abs(a.length - b.length) > cap) return cap + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur.push(v);
+      rowMin = Math.min(rowMin, v);
+    }
+    if (rowMin > cap) return cap + 1;
+    prev = cur;
+  }
+  return prev[b.length] ?? cap + 1;
+}

@@ -83,6 +83,10 @@ export interface Delivery {
   drain: number | null;
   /** A chat heartbeat (humans). */
   chat: number | null;
+  /** Newest deliverer heartbeat (ms), counted in `sensor` too: which live conduit it is. */
+  deliverer?: number | null;
+  /** The SessionStart hook's record: the plugin's hooks run for this session, its Stop hook among them. */
+  hook?: number | null;
   /** Something delivers: a fresh sensor heartbeat, a drain in the last 10 minutes, or a fresh chat. */
   delivering: boolean;
 }
@@ -92,14 +96,18 @@ export function deliveryOf(records: PresenceRecord[], id: string, now: number): 
   let sensor: number | null = null;
   let drain: number | null = null;
   let chat: number | null = null;
+  let hook: number | null = null;
+  let deliverer: number | null = null;
   for (const r of records) {
     if (r.id !== id) continue;
     // The deliverer is a live conduit as the sensor is (issue 21 §2).
     if (r.role === 'sensor' || r.role === 'deliverer') sensor = Math.max(sensor ?? 0, r.heartbeat);
+    if (r.role === 'deliverer') deliverer = Math.max(deliverer ?? 0, r.heartbeat);
     else if (r.role === 'drain') drain = Math.max(drain ?? 0, r.heartbeat);
     else if (r.role === 'chat') chat = Math.max(chat ?? 0, r.heartbeat);
+    else if (r.role === 'session') hook = Math.max(hook ?? 0, r.heartbeat);
   }
   const delivering =
     (sensor !== null && now - sensor <= HEARTBEAT_FRESH_MS) || (drain !== null && now - drain <= DRAIN_RECENT_MS) || (chat !== null && now - chat <= HEARTBEAT_FRESH_MS);
-  return { sensor, drain, chat, delivering };
+  return { sensor, drain, chat, hook, deliverer, delivering };
 }

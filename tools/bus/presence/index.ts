@@ -3,8 +3,10 @@
 // file is the only way into presence.
 
 export { type Delivery, deliveryOf, HEARTBEAT_FRESH_MS, isFresh, readPresence, removePresence, writePresence } from './heartbeats.js';
-export { knownNamesSource, readKnownNames } from './names.js';
+export { knownNamesSource, readKnownNames, rememberParties } from './names.js';
+export { knownParties, remoteHostOf } from './known.js';
 export { readRegistry, registeredAlive } from './registry.js';
-export { importedLog, localHostName, peersEverywhere, readImported, readRemoteRoster, relayHealth, type RelayHealth, relayStateDir, remoteHostOf, type RemoteMember, remoteMembers, type RemoteRoster, writeRemoteRoster } from './remote.js';
-export { createNameSource, isDeaf, listLive, type Peer } from './roster.js';
+export { importedLog, localHostName, peersEverywhere, readImported, readRemoteRoster, relayHealth, type RelayHealth, relayStateDir, type RemoteMember, remoteMembers, type RemoteRoster, writeRemoteRoster } from './remote.js';
+export { createNameSource, listLive, type Peer } from './roster.js';
+export { reachOf } from './reach.js';
 export { resolveTarget, resolveTargets } from './targets.js';

@@ -1,12 +1,19 @@
-// The last known display name of every party seen live (issue #10 item 16): once a session
-// ends its id would otherwise show as a raw `1a2b3c4d…` in history. Display names are
-// presentation only (spec §4), so this file never decides routing.
+// Every party the bus has known (issue #10 item 16, issue 21 item 1): its last known display
+// name, so an ended session reads `api (gone)` in history rather than `1a2b3c4d…`, and where
+// it reads (its kind, origin, host), so it can still be left a message. Display names are
+// presentation only (spec §4); the origin is what a message to a party that is not live is
+// routed by (tools/bus/presence/known.ts).
 //
-//   <root>/state/names.json   { "v": 1, "names": { "<id>": { "name": "api", "at": <ms> } } }
+//   <root>/state/names.json   { "v": 1, "names": { "<id>": { "name": "api", "at": <ms>,
+//                                "kind": "agent", "origin": "/srv/api", "seen": <ms> } } }
 //
-// Written only when a name is new or changed, so reading the bus never rewrites unchanged
-// state; read-modify-write happens under a lock, so two processes never drop each other's
-// entry. Humans are shown by their id already and are not stored.
+// Recorded from the live roster (listLive, every party it lists) and from every message
+// attend writes (the sender: a declared agent or a person who only ever sent is never in the
+// roster), so "has ever sent" needs no scan of history. Written only when a party is new, its
+// name or origin changed, or its `seen` is more than SEEN_REFRESH_MS old, so reading the bus
+// does not rewrite unchanged state; read-modify-write happens under a lock, so two processes
+// never drop each other's entry. Humans and parties known only by their id are kept for
+// routing but have no name to show (they are shown by their id, as before).
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,34 +26,80 @@ import type { KnownNames } from '../../wire/display.js';
 /** The oldest entries (by last change) go beyond this many. */
 const MAX_KNOWN_NAMES = 5000;
 
-interface Entry {
+/** `seen` is refreshed at most this often, so a busy roster is not a write per read. */
+const SEEN_REFRESH_MS = 10 * 60_000;
+
+export interface KnownEntry {
+  /** The last display name; the id itself for a party with none (a person, a declared agent). */
   name: string;
+  /** ms of the last change. */
   at: number;
+  kind?: 'agent' | 'human';
+  /** Where it reads: its tray is this origin's attend key. */
+  origin?: string;
+  /** The machine it lives on, for a party of another machine. */
+  host?: string;
+  /** ms it was last seen live or sending (to within SEEN_REFRESH_MS). */
+  seen?: number;
 }
+
+/** A party as recorded: by the roster, or as the sender of a message. */
+export interface KnownParty {
+  id: string;
+  kind: 'agent' | 'human';
+  name: string;
+  origin: string;
+  host?: string | undefined;
+}
+
+// Parsed once per change of the file (its stamp), not once per call: a send reads it when it
+// records its sender and again when a recipient is not live.
+let parsed: { file: string; stamp: string; entries: Record<string, KnownEntry> } | undefined;
 
 export function namesFile(root: string): string {
   return join(stateDir(root), 'names.json');
 }
 
-function readEntries(root: string): Record<string, Entry> {
+/** The entries as read (callers must not change them: they are the cache's). */
+export function readKnownEntries(root: string): Readonly<Record<string, KnownEntry>> {
+  const file = namesFile(root);
+  const stamp = fileStamp(file);
+  if (parsed && parsed.file === file && parsed.stamp === stamp) return parsed.entries;
+  const entries = stamp === '-' ? {} : parseEntries(file);
+  parsed = { file, stamp, entries };
+  return entries;
+}
+
+function parseEntries(file: string): Record<string, KnownEntry> {
   let text: string;
   try {
-    text = readFileSync(namesFile(root), 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch {
     return {};
   }
   try {
     const v = JSON.parse(text) as { names?: unknown };
     if (typeof v.names !== 'object' || v.names === null || Array.isArray(v.names)) return {};
-    const out: Record<string, Entry> = {};
+    const out: Record<string, KnownEntry> = {};
     for (const [id, e] of Object.entries(v.names as Record<string, unknown>)) {
-      const x = e as Partial<Entry> | null;
-      if (x && typeof x.name === 'string' && typeof x.at === 'number') out[id] = { name: x.name, at: x.at };
+      const x = e as Partial<KnownEntry> | null;
+      if (!x || typeof x.name !== 'string' || typeof x.at !== 'number') continue;
+      const entry: KnownEntry = { name: x.name, at: x.at };
+      if (x.kind === 'agent' || x.kind === 'human') entry.kind = x.kind;
+      if (typeof x.origin === 'string') entry.origin = x.origin;
+      if (typeof x.host === 'string') entry.host = x.host;
+      if (typeof x.seen === 'number') entry.seen = x.seen;
+      out[id] = entry;
     }
     return out;
   } catch {
     return {};
   }
+}
+
+/** A name worth showing: not a person's (shown by id) nor a party's own id. */
+function shownName(id: string, e: KnownEntry): boolean {
+  return e.kind !== 'human' && e.name !== id && e.name.length > 0;
 }
 
 /**
@@ -55,7 +108,7 @@ function readEntries(root: string): Record<string, Entry> {
  * live elsewhere (tools/wire/display.ts knownName) rather than gone.
  */
 export function readKnownNames(root: string, now = Date.now()): KnownNames & Map<string, string> {
-  const map: KnownNames & Map<string, string> = new Map(Object.entries(readEntries(root)).map(([id, e]) => [id, e.name]));
+  const map: KnownNames & Map<string, string> = new Map(Object.entries(readKnownEntries(root)).flatMap(([id, e]) => (shownName(id, e) ? [[id, e.name] as const] : [])));
   const remote = remoteMembers(root, now);
   if (remote.length > 0) {
     const elsewhere = new Set<string>();
@@ -85,21 +138,22 @@ export function knownNamesSource(root: string): () => Map<string, string> {
 }
 
 /**
- * Remember the names of parties seen live. Writes only when one is new or changed; never
- * throws (a name is never worth failing a command for).
+ * Remember parties seen live or sending: their names and where they read. Writes only when
+ * one is new or changed (or its `seen` is stale); never throws (a name is never worth
+ * failing a command for).
  */
-export function rememberNames(root: string, peers: Iterable<{ id: string; name: string; kind: string }>, now: number): void {
+export function rememberParties(root: string, parties: Iterable<KnownParty>, now: number): void {
   try {
-    const wanted = [...peers].filter((p) => p.kind !== 'human' && p.name.length > 0 && p.name !== p.id);
+    const wanted = [...parties].filter((p) => p.id.length > 0);
     if (wanted.length === 0) return;
-    const current = readEntries(root);
-    if (wanted.every((p) => current[p.id]?.name === p.name)) return;
+    if (!wanted.some((p) => needsUpdate(readKnownEntries(root)[p.id], p, now))) return;
     withLock(`${namesFile(root)}.lock`, () => {
-      const entries = readEntries(root);
+      const entries: Record<string, KnownEntry> = { ...readKnownEntries(root) };
       let changed = false;
       for (const p of wanted) {
-        if (entries[p.id]?.name === p.name) continue;
-        entries[p.id] = { name: p.name, at: now };
+        const old = entries[p.id];
+        if (!needsUpdate(old, p, now)) continue;
+        entries[p.id] = merged(old, p, now);
         changed = true;
       }
       if (!changed) return;
@@ -107,11 +161,31 @@ export function rememberNames(root: string, peers: Iterable<{ id: string; name: 
       if (ids.length > MAX_KNOWN_NAMES) {
         ids = ids.sort((a, b) => entries[b]!.at - entries[a]!.at).slice(0, MAX_KNOWN_NAMES);
       }
-      const names: Record<string, Entry> = {};
+      const names: Record<string, KnownEntry> = {};
       for (const id of ids.sort()) names[id] = entries[id]!;
       writeFileAtomic(namesFile(root), `${JSON.stringify({ v: 1, names })}\n`);
     });
   } catch {
-    // a full disk or a lock timeout: the name is remembered next time
+    // a full disk or a lock timeout: the party is remembered next time
   }
+}
+
+/** A party with no name of its own (a person, a declared agent seen only as a sender) keeps any name it had. */
+function nameOf(old: KnownEntry | undefined, p: KnownParty): string {
+  const own = p.name.length > 0 && p.name !== p.id;
+  return own || old === undefined ? (p.name.length > 0 ? p.name : p.id) : old.name;
+}
+
+function needsUpdate(old: KnownEntry | undefined, p: KnownParty, now: number): boolean {
+  if (!old) return true;
+  if (old.name !== nameOf(old, p) || old.kind !== p.kind || old.origin !== p.origin || old.host !== p.host) return true;
+  return old.seen === undefined || now - old.seen > SEEN_REFRESH_MS;
+}
+
+function merged(old: KnownEntry | undefined, p: KnownParty, now: number): KnownEntry {
+  const name = nameOf(old, p);
+  const changed = !old || old.name !== name || old.origin !== p.origin || old.host !== p.host || old.kind !== p.kind;
+  const e: KnownEntry = { name, at: changed ? now : old.at, kind: p.kind, origin: p.origin, seen: now };
+  if (p.host !== undefined) e.host = p.host;
+  return e;
 }

@@ -3,6 +3,7 @@
 // imports another for the type (issue 19: the names -> remote -> roster type cycle).
 
 import type { SessionRecord } from '../../identity/resolve.js';
+import type { Reach } from '../../wire/display.js';
 import type { Delivery, PresenceRecord } from './heartbeats.js';
 
 export interface Peer {
@@ -20,4 +21,8 @@ export interface Peer {
   delivery?: Delivery;
   /** The machine it lives on, for members on other machines (tools/bus/presence/remote.ts); absent here. */
   host?: string;
+  /** Not live: a party the bus has known (tools/bus/presence/known.ts); `lastSeen` is when it was last seen. */
+  gone?: true;
+  /** A member of another machine: how its own machine said a message reaches it. */
+  reach?: Reach;
 }

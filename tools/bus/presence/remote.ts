@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
 import { ensureDir } from '../store/root.js';
 import type { Peer } from './peer.js';
-import { isGlobalId, qualifyId, splitQualified } from '../../wire/hosts.js';
+import type { Reach } from '../../wire/display.js';
+import { qualifyId } from '../../wire/hosts.js';
 
 export interface RemoteMember {
   id: string;
@@ -19,7 +20,10 @@ export interface RemoteMember {
   origin: string;
   host: string;
   status?: string;
+  /** Nothing delivers to it (kept for relays that announce no `reach`). */
   deaf?: boolean;
+  /** How a message reaches it, as its own machine judges (tools/bus/presence/reach.ts). */
+  reach?: Reach;
 }
 
 export interface RemoteRoster {
@@ -76,16 +80,6 @@ export function remoteMembers(root: string, now: number): RemoteMember[] {
   return out;
 }
 
-/** The machine a party lives on, when it is another one: by a qualified id, else by presence. */
-export function remoteHostOf(root: string, id: string): string | undefined {
-  const q = splitQualified(id);
-  if (q) return q.host;
-  // An unqualified id that is not a session's is this machine's own (a local username).
-  if (!isGlobalId(id)) return undefined;
-  for (const [h, v] of Object.entries(readRemoteRoster(root).hosts)) if (v.members.some((m) => m.id === id)) return h;
-  return undefined;
-}
-
 /** `<dir>/<id>` of every message the relay imported. */
 export function readImported(root: string): Set<string> {
   const out = new Set<string>();
@@ -104,7 +98,10 @@ export function readImported(root: string): Set<string> {
 
 /** Members on other machines as peers (with `host`), for `--to`, `peers` and replies. */
 function remotePeers(root: string, now: number): Peer[] {
-  return remoteMembers(root, now).map((m): Peer => ({ id: m.id, kind: m.kind, origin: m.origin, name: m.name, presence: [], lastSeen: now, host: m.host }));
+  return remoteMembers(root, now).map((m): Peer => {
+    const reach = m.reach ?? (m.deaf === true ? { word: 'waiting' as const, since: null } : undefined);
+    return { id: m.id, kind: m.kind, origin: m.origin, name: m.name, presence: [], lastSeen: now, host: m.host, ...(reach !== undefined ? { reach } : {}) };
+  });
 }
 
 /** Live here and on every machine the relay hears from; local first. */

@@ -9,7 +9,7 @@ import { processAlive, readSessionRecordFile } from '../../identity/system.js';
 import { nicknameFor, ordinalName } from '../../wire/names.js';
 import { type Delivery, deliveryOf, isFresh, readPresence, type PresenceRecord } from './heartbeats.js';
 import { type Observation, type Observed, observeSessions } from './registry.js';
-import { rememberNames } from './names.js';
+import { rememberParties } from './names.js';
 import { fileStamp } from '../store/atomic.js';
 import type { Peer } from './peer.js';
 
@@ -42,15 +42,6 @@ function liveSessionRecords(sessionsDir: string, procInfo: (pid: number) => Proc
     out.push(rec);
   }
   return out;
-}
-
-/**
- * An agent nothing delivers to (no fresh sensor heartbeat, no drain in the last 10 minutes):
- * messages to it pile up unread (issue #3 §6). Humans are never deaf, and a peer whose
- * delivery was not read (not from listLive) is not judged.
- */
-export function isDeaf(p: Pick<Peer, 'kind' | 'delivery'>): boolean {
-  return p.kind === 'agent' && p.delivery !== undefined && !p.delivery.delivering;
 }
 
 const NO_DELIVERY: Delivery = { sensor: null, drain: null, chat: null, delivering: false };
@@ -95,9 +86,10 @@ export function listLive(src: RosterSources): Peer[] {
   const peers = [...byId.values()];
   for (const p of peers) p.delivery = deliveryOf(records, p.id, src.now);
   assignNames(peers, registerAgents(src.root, peers, src.now));
-  // Their names outlive them in history (issue #10 item 16); written only when one changed,
-  // and only on a bus that exists (a fresh `attend whoami` must not create it).
-  if (existsSync(src.root)) rememberNames(src.root, peers, src.now);
+  // Their names outlive them in history (issue #10 item 16) and they stay addressable once
+  // gone (issue 21 item 1); written only when one changed, and only on a bus that exists (a
+  // fresh `attend whoami` must not create it).
+  if (existsSync(src.root)) rememberParties(src.root, peers, src.now);
   return peers.sort((a, b) => a.name.localeCompare(b.name));
 }
 

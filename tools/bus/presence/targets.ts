@@ -1,10 +1,12 @@
 // `--to` resolution (docs/architecture.md, "Identity": display names resolve back to ids at every input boundary).
-// A target is an origin path, a session id, a display name or a human username, and must
-// name someone live.
+// A target is an origin path, a session id, a display name or a human username. It names
+// someone live, else (for a caller that passes `known`, the send) a party the bus has known
+// (issue 21 item 1: tools/bus/presence/known.ts): a name a live and a gone party share is the
+// live one's, two gone ones are ambiguous, and an unknown name fails with the closest known.
 
 import { isAbsolute, resolve } from 'node:path';
 import { normalizeOrigin } from '../../identity/resolve.js';
-import { printable } from '../../wire/names.js';
+import { editDistance, printable } from '../../wire/names.js';
 import { neutralize } from '../../wire/render.js';
 import { notFoundError, usageError } from '../../wire/errors.js';
 import type { Peer } from './roster.js';
@@ -36,31 +38,51 @@ function ambiguous(t: string, found: Peer[], localHost: string | null): never {
 
 const QUALIFIED = /^([a-z0-9-]{1,32}):(.+)$/;
 
-/** Resolve one target to the live peers it names. Throws AttendError when it names none. */
-export function resolveTarget(target: string, peers: Peer[], opts: { cwd: string; home: string; self?: string; localHost?: string | null }): Peer[] {
+export interface TargetOptions {
+  cwd: string;
+  home: string;
+  self?: string;
+  localHost?: string | null;
+  /** Parties that are not live, in tiers read in turn only while a target names nobody. */
+  known?: (() => Peer[])[];
+}
+
+/**
+ * Resolve one target to the peers it names: live ones first, else known ones when `known`
+ * is given. Throws AttendError when it names none, or several of the same standing.
+ */
+export function resolveTarget(target: string, peers: Peer[], opts: TargetOptions): Peer[] {
   const t = target.trim();
   if (t.length === 0) throw usageError('--to needs a target (a path, a session id, a name or a username)');
   if (/[\u0000-\u001f\u007f]/.test(t)) throw usageError(`--to '${printable(t)}' contains control characters`);
+  const live = findAmong(t, peers, opts);
+  if (live.length > 0) return live;
+  if (opts.known === undefined) throw notFound(t, peers, [], opts, false);
+  const liveIds = new Set(peers.map((p) => p.id));
+  let gone: Peer[] = [];
+  for (const tier of opts.known) {
+    gone = tier().filter((p) => !liveIds.has(p.id));
+    const found = gone.length > 0 ? findAmong(t, gone, opts) : [];
+    if (found.length > 0) return found;
+  }
+  throw notFound(t, peers, gone, opts, true);
+}
+
+/** The peers among `peers` that `t` names; [] for none; throws when ambiguous. */
+function findAmong(t: string, peers: Peer[], opts: TargetOptions): Peer[] {
   // `host:name` or `host:/path`: only members on that machine (issue 13).
   const q = QUALIFIED.exec(t);
   const hosts = new Set(peers.flatMap((p) => (p.host !== undefined ? [p.host] : [])));
   if (q && (hosts.has(q[1]!) || q[1] === opts.localHost)) {
     const onHost = peers.filter((p) => (q[1] === opts.localHost ? p.host === undefined : p.host === q[1]));
     const rest = q[2]!;
-    if (rest.startsWith('/')) {
-      const found = onHost.filter((p) => p.origin === normalizeOrigin(rest));
-      if (found.length === 0) throw notFoundError(`nobody live at ${printable(t, 200)}`, describeLive(peers));
-      return found;
-    }
-    return resolveTarget(rest, onHost, { ...opts, localHost: null });
+    if (rest.startsWith('/')) return several(t, onHost.filter((p) => p.origin === normalizeOrigin(rest)), opts);
+    return findAmong(rest, onHost, { ...opts, localHost: null });
   }
   const local = peers.filter((p) => p.host === undefined);
   if (looksLikePath(t)) {
     // A path names this machine's directories: members elsewhere are reached as host:/path.
-    const abs = normalizeOrigin(t.startsWith('~/') ? resolve(opts.home, t.slice(2)) : resolve(opts.cwd, t));
-    const found = local.filter((p) => p.origin === abs);
-    if (found.length === 0) throw notFoundError(`nobody live at ${printable(abs, 200)}`, describeLive(peers));
-    return found;
+    return several(t, local.filter((p) => p.origin === pathOf(t, opts)), opts);
   }
   if (t.startsWith('human:')) {
     const user = t.slice('human:'.length);
@@ -69,7 +91,7 @@ export function resolveTarget(target: string, peers: Peer[], opts: { cwd: string
     if (h.some((p) => p.host === undefined)) h = h.filter((p) => p.host === undefined);
     if (h.length === 1 || (h.length > 1 && h.every((p) => p.host === undefined))) return h;
     if (h.length > 1) ambiguous(t, h, opts.localHost ?? null);
-    throw notFoundError(`no live human '${printable(user)}'`, describeLive(peers));
+    return [];
   }
   // An id and a display name can coincide (a human `nick` and a session named `nick`):
   // whoever the word names, by id or by name, is a candidate, and more than one is
@@ -86,10 +108,58 @@ export function resolveTarget(target: string, peers: Peer[], opts: { cwd: string
     const byPrefix = peers.filter((p) => p.kind === 'agent' && p.id.startsWith(t));
     if (byPrefix.length === 1) return byPrefix;
   }
-  throw notFoundError(`no live recipient '${printable(t)}'`, describeLive(peers));
+  return [];
 }
 
-export function resolveTargets(targets: string[], peers: Peer[], opts: { cwd: string; home: string; localHost?: string | null }): Peer[] {
+function pathOf(t: string, opts: TargetOptions): string {
+  return normalizeOrigin(t.startsWith('~/') ? resolve(opts.home, t.slice(2)) : resolve(opts.cwd, t));
+}
+
+/**
+ * Everyone live at a path is reached (one tray, every session there); of parties that are
+ * gone, a path with several is ambiguous (each would be a guess).
+ */
+function several(t: string, found: Peer[], opts: TargetOptions): Peer[] {
+  if (found.length > 1 && found.every((p) => p.gone)) ambiguous(t, found, opts.localHost ?? null);
+  return found;
+}
+
+/** Nobody of that name: say who is closest among the known, and who is live. */
+function notFound(t: string, peers: Peer[], gone: Peer[], opts: TargetOptions, withKnown: boolean): Error {
+  const isPath = looksLikePath(t) || /^[a-z0-9-]{1,32}:\//.test(t);
+  const shown = isPath && !t.includes(':') ? pathOf(t, opts) : t;
+  const live = describeLive(peers);
+  if (isPath) return notFoundError(`${withKnown ? 'nobody known' : 'nobody live'} at ${printable(shown, 200)}`, live);
+  const what = t.startsWith('human:') ? `${withKnown ? 'no known' : 'no live'} human '${printable(t.slice('human:'.length))}'` : `${withKnown ? 'no known' : 'no live'} recipient '${printable(t)}'`;
+  const near = closest(t.replace(/^human:/, ''), [...peers, ...gone]);
+  return notFoundError(what, near.length > 0 ? `closest: ${near.join(', ')}; ${live}` : live);
+}
+
+/** The known names nearest a word (edit distance 2, a prefix or a substring), closest first, at most 5. */
+function closest(word: string, candidates: Peer[]): string[] {
+  const w = word.toLowerCase();
+  const scored: { label: string; d: number }[] = [];
+  const seen = new Set<string>();
+  for (const p of candidates) {
+    const n = p.name.toLowerCase();
+    let d = editDistance(w, n, 2);
+    if (d > 2) {
+      if (w.length < 2 || !(n.includes(w) || w.includes(n))) continue;
+      d = 3;
+    }
+    // A person who is not in chat is not gone: they read when they look.
+    const label = neutralize(`${qualifiedName(p)}${p.gone && p.kind === 'agent' ? ' (gone)' : ''}`);
+    if (seen.has(label)) continue;
+    seen.add(label);
+    scored.push({ label, d });
+  }
+  return scored
+    .sort((a, b) => a.d - b.d || a.label.localeCompare(b.label))
+    .slice(0, 5)
+    .map((x) => x.label);
+}
+
+export function resolveTargets(targets: string[], peers: Peer[], opts: TargetOptions): Peer[] {
   const out = new Map<string, Peer>();
   for (const t of targets) for (const p of resolveTarget(t, peers, opts)) out.set(p.id, p);
   return [...out.values()];

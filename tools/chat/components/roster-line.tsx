@@ -1,4 +1,4 @@
-// Who is live, each with what delivers to them; "deaf" where nothing does.
+// Who is live, each with how a message reaches them when not at once: "next turn", "waiting".
 
 import { Box, Text } from 'ink';
 import type { Peer } from '../../bus/presence/index.js';
@@ -21,8 +21,8 @@ export function RosterLine({ peers, me, mouse, depth, width }: { peers: Peer[]; 
               {i > 0 ? <Text dimColor> · </Text> : null}
               <Text {...(color ? { color } : {})}>{neutralize(p.name)}</Text>
               <Text dimColor>{` ${st.status}`}</Text>
-              {/* Deaf: nothing delivers to it, so what is sent there piles up unread. */}
-              {st.deaf ? <Text {...(accent(depth, 'yellow') ? { color: 'yellow' } : {})}>{' deaf'}</Text> : null}
+              {/* Waiting: no conduit of it is live, so what is sent there waits until one runs. */}
+              {st.note !== null ? <Text {...(st.reach.word === 'waiting' && accent(depth, 'yellow') ? { color: 'yellow' } : { dimColor: true })}>{` ${st.note}`}</Text> : null}
             </Text>
           );
         })}

@@ -2,6 +2,8 @@
 // tokens picks the destination; the rest is the body. Pure: peers and channels come in as
 // data, so the same rules drive the destination line, Tab completion and the send.
 
+import { editDistance } from '../../wire/names.js';
+
 export interface PeerRef {
   id: string;
   name: string;
@@ -54,23 +56,8 @@ export function parseAddress(text: string): { tokens: Token[]; body: string } {
   return { tokens, body };
 }
 
-/** Levenshtein distance, capped: returns `cap + 1` as soon as it must exceed `cap`. */
-export function editDistance(a: string, b: string, cap = 2): number {
-  if (Math.abs(a.length - b.length) > cap) return cap + 1;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const v = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-      cur.push(v);
-      rowMin = Math.min(rowMin, v);
-    }
-    if (rowMin > cap) return cap + 1;
-    prev = cur;
-  }
-  return prev[b.length] ?? cap + 1;
-}
+// The edit distance is the CLI's too (tools/bus/presence/targets.ts: an unknown name's closest).
+export { editDistance } from '../../wire/names.js';
 
 type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none'; suggestions: T[] };
 
@@ -247,7 +234,7 @@ export function reachNote(dest: Destination, reach: Reach, me: string): string |
   if (members.length === 0) return `nobody else is in #${dest.channel} yet; it waits in history (/invite @name #${dest.channel})`;
   if (now.length === 0) return `nobody else in #${dest.channel} is live now; it waits in history for its ${plural(later, 'other member', 'other members')}`;
   const seen = `seen now by ${now.map((p) => p.name).join(', ')}`;
-  return later > 0 ? `${seen}; ${plural(later, 'member', 'members')} not until they are back` : null;
+  return later > 0 ? `${seen}; it waits for ${plural(later, 'other member', 'other members')}` : null;
 }
 
 // --- Tab completion -------------------------------------------------------------------

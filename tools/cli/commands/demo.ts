@@ -166,7 +166,7 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   await run(api, ['invite', 'web', 'db'], 'web is told, and owed the recent history');
   await run(web, ['join', 'db'], 'joining after an invite: the backlog comes with it');
   await run(human, ['channels']);
-  await run(human, ['peers'], 'deaf: nothing delivers to these sessions yet (no sensor, no drain)');
+  await run(human, ['peers'], 'waiting: no conduit of these sessions runs yet (no sensor, no Stop hook)');
   io.out('\nEvery message is one file under the bus root:');
   io.out(listSignals(join(busRoot, 'signals')).map((l) => `  signals/${l}`).join('\n'));
 
