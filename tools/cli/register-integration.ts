@@ -37,7 +37,7 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
           const r = hook.runSessionEndHook(ctx, payload);
           r.warnings.forEach(warn);
         } else if (event === 'stop') {
-          // The drain writes its own output inside the ledger's lock (record, then show),
+          // The drain writes its own output inside the ledger's lock (deliver, then record),
           // and turns every failure into a warning; it never returns a blocking exit.
           const { runDrain } = await import('./commands/drain.js');
           runDrain(ctx, { format: 'hook', payload, trace: false });

@@ -1,7 +1,6 @@
 // The Stop-hook drain (docs/architecture.md, "Delivery"): at the turn boundary, deliver what the sensor has not,
 // party-aware, through the same ledger. The writer is injected so the output is written
-// inside the ledger's lock, once what it shows is recorded (record first, then show: a
-// record that cannot be written shows nothing, issue 21 §6).
+// inside the ledger's lock before anything is recorded (deliver first, then record).
 
 import type { Identity } from '../identity/resolve.js';
 import { noteShown, takePending } from '../bus/delivery/index.js';
@@ -139,6 +138,7 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
       if (fresh.length === 0 && notes.length === 0) return { consume: p.fresh.map((m) => m.id), result: none };
       ({ r: rendered, text: output } = render());
     }
+    deps.write(output);
     if (fresh.length > 0) ledger.taught = true;
     ledger.drainRounds += 1;
     const shownMsgs = fresh.filter((m) => rendered.shown.includes(m.id) && m.fromId !== who.id);
@@ -147,12 +147,9 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
     deps.trace?.(`attend: trace drain shown=${rendered.shown.join(',')} collapsed=${rendered.collapsed.join(',')} overflow=${rendered.overflow.join(',')}`);
     // Collapsed threads and the "+N more" remainder are consumed too: they were announced,
     // and `attend inbox` still lists them. Otherwise the next round would block again.
-    // Written once takePending has recorded it (issue 21 §6): a full disk prints nothing.
-    const text = output;
     return {
       consume: p.fresh.map((m) => m.id),
       result: { output, reason: 'delivered', shown: rendered.shown, collapsed: rendered.collapsed, overflow: rendered.overflow },
-      emit: () => deps.write(text),
     };
   });
 }

@@ -3,9 +3,9 @@
 // beside the sensor and the drain and shares their consumption ledger (takePending), so a
 // message surfaced here is never surfaced again by `attend run` or the Stop hook.
 //
-// Record first, then deliver (issue 21 §6): once takePending has recorded the wake, `emit`
-// hands the notifications to the transport inside the ledger's lock. The SDK writes a
-// notification synchronously up to stdout.write, and stdout is a pipe (synchronous on Linux).
+// Deliver first, then record: `emit` hands the notification to the transport inside the
+// ledger's lock. The SDK writes a notification synchronously up to stdout.write, and stdout
+// is a pipe (synchronous on Linux), so the line is out before the ledger records it.
 
 import type { Identity } from '../identity/resolve.js';
 import { noteShown, takePending } from '../bus/delivery/index.js';
@@ -75,11 +75,12 @@ export function pushPending(
       if (item.kind === 'message') consume.push(item.message.id);
       else if (item.kind === 'digest') consume.push(...item.ids);
     }
+    // Deliver first, then record: each notification is handed to the transport here,
+    // inside the ledger's lock.
+    for (const n of notices) deps.emit(n);
     const newest = plan.full[plan.full.length - 1];
     if (newest) noteShown(p.ledger, newest);
-    // Record, then deliver (issue 21 §6): each notification is handed to the transport once
-    // takePending has recorded it, inside the ledger's lock.
-    return { consume, result: consume, emit: () => void notices.forEach((n) => deps.emit(n)) };
+    return { consume, result: consume };
   });
 }
 

@@ -40,44 +40,41 @@ export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
   const res: ScanResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
   takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
     res.unsettled = p.unsettled === true;
+    const consume: string[] = [];
+    const emit = (line: string): boolean => {
+      if (res.closed) return false;
+      try {
+        deps.write(line);
+        return true;
+      } catch {
+        res.closed = true;
+        return false;
+      }
+    };
     // Parents matter only when a digest may fold someone else's thread.
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter) : undefined;
     const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}) });
     const items = streamItems(plan, deps.names(who.id));
-    // What this wake shows is chosen, and recorded by takePending, before a line is written
-    // (issue 21 §6: a record that fails after the lines were printed showed them twice).
-    const idsOf = (item: (typeof items)[number]): string[] => (item.kind === 'message' ? [item.message.id] : item.kind === 'digest' ? item.ids : []);
-    const consume = items.flatMap(idsOf);
     let newest: Message | undefined;
     for (const item of items) {
-      if (item.kind === 'message') newest = item.message as Message;
-      else if (item.kind === 'teach') p.ledger.taught = true;
+      let ok = true;
+      for (const line of item.lines) ok = ok && emit(line);
+      // A message cut off mid-way by a closed stdout was never seen: leave it pending.
+      if (!ok) break;
+      if (item.kind === 'message') {
+        consume.push(item.message.id);
+        newest = item.message as Message;
+      } else if (item.kind === 'digest') {
+        // The digest stands for these messages; their headers are in `attend inbox`.
+        consume.push(...item.ids);
+        res.digest = true;
+        deps.trace?.(`attend: trace digest ids=${item.ids.join(',')}`);
+      } else if (item.kind === 'teach') p.ledger.taught = true;
     }
     if (newest) noteShown(p.ledger, newest);
-    const emit = (): string[] => {
-      for (let i = 0; i < items.length; i++) {
-        const item = items[i]!;
-        try {
-          for (const line of item.lines) deps.write(line);
-        } catch {
-          // stdout is gone: a message cut off mid-way, and those after it, were never seen.
-          res.closed = true;
-          const unshown = items.slice(i).flatMap(idsOf);
-          res.delivered = consume.filter((id) => !unshown.includes(id));
-          return unshown;
-        }
-        if (item.kind === 'digest') {
-          // The digest stands for these messages; their headers are in `attend inbox`.
-          res.digest = true;
-          deps.trace?.(`attend: trace digest ids=${item.ids.join(',')}`);
-        }
-      }
-      res.delivered = consume;
-      return [];
-    };
-    res.later = plan.later.length > 0;
-    return { consume, result: undefined, emit };
+    res.delivered = consume;
+    res.later = plan.later.length > 0 && !res.closed;
+    return { consume, result: undefined };
   });
-  if (res.closed) res.later = false;
   return res;
 }

@@ -7,7 +7,7 @@ export { handOver } from './handover.js';
 export { isConsumedBy, listLedgerIds, moveLedger, noteShown, readLedger } from './ledger.js';
 export { type LedgerRead } from './ledger-log.js';
 export { type ShownQuery, type ShownVerdict, shownVerdict } from './shown.js';
-export { type Delivery, peekPending, takePending, takePendingAsync } from './take.js';
+export { peekPending, takePending, takePendingAsync } from './take.js';
 export { OWED_BACKLOG, writeOwed } from './owed.js';
 export { resolveParents } from './parents.js';
 export { receiveScopes } from './receive.js';

@@ -18,8 +18,7 @@
 //
 // Every read-modify-write happens under the ledger's lock, and the scan, the delivery and
 // the record happen inside one hold of it, so two conduits never surface the same message.
-// The record comes before the showing (issue 21 §6): a record that cannot be written (a full
-// disk) shows nothing, and a crash in between leaves the messages in flight to `attend inbox`.
+// Delivery comes before the record: a crash in between repeats only the messages in flight.
 //
 // In parts: the log (ledger-log.ts), its older forms (ledger-legacy.ts), one delivery cycle
 // and its dry run (take.ts), the walk over the receive directories (walk.ts), the plan

@@ -109,11 +109,6 @@ function isShown(v: unknown): v is Shown {
   return typeof o === 'object' && o !== null && typeof o.id === 'string' && isMessageId(o.id) && typeof o.time === 'number';
 }
 
-function isNameSum(v: unknown): v is NonNullable<IndexState['lsum']> {
-  const o = v as Partial<NonNullable<IndexState['lsum']>> | null | undefined;
-  return typeof o === 'object' && o !== null && Number.isSafeInteger(o.n) && Number.isSafeInteger(o.h) && typeof o.at === 'string' && /^\d{1,30}$/.test(o.at);
-}
-
 /** Index positions are only a shortcut: anything malformed is dropped (a full listing). */
 function parseIndexStates(v: unknown): Record<string, IndexState> {
   const out: Record<string, IndexState> = {};
@@ -139,8 +134,6 @@ function parseIndexStates(v: unknown): Record<string, IndexState> {
         ...(typeof st.lmark === 'string' && Number.isSafeInteger(st.loff) && st.loff! >= 0 && Array.isArray(st.lseen) && st.lseen.every((id) => typeof id === 'string')
           ? { lmark: st.lmark, loff: st.loff!, lseen: st.lseen }
           : {}),
-        ...(isNameSum(st.lsum) ? { lsum: { n: st.lsum.n, h: st.lsum.h, at: st.lsum.at } } : {}),
-        ...(Array.isArray(st.lraced) && st.lraced.every((id) => typeof id === 'string' && isMessageId(id)) ? { lraced: st.lraced } : {}),
       };
   }
   return out;
@@ -178,15 +171,17 @@ export interface DirListing {
   dirName: string;
   /** Ids at or above the directory's watermark (all of them on a cold start), ascending. */
   ids: string[];
+  /**
+   * A full listing's ids below the watermark that the index never had a line for since the
+   * last full listing: files it missed, not consumed (see IndexState.lmark).
+   */
+  missed?: string[];
   /** Cold start of #open or a channel: valid ids older than the cold-start window, counted, not listed. */
   older?: number;
   /**
-   * Ids below the watermark that arrived since the last cycle (issue 21 §4/3: noticed by
-   * their arrival, never by their ids): named for the first time by the index hint (a relay
-   * importing after an outage, a writer whose id was taken long before its rename), or found
-   * by a full listing that the previous one did not see (a file written without an index
-   * line), and those still waiting from an earlier cycle. Delivered unless Ledger.late says
-   * they were consumed already.
+   * Ids below the watermark that the index hint names for the first time: messages made
+   * earlier that arrived late (imported from another machine after an outage). Delivered
+   * unless Ledger.late says they were consumed already.
    */
   late?: string[];
   /** Where the ledger is in the directory's index hint after this read. */
@@ -240,7 +235,7 @@ export function planPending(
   };
 
   const lateDone = new Set(Object.keys(ledger.late ?? {}));
-  for (const { scope, dirName, ids, older, late } of dirs) {
+  for (const { scope, dirName, ids, missed, older, late } of dirs) {
     if (marks[dirName] !== undefined) {
       for (const id of ids) {
         if (isConsumed(dirName, id) || freshIds.has(id)) continue;
@@ -248,6 +243,11 @@ export function planPending(
       }
       for (const id of late ?? []) {
         if (consumed.has(id) || lateDone.has(id) || freshIds.has(id)) continue;
+        take(read(scope, id), id);
+      }
+      // Below the watermark, but never delivered: the index missed them.
+      for (const id of missed ?? []) {
+        if (consumed.has(id) || freshIds.has(id)) continue;
         take(read(scope, id), id);
       }
       continue;

@@ -1,9 +1,9 @@
 // One delivery cycle under the ledger's lock (docs/architecture.md, "Delivery"): read the
 // session's ledger (ledger.ts) and each receive directory's new ids (walk.ts), plan what is
-// pending (plan.ts), let the conduit choose what it shows, record that in the log
-// (ledger-log.ts), then let it show it. And the same cycle as a dry run, for `attend status`.
+// pending (plan.ts), hand it to the conduit, record what it consumed in the log
+// (ledger-log.ts). And the same cycle as a dry run, for `attend status`.
 
-import { renameSync, truncateSync } from 'node:fs';
+import { renameSync } from 'node:fs';
 import type { Identity } from '../../identity/resolve.js';
 import type { Scope } from '../../wire/envelope.js';
 import { fileStamp } from '../store/atomic.js';
@@ -11,7 +11,7 @@ import { type Message, type Reporter, readMessage } from '../store/messages.js';
 import { type Gate, createGate } from '../trust/gate.js';
 import { readLedger } from './ledger.js';
 import { retireLegacy } from './ledger-legacy.js';
-import { type LedgerRead, forgetKept, keep, ledgerFile, ledgerLock, takeKept, writeLedger } from './ledger-log.js';
+import { type LedgerRead, keep, ledgerFile, ledgerLock, takeKept, writeLedger } from './ledger-log.js';
 import { clearOwed, readOwed } from './owed.js';
 import { type Ledger, type Pending, newLedger, planPending, recordConsumed } from './plan.js';
 import { readDirs } from './walk.js';
@@ -29,32 +29,16 @@ export interface TakeOptions {
 }
 
 /**
- * What a conduit's `deliver` hands back: the ids it will show (`consume`), its result, and
- * `emit`, which shows them (prints the lines, pushes the notifications). `emit` runs only
- * once the ledger has recorded `consume` (issue 21 §6: on a full disk the sensor printed,
- * then failed to record, and showed the same messages again). It returns the ids of
- * `consume` it could not show (stdout closed part-way), which are given back; if it throws,
- * the whole record is taken back and the error propagates.
- */
-export interface Delivery<T> {
-  consume: string[];
-  result: T;
-  emit?: () => string[] | void;
-}
-
-/**
  * One delivery cycle under the ledger's lock: read what is needed, plan what is pending for
- * `who` (tools/bus/delivery/plan.ts), let `deliver` choose what it shows, record that
- * (plus everything that was never going to be shown), and only then let it show it
- * (Delivery.emit). If `deliver` throws, or the record cannot be written (a full disk),
- * nothing is shown, nothing is recorded and the error propagates. A crash between the record
- * and the showing leaves the messages in flight to `attend inbox`; it never repeats them.
+ * `who` (tools/bus/delivery/plan.ts), hand it to `deliver`, then record what `deliver` says it
+ * consumed (plus everything that was never going to be shown). If `deliver` throws, nothing
+ * is recorded and the error propagates.
  */
-export function takePending<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Pending) => Delivery<T>): T {
+export function takePending<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Pending) => { consume: string[]; result: T }): T {
   return withLock(ledgerLock(root, who.id), () => {
     const cycle = openCycle(root, who, opts);
-    const { consume, result, emit } = deliver(cycle.pending);
-    cycle.record(consume, emit);
+    const { consume, result } = deliver(cycle.pending);
+    cycle.record(consume);
     return result;
   });
 }
@@ -74,7 +58,7 @@ export async function takePendingAsync<T>(root: string, who: Identity, opts: Tak
 }
 
 /** The cycle's reading and planning, and the recording of what the conduit consumed; under the ledger's lock. */
-function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: Pending; record(consume: string[], emit?: Delivery<unknown>['emit']): void } {
+function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: Pending; record(consume: string[]): void } {
   const now = opts.now;
   const file = ledgerFile(root, who.id);
   const stamp = fileStamp(file);
@@ -109,13 +93,11 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: P
   const broken = gate.broken();
   if (broken !== null) {
     opts.warn(`attend: ${broken}`);
-    return { pending: { fresh: [], cold, hidden: 0, invited: [], ledger }, record: (_, emit) => void emit?.() };
+    return { pending: { fresh: [], cold, hidden: 0, invited: [], ledger }, record: () => {} };
   }
   const deferred = opts.verify === 'presented';
   const plan = planPending(ledger, dirs, owed, who, now, gatedReader(root, gate, opts.reporter, deferred));
   const unsettled = dirs.some((d) => d.unsettled === true);
-  // The ledger as read, to put back if showing fails.
-  const before = cloneLedger(ledger);
   const pending: Pending = {
     fresh: plan.fresh,
     cold,
@@ -125,60 +107,18 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: P
     ...(unsettled ? { unsettled } : {}),
     ...(deferred ? { check: (m: Message) => gate.held(m) } : {}),
   };
-  const record = (consume: string[], emit?: Delivery<unknown>['emit']) => {
+  const record = (consume: string[]) => {
     const consumed = [...plan.auto, ...consume];
-    // The ledger as `deliver` left it (taught, rounds), to record again with fewer ids.
-    const chosen = emit ? cloneLedger(ledger) : undefined;
     recordConsumed(ledger, dirs, consumed, now);
     // A cycle that changed nothing writes nothing (a wake on a line still on its way, a tick):
     // without new consumption `above` only shrinks as the marks move, which the key shows.
     const legacy = read.state === 'ok' ? read.legacy : undefined;
     if (read.state !== 'ok' || legacy !== undefined || consumed.length > 0 || keyOf(ledger) !== was) keep(file, writeLedger(root, ledger), ledger);
     else if (stamp !== '-') keep(file, stamp, ledger);
-    if (emit) {
-      let unshown: string[];
-      try {
-        unshown = emit() ?? [];
-      } catch (err) {
-        takeBack(root, file, stamp, before);
-        throw err;
-      }
-      if (unshown.length > 0) {
-        // Record again without what was not shown: the last line of the log is the ledger.
-        const skip = new Set(unshown);
-        recordConsumed(chosen!, dirs, consumed.filter((id) => !skip.has(id)), now);
-        keep(file, writeLedger(root, chosen!), chosen!);
-        return;
-      }
-    }
     if (legacy !== undefined) retireLegacy(legacy);
     for (const o of owed) clearOwed(root, who.id, o.channel);
   };
   return { pending, record };
-}
-
-/** A copy to put back or record again; its late-arrival record keeps no prototype (parseLedger). */
-function cloneLedger(l: Ledger): Ledger {
-  const c = structuredClone(l);
-  if (c.late) c.late = Object.assign(Object.create(null) as Record<string, number>, c.late);
-  return c;
-}
-
-/**
- * Put back the ledger this cycle read (`before`; the log's stamp was `stamp`) after showing
- * failed. Cutting the log back to its size before the append frees space rather than needing
- * it; when the append compacted the log, or there was none, the old ledger is appended again.
- */
-function takeBack(root: string, file: string, stamp: string, before: Ledger): void {
-  forgetKept(file);
-  const [, size, ino] = stamp.split(':');
-  const now = fileStamp(file).split(':');
-  try {
-    if (stamp !== '-' && now[2] === ino && Number(now[1]) >= Number(size)) truncateSync(file, Number(size));
-    else writeLedger(root, before);
-  } catch {
-    // The record stays: the messages in flight are left to `attend inbox`, never repeated.
-  }
 }
 
 /**

@@ -1,6 +1,6 @@
 // `attend inbox --drain`: the Stop hook. It writes its own output, inside the ledger's lock,
-// once the ledger has recorded it ("record first, then show", docs/architecture.md,
-// "Delivery"), so a failed write gives the messages back before the lock is released. A hook error must never block the session: every
+// because "deliver first, then record" (docs/architecture.md, "Delivery") leaves no room to return the text and let
+// cli.ts print it after the record. A hook error must never block the session: every
 // failure ends as a line on stderr and exit 0.
 
 import type { Ctx } from '../context.js';

@@ -19,10 +19,9 @@ interface RunInput {
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * A line writer for fd 1 that is synchronous and flushed: the ledger recorded the wake before
- * its lines are written (record first, then show), a written line is out when this returns,
- * and a closed pipe throws EPIPE here rather than later in an 'error' event, so what was not
- * shown is given back to the ledger.
+ * A line writer for fd 1 that is synchronous and flushed: each line is out before the
+ * ledger records it (deliver first, then record), and a closed pipe throws EPIPE here rather
+ * than later in an 'error' event.
  */
 function fdLineWriter(fd: number): (line: string) => void {
   return (line) => {
