@@ -11,7 +11,7 @@ export default async function ({ bin, tmp, quick }) {
   const n = quick ? 5 : 20;
   const rounds = quick ? 10 : 50;
   const turns = quick ? 1 : 3;
-  const bare = patchedBuild(bin, tmp, 'without-ledger-sync', [{ file: 'tools/bus/delivery/ledger.js', find: /fdatasyncSync\(fd\);/g, replace: '/* bench: not synced */' }]);
+  const bare = patchedBuild(bin, tmp, 'without-ledger-sync', [{ file: 'tools/bus/delivery/ledger-log.js', find: /fdatasyncSync\(fd\);/g, replace: '/* bench: not synced */' }]);
   const runs = { with: [], without: [] };
   for (let t = 0; t < turns; t++) {
     for (const [name, b] of [['with', bin], ['without', bare]]) runs[name].push(await measure(b, tmp, n, rounds, 1));
@@ -21,7 +21,7 @@ export default async function ({ bin, tmp, quick }) {
   return {
     title: "The ledger's fdatasync",
     markdown: [
-      `${n} live sessions, each with its own \`attend run\`; ${rounds} broadcasts to #open one at a time, timed until the last sensor printed the message's header, as in the fan-out above; ${turns} turn${turns === 1 ? '' : 's'} each of this build and of a copy whose ledger append is not fdatasync'ed, alternating (median of the turns). The sensor prints before it records, so what the sync costs shows as a sensor still in its previous cycle's sync when the next broadcast comes.`,
+      `${n} live sessions, each with its own \`attend run\`; ${rounds} broadcasts to #open one at a time, timed until the last sensor printed the message's header, as in "Fan-out against live sessions"; ${turns} turn${turns === 1 ? '' : 's'} each of this build and of a copy whose ledger append is not fdatasync'ed, alternating (median of the turns). The sensor prints before it records, so what the sync costs shows as a sensor still in its previous cycle's sync when the next broadcast comes.`,
       '',
       '| ledger append | last sensor p50 | last sensor p99 |',
       '|---|---|---|',
