@@ -9,6 +9,7 @@ import { claimDelivererSlot, delivererLog, readDeliverer, releaseDelivererSlot }
 import { AttendError, EXIT } from '../../wire/errors.js';
 // The sensor's modules load only in the deliverer itself, not in the hook that starts it.
 import type { DelivererExit } from '../../sensor/deliverer.js';
+import { stopSignal } from './stop-signal.js';
 
 const environmentError = (msg: string) => new AttendError(msg, EXIT.environment);
 
@@ -21,17 +22,7 @@ export async function runDeliver(ctx: Ctx, input: { poll: boolean; interval: num
   const claudePid = who.pid;
   if (!claimDelivererSlot(root, claudePid, ctx.pid)) return { reason: 'signal', delivered: 0 };
   const warn = (line: string) => void ctx.stderr.write(`${line}\n`);
-  let stopSignal = input.stopSignal;
-  const handlers: [NodeJS.Signals, () => void][] = [];
-  if (!stopSignal) {
-    stopSignal = new Promise<void>((resolve) => {
-      for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-        const h = () => resolve();
-        handlers.push([sig, h]);
-        process.on(sig, h);
-      }
-    });
-  }
+  const stop = stopSignal(input.stopSignal);
   try {
     const { runDeliverer } = await import('../../sensor/deliverer.js');
     const exit = await runDeliverer({
@@ -49,7 +40,7 @@ export async function runDeliver(ctx: Ctx, input: { poll: boolean; interval: num
       answered: (text) => warn(`attend: the model answered a post with SendMessage (${text.length} characters); it is not sent: attend reply sends`),
       poll: input.poll,
       pollIntervalMs: input.interval,
-      stopSignal,
+      stopSignal: stop.signal,
     });
     if (exit.reason === 'held') warn(`attend: the session ${exit.receipt ?? 'held'} the deliverer's posts (crossSessionInbound, or a permission mode that holds posts from outside the session); messages arrive at the end of each turn, or arm the Monitor tool with attend run`);
     // The log says why a deliverer stopped while its session lives; with the session gone it has nothing to say.
@@ -63,7 +54,7 @@ export async function runDeliver(ctx: Ctx, input: { poll: boolean; interval: num
     return exit;
   } finally {
     releaseDelivererSlot(root, claudePid, ctx.pid);
-    for (const [sig, h] of handlers) process.off(sig, h);
+    stop.dispose();
   }
 }
 

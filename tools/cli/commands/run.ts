@@ -7,6 +7,7 @@ import type { Ctx } from '../context.js';
 import { usageError } from '../../wire/errors.js';
 import { createReaderProbe } from '../../sensor/reader-probe.js';
 import { type SensorExit, runSensor } from '../../sensor/run.js';
+import { stopSignal } from './stop-signal.js';
 
 interface RunInput {
   poll: boolean;
@@ -63,17 +64,7 @@ export async function runRun(ctx: Ctx, input: RunInput): Promise<SensorExit> {
   const write = onFd1 ? fdLineWriter(1) : (line: string) => void ctx.stdout.write(`${line}\n`);
   const warn = (line: string) => void ctx.stderr.write(`${line}\n`);
   if (!who.resolved) warn(`attend: not inside a Claude Code session (${who.reason}); watching as ${who.id}`);
-  let stopSignal = input.stopSignal;
-  const handlers: [NodeJS.Signals, () => void][] = [];
-  if (!stopSignal) {
-    stopSignal = new Promise<void>((resolve) => {
-      for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-        const h = () => resolve();
-        handlers.push([sig, h]);
-        process.on(sig, h);
-      }
-    });
-  }
+  const stop = stopSignal(input.stopSignal);
   try {
     return await runSensor({
       root,
@@ -90,11 +81,11 @@ export async function runRun(ctx: Ctx, input: RunInput): Promise<SensorExit> {
       poll: input.poll,
       pollIntervalMs: input.interval,
       trace: input.trace,
-      stopSignal,
+      stopSignal: stop.signal,
       // Only a sensor that owns its process changes how V8 compiles it (not one in a test's).
       ...(onFd1 && !input.stopSignal ? { started: steadyState } : {}),
     });
   } finally {
-    for (const [sig, h] of handlers) process.off(sig, h);
+    stop.dispose();
   }
 }
