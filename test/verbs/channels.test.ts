@@ -212,6 +212,27 @@ describe('invite, kick, dissolve', () => {
     expect(Object.keys(readChannels(bus.root).channels.ops?.members ?? {})).toEqual(['aaron']);
   });
 
+
+  it('a member that ended is named by its last name, marked gone, and can be kicked by it (issue 21 item 4)', async () => {
+    // The channel verbs named a member by its live name, else its raw id: a session that
+    // ended read `0a1b…-full-id` in the members a kick lists, and its name no longer found it.
+    const api = session({ name: 'api' });
+    const web = session({ name: 'web' });
+    const aaron = as(human('aaron'));
+    await aaron('join', 'ops');
+    await as(api.env)('join', 'ops');
+    await as(web.env)('join', 'ops');
+    api.kill();
+    await waitFor(() => !processAlive(api.pid), { what: 'api to exit' });
+    const missing = await aaron('kick', 'nobody', 'ops');
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain('members: ');
+    expect(missing.stderr).toContain('api (gone)');
+    expect(missing.stderr).not.toContain(api.sessionId);
+    const kicked = await aaron('kick', 'api', 'ops', '--json');
+    expect(kicked.exitCode, kicked.stderr).toBe(0);
+    expect(JSON.parse(kicked.stdout).kicked).toEqual({ id: api.sessionId, name: 'api (gone)', kind: 'agent' });
+  });
   it('dissolve is refused while another member is live, unless --force; members are told', async () => {
     const alice = session();
     const bob = session();

@@ -5,8 +5,9 @@ import type { VerbCtx } from '../context.js';
 import { refusedError, usageError, verbHint } from '../../wire/errors.js';
 import type { Channel } from '../../bus/channels/index.js';
 import { type NoticeTarget } from '../../bus/channels/index.js';
-import { readRegistry, registeredAlive } from '../../bus/presence/index.js';
+import { readKnownNames, readRegistry, registeredAlive } from '../../bus/presence/index.js';
 import type { Peer } from '../../bus/presence/index.js';
+import { partyName } from '../../wire/display.js';
 import { parseChannelName } from '../../wire/names.js';
 import { neutralize } from '../../wire/render.js';
 
@@ -44,13 +45,31 @@ export function livenessOf(ctx: VerbCtx): (id: string) => boolean {
   };
 }
 
-export function nameOf(peers: Peer[], id: string): string {
-  return peers.find((p) => p.id === id)?.name ?? id;
+/**
+ * What the channel verbs call a party, by the one rule (tools/wire/display.ts partyName): its
+ * live name, else its last known name marked gone (`api (gone)`), else its id, cut. The known
+ * names are read once, and only when a party is not live.
+ */
+export interface Names {
+  /** As shown: `api`, `api (gone)`, `api@box`, `1a2b3c4d…`. */
+  shown(id: string): string;
+  /** As matched against a name someone typed: the live name, else the last known one; null when none. */
+  plain(id: string): string | null;
+}
+
+export function namesFor(ctx: VerbCtx, peers: Peer[]): Names {
+  const live = new Map(peers.map((p) => [p.id, p.name]));
+  let known: ReturnType<typeof readKnownNames> | undefined;
+  const knownNames = () => (known ??= readKnownNames(ctx.root(), ctx.now()));
+  return {
+    shown: (id) => (live.has(id) ? (live.get(id) as string) : partyName(id, live, knownNames())),
+    plain: (id) => live.get(id) ?? knownNames().get(id) ?? null,
+  };
 }
 
 /** A name for an error line: session names come from records anyone can write. */
-export function shownName(peers: Peer[], id: string): string {
-  return neutralize(nameOf(peers, id));
+export function shownName(names: Names, id: string): string {
+  return neutralize(names.shown(id));
 }
 
 export function noticeTarget(ctx: VerbCtx, id: string, kind: 'agent' | 'human'): NoticeTarget {

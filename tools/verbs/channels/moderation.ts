@@ -16,7 +16,7 @@ import { resolveTarget } from '../../bus/presence/index.js';
 import { localHostName, peersEverywhere } from '../../bus/presence/index.js';
 import { printable } from '../../wire/names.js';
 import { neutralize, plural } from '../../wire/render.js';
-import { checkChannelRule, livenessOf, nameOf, namedChannel, noticeTarget, parseChannelArg, shownName } from './common.js';
+import { type Names, checkChannelRule, livenessOf, namedChannel, namesFor, noticeTarget, parseChannelArg, shownName } from './common.js';
 
 // ---- invite / kick / dissolve ----------------------------------------------------------------
 
@@ -57,11 +57,11 @@ export function runInvite(ctx: VerbCtx, input: { who: string; channel: string })
   return { channel: name, invitee: { id: invitee.id, name: invitee.name, kind: invitee.kind }, notice: notice?.id ?? null };
 }
 
-function findMember(c: Channel, raw: string, peers: Peer[]): string | null {
+function findMember(c: Channel, raw: string, names: Names): string | null {
   const t = raw.trim();
   if (c.members[t]) return t;
   const lower = t.toLowerCase();
-  const byName = Object.keys(c.members).filter((id) => (c.members[id]?.name ?? nameOf(peers, id)).toLowerCase() === lower);
+  const byName = Object.keys(c.members).filter((id) => (c.members[id]?.name ?? names.plain(id) ?? id).toLowerCase() === lower);
   if (byName.length === 1) return byName[0] as string;
   if (t.length >= 8) {
     const byPrefix = Object.keys(c.members).filter((id) => id.startsWith(t));
@@ -79,20 +79,20 @@ export interface KickResult {
 export function runKick(ctx: VerbCtx, input: { who: string; channel: string }): KickResult {
   const name = namedChannel(input.channel, 'left, so nobody can be kicked from it');
   const me = ctx.identity();
-  const peers = peersEverywhere(ctx.root(), ctx.live(), ctx.now());
+  const names = namesFor(ctx, peersEverywhere(ctx.root(), ctx.live(), ctx.now()));
   if (input.who.trim().length === 0) throw usageError('kick needs a member: a session id, a display name or a username');
   const kicked = updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
     if (!c) throw unknownChannel(store, name);
-    const id = findMember(c, input.who, peers);
+    const id = findMember(c, input.who, names);
     if (id === null) {
-      const members = Object.keys(c.members).map((m) => shownName(peers, m));
+      const members = Object.keys(c.members).map((m) => shownName(names, m));
       throw notFoundError(`'${printable(input.who)}' is not a member of #${name}`, members.length > 0 ? `members: ${members.join(', ')}` : `#${name} has no members`);
     }
     if (id === me.id) throw usageError('you cannot kick yourself', verbHint('leave', [['channel', name]]));
     const member = c.members[id] as { kind: 'agent' | 'human' };
     checkChannelRule(me, name, c, 'kick');
-    if (me.kind === 'agent' && member.kind === 'human') throw refusedError(`an agent cannot kick a human (${shownName(peers, id)})`);
+    if (me.kind === 'agent' && member.kind === 'human') throw refusedError(`an agent cannot kick a human (${shownName(names, id)})`);
     delete c.members[id];
     delete c.invites[id];
     // Recorded so the kick reaches a member on another machine (its relay applies it there).
@@ -100,7 +100,7 @@ export function runKick(ctx: VerbCtx, input: { who: string; channel: string }): 
     return { id, kind: member.kind };
   });
   const notice = writeNotice(ctx.root(), me, ctx.newId, [noticeTarget(ctx, kicked.id, kicked.kind)], `kick: you were removed from #${name}. You no longer receive its messages.`, ctx.signer());
-  return { channel: name, kicked: { id: kicked.id, name: nameOf(peers, kicked.id), kind: kicked.kind }, notice: notice?.id ?? null };
+  return { channel: name, kicked: { id: kicked.id, name: names.shown(kicked.id), kind: kicked.kind }, notice: notice?.id ?? null };
 }
 
 export interface DissolveResult {
@@ -113,7 +113,7 @@ export interface DissolveResult {
 export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: boolean | undefined }): DissolveResult {
   const name = namedChannel(input.channel, 'dissolved');
   const me = ctx.identity();
-  const peers = ctx.live();
+  const names = namesFor(ctx, ctx.live());
   const alive = livenessOf(ctx);
   const members = updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
@@ -123,7 +123,7 @@ export function runDissolve(ctx: VerbCtx, input: { channel: string; force?: bool
     const liveOthers = others.filter((id) => alive(id));
     if (liveOthers.length > 0 && !input.force) {
       throw new AttendError(
-        `#${name} has live members besides you: ${liveOthers.map((id) => shownName(peers, id)).join(', ')}`,
+        `#${name} has live members besides you: ${liveOthers.map((id) => shownName(names, id)).join(', ')}`,
         EXIT.refused,
         verbHint('dissolve', [['channel', name]], { flags: ['force'], then: 'dissolves it anyway (they are told)' }),
       );

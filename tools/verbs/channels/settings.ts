@@ -6,7 +6,7 @@ import { refusedError, usageError, verbHint } from '../../wire/errors.js';
 import { remoteMembers } from '../../bus/presence/index.js';
 import { splitQualified } from '../../wire/hosts.js';
 import { scopeName } from '../../wire/display.js';
-import { checkChannelRule, livenessOf, nameOf, namedChannel } from './common.js';
+import { checkChannelRule, livenessOf, namedChannel, namesFor } from './common.js';
 
 // ---- listing and settings ------------------------------------------------------------------
 
@@ -42,6 +42,7 @@ export function runChannels(ctx: VerbCtx, input: { joined?: boolean | undefined 
   const root = ctx.root();
   const peers = ctx.live();
   const alive = livenessOf(ctx);
+  const names = namesFor(ctx, peers);
   // Members on other machines are live while their machine's relay lists them.
   const remote = new Set(remoteMembers(root, ctx.now()).map((m) => m.id));
   // Listing is where dead members are noticed most often, so it prunes — but a read writes
@@ -75,7 +76,7 @@ export function runChannels(ctx: VerbCtx, input: { joined?: boolean | undefined 
       .map(([id, m]): ChannelMember =>
         m.host !== undefined
           ? { id, name: `${m.name ?? splitQualified(id)?.id ?? id}@${m.host}`, kind: m.kind, live: remote.has(id), host: m.host }
-          : { id, name: nameOf(peers, id), kind: m.kind, live: alive(id), host: null },
+          : { id, name: names.shown(id), kind: m.kind, live: alive(id), host: null },
       )
       .sort((a, b) => a.name.localeCompare(b.name));
     rows.push({
