@@ -6,13 +6,16 @@ import { defaultDestination, destinationLine, type DraftPlan, planDraft } from '
 import { type FeedState, feedReducer, initialFeed } from '../../tools/chat/state/feed.js';
 import type { PeerRef, Reach, RouteSources } from '../../tools/chat/state/routing.js';
 import { messageMaker } from '../helpers/messages.js';
+import { bookOf, peer } from '../helpers/peers.js';
 
 const msg = messageMaker('dst', 3_000_000);
-const hana: PeerRef = { id: 'sid-h', name: 'Hana', kind: 'agent' };
-const nick: PeerRef = { id: 'sid-n', name: 'Nick', kind: 'agent' };
-const me: PeerRef = { id: 'me', name: 'me', kind: 'human' };
-const sources: RouteSources = { peers: [hana, nick, me], channels: ['ops'], me: 'me' };
-const reach: Reach = { live: [hana, nick, me], members: (c) => (c === 'ops' ? ['me', 'sid-h'] : []) };
+const now = 3_600_000;
+// Hana's sensor is live: a message to her is shown at once. Nick has no conduit running.
+const hana: PeerRef = peer('sid-h', 'Hana', 'agent', { delivery: { sensor: now, drain: null, chat: null, delivering: true } });
+const nick: PeerRef = peer('sid-n', 'Nick');
+const me: PeerRef = peer('me', 'me', 'human');
+const sources: RouteSources = { book: bookOf([hana, nick, me]), channels: ['ops'], me: 'me' };
+const reach: Reach = { live: [hana, nick, me], members: (c) => (c === 'ops' ? ['me', 'sid-h'] : []), now };
 const names: Record<string, string> = { 'sid-h': 'Hana', 'sid-n': 'Nick', me: 'me' };
 const nameOf = (id: string) => names[id] ?? id;
 
@@ -23,20 +26,22 @@ function feedOf(messages: Message[], tab = 'merged'): FeedState {
 }
 
 function plan(text: string, feed: FeedState): DraftPlan {
-  return planDraft({ text, feed, sources, defaultDest: defaultDestination(feed, sources.peers), reach });
+  return planDraft({ text, feed, sources, defaultDest: defaultDestination(feed, sources.book), reach });
 }
 
 describe('defaultDestination', () => {
   it('follows the tab: #open for merged and #open, the channel for a channel tab', () => {
-    expect(defaultDestination(feedOf([]), sources.peers)).toEqual({ kind: 'open' });
-    expect(defaultDestination(feedOf([], '#open'), sources.peers)).toEqual({ kind: 'open' });
-    expect(defaultDestination(feedOf([], '#ops'), sources.peers)).toEqual({ kind: 'channel', channel: 'ops' });
+    expect(defaultDestination(feedOf([]), sources.book)).toEqual({ kind: 'open' });
+    expect(defaultDestination(feedOf([], '#open'), sources.book)).toEqual({ kind: 'open' });
+    expect(defaultDestination(feedOf([], '#ops'), sources.book)).toEqual({ kind: 'channel', channel: 'ops' });
   });
-  it('in the direct tab: the last direct correspondent while live, else a reason', () => {
+  it('in the direct tab: the last direct correspondent, live or known, else a reason', () => {
     const direct = [msg({ fromId: 'sid-n', to: 'me' }), msg({ fromId: 'me', to: 'sid-h' })];
-    expect(defaultDestination(feedOf(direct, 'direct'), sources.peers)).toEqual({ kind: 'direct', to: [hana] });
-    expect(defaultDestination(feedOf(direct, 'direct'), [nick])).toMatchObject({ kind: 'none' });
-    expect(defaultDestination(feedOf([], 'direct'), sources.peers)).toMatchObject({ kind: 'none', reason: expect.stringContaining('@Name') });
+    expect(defaultDestination(feedOf(direct, 'direct'), sources.book)).toEqual({ kind: 'direct', to: [hana] });
+    const goneHana = { ...hana, gone: true as const };
+    expect(defaultDestination(feedOf(direct, 'direct'), bookOf([nick], [goneHana]))).toEqual({ kind: 'direct', to: [goneHana] });
+    expect(defaultDestination(feedOf(direct, 'direct'), bookOf([nick]))).toMatchObject({ kind: 'none' });
+    expect(defaultDestination(feedOf([], 'direct'), sources.book)).toMatchObject({ kind: 'none', reason: expect.stringContaining('@Name') });
   });
 });
 
@@ -52,7 +57,8 @@ describe('planDraft and destinationLine', () => {
     ['an empty draft shows the tab default too', '', plain, 'to #open (everyone)', false],
     ['an address wins over the tab', '@Hana hi', plain, 'to Hana', false],
     ['a channel and a person in it', '#ops @Hana hi', plain, 'to #ops, to Hana', false],
-    ['an unknown name warns', '@Zed hi', plain, '✗ nobody live is called @Zed; live: Hana, Nick', true],
+    ['an unknown name warns', '@Zed hi', plain, '✗ nobody known is called @Zed; live: Hana, Nick', true],
+    ['a live party with no conduit: it waits, and the line says so', '@Nick hi', plain, 'to Nick — waits for Nick, live, no conduit running', false],
     ['with a selection a plain draft replies to it', 'on it', selectedOlder, `reply to Nick (${older.id})`, false],
     ['with a selection an address still wins', '@Hana on it', selectedOlder, 'to Hana', false],
     ['/reply answers the selection', '/reply ok', selectedOlder, `/reply: reply to Nick (${older.id})`, false],
@@ -64,15 +70,16 @@ describe('planDraft and destinationLine', () => {
   });
 
   it('sends to #open and a channel with nobody else live, and says who sees it later', () => {
-    const alone = { live: [me], members: () => ['me', 'sid-gone'] };
+    const alone = { live: [me], members: () => ['me', 'sid-gone'], now };
     const p = planDraft({ text: 'anyone?', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
     expect(p).toMatchObject({ kind: 'send', refusal: null, note: 'nobody else is live for #open now; it waits in history for whoever comes' });
     expect(destinationLine(p, nameOf)).toEqual({ text: 'to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes', bad: false });
     const c = planDraft({ text: '#ops deploying', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
     expect(destinationLine(c, nameOf)).toEqual({ text: 'to #ops — nobody else in #ops is live now; it waits in history for its 1 other member', bad: false });
-    // A direct message to someone who is gone is still refused: nobody would ever get it.
-    const d = planDraft({ text: 'hi', feed: plain, sources, defaultDest: { kind: 'direct', to: [nick] }, reach: alone });
-    expect(destinationLine(d, nameOf)).toEqual({ text: 'to Nick — Nick is not live; the draft is kept', bad: true });
+    // A direct message to someone who ended is sent: it waits in their mailbox (issue 21 item 1).
+    const goneNick = { ...nick, gone: true as const, lastSeen: now - 5 * 60_000 };
+    const d = planDraft({ text: 'hi', feed: plain, sources, defaultDest: { kind: 'direct', to: [goneNick] }, reach: alone });
+    expect(destinationLine(d, nameOf)).toEqual({ text: 'to Nick (gone) — waits for Nick (gone), last seen 5m ago', bad: false });
   });
 
   it('plans what Enter does: the kind and its target', () => {

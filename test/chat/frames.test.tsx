@@ -106,9 +106,9 @@ describe('attend chat frames', () => {
     const roster = await c.until((x) => x.includes('Hana idle'), 'roster');
     expect(roster).not.toContain('waiting');
     await c.type('@hanna');
-    await c.until((x) => x.includes('── ✗ nobody live is called @hanna; did you mean @Hana? (Tab completes)'), 'the suggestion before Enter');
+    await c.until((x) => x.includes('── ✗ nobody known is called @hanna; did you mean @Hana? (Tab completes)'), 'the suggestion before Enter');
     c.press('\r');
-    await c.until((x) => x.includes('not sent: nobody live is called @hanna') && x.includes('> @hanna'), 'refused, draft kept');
+    await c.until((x) => x.includes('not sent: nobody known is called @hanna') && x.includes('> @hanna'), 'refused, draft kept');
     const dir = join(c.root, 'signals', attendKey(hana.cwd));
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
     c.press('\t');
@@ -124,6 +124,26 @@ describe('attend chat frames', () => {
     expect(line).toContain(`|to:${hana.sessionId}|ship it`);
     const own = await c.until((x) => /tester \(you\) → Hana {2}dm/.test(x) && x.includes('  ship it'), 'own message in the feed');
     expect(own).not.toContain('(you) (human)');
+  });
+
+  it('@name of a session that ended resolves through the send\'s resolver: the line and the status say it waits, and it lands in its tray (issue 21 item 1)', async () => {
+    // The chat resolved @name against the live roster only: `api is not live; the draft is
+    // kept`, where `attend send --to api` leaves it a message that waits.
+    const api = live('api');
+    await runInProcess(['send', 'going for lunch'], { env: api.env });
+    api.kill();
+    const c = renderChat();
+    await c.until((x) => x.includes('going for lunch'), 'history');
+    await c.type('@apx hi');
+    await c.until((x) => x.includes('── ✗ nobody known is called @apx; did you mean @api (gone)? (Tab completes)'), 'the closest known name');
+    c.press('\x15');
+    await c.type('@api the schema changed');
+    await c.until((x) => /── to api \(gone\) — waits for api \(gone\), last seen \d+s ago/.test(x), 'the truthful words before Enter');
+    c.press('\r');
+    await c.until((x) => /sent to api \(gone\) — waits for api \(gone\), last seen \d+s ago/.test(x), 'sent, with the send verb\'s words');
+    const dir = join(c.root, 'signals', attendKey(api.cwd));
+    const lines = readdirSync(dir).filter((n) => n.endsWith('.signal')).map((n) => readFileSync(join(dir, n), 'utf8'));
+    expect(lines.filter((l) => l.includes(`|to:${api.sessionId}|the schema changed`))).toHaveLength(1);
   });
 
   it('a human and an agent with the same name are ambiguous, with the candidates listed (issue 10 item 10)', async () => {

@@ -1,14 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { completeAt, editDistance, matchName, parseAddress, type PeerRef, reachNote, resolveRoute, type RouteSources, unreachableReason } from '../../tools/chat/state/routing.js';
+import { bookOf, peer } from '../helpers/peers.js';
 
-const peers: PeerRef[] = [
-  { id: 'sid-1', name: 'Nick-alpha', kind: 'agent' },
-  { id: 'sid-2', name: 'Nick-beta', kind: 'agent' },
-  { id: 'sid-3', name: 'Hana', kind: 'agent' },
-  { id: 'aaron', name: 'aaron', kind: 'human' },
-  { id: 'me', name: 'me', kind: 'human' },
-];
-const src: RouteSources = { peers, channels: ['ops', 'release'], me: 'me' };
+const peers: PeerRef[] = [peer('sid-1', 'Nick-alpha'), peer('sid-2', 'Nick-beta'), peer('sid-3', 'Hana'), peer('aaron', 'aaron', 'human'), peer('me', 'me', 'human')];
+const src: RouteSources = { book: bookOf(peers), channels: ['ops', 'release'], me: 'me' };
+const withPeers = (more: PeerRef[], channels: string[] = []): RouteSources => ({ book: bookOf([...peers, ...more]), channels, me: 'me' });
 const open = { kind: 'open' } as const;
 
 describe('parseAddress', () => {
@@ -39,7 +35,7 @@ describe('editDistance and matchName', () => {
     expect(matchName('nick', peers, (p) => p.name)).toMatchObject({ kind: 'ambiguous', items: [{ id: 'sid-1' }, { id: 'sid-2' }] });
   });
   it('takes an exact id, or an id prefix of 8 or more', () => {
-    const agents: PeerRef[] = [{ id: '0123456789ab', name: 'x', kind: 'agent' }, { id: '0123456700cd', name: 'y', kind: 'agent' }];
+    const agents: PeerRef[] = [peer('0123456789ab', 'x'), peer('0123456700cd', 'y')];
     expect(matchName('0123456789ab', agents, (p) => p.name, (p) => p.id)).toMatchObject({ kind: 'one', item: { name: 'x' } });
     expect(matchName('01234567', agents, (p) => p.name, (p) => p.id).kind).toBe('ambiguous');
     expect(matchName('012345678', agents, (p) => p.name, (p) => p.id)).toMatchObject({ kind: 'one', item: { name: 'x' } });
@@ -59,25 +55,25 @@ describe('resolveRoute', () => {
     expect(resolveRoute('@sid-3 hi', src, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'sid-3' }] } });
   });
   it('never sends to a typo: @alpah is not alpha, @bex is not bet; it suggests instead (issue 10 item 13)', () => {
-    const s2: RouteSources = { peers: [...peers, { id: 'sid-a', name: 'alpha', kind: 'agent' }, { id: 'sid-b', name: 'bet', kind: 'agent' }], channels: ['ops'], me: 'me' };
-    expect(resolveRoute('@alpah hi', s2, open)).toEqual({ ok: false, reason: 'nobody live is called @alpah; did you mean @alpha? (Tab completes)', body: 'hi' });
-    expect(resolveRoute('@bex hi', s2, open)).toEqual({ ok: false, reason: 'nobody live is called @bex; did you mean @bet? (Tab completes)', body: 'hi' });
-    expect(resolveRoute('@Hnaa hi', src, open)).toMatchObject({ ok: false, reason: 'nobody live is called @Hnaa; did you mean @Hana? (Tab completes)' });
+    const s2 = withPeers([peer('sid-a', 'alpha'), peer('sid-b', 'bet')], ['ops']);
+    expect(resolveRoute('@alpah hi', s2, open)).toEqual({ ok: false, reason: 'nobody known is called @alpah; did you mean @alpha? (Tab completes)', body: 'hi' });
+    expect(resolveRoute('@bex hi', s2, open)).toEqual({ ok: false, reason: 'nobody known is called @bex; did you mean @bet? (Tab completes)', body: 'hi' });
+    expect(resolveRoute('@Hnaa hi', src, open)).toMatchObject({ ok: false, reason: 'nobody known is called @Hnaa; did you mean @Hana? (Tab completes)' });
     expect(resolveRoute('#opz deploying', src, open)).toEqual({ ok: false, reason: 'no channel #opz; did you mean #ops? (Tab completes)', body: 'deploying' });
     expect(resolveRoute('#zzzz x', src, open)).toMatchObject({ ok: false, reason: 'no channel #zzzz; channels: #ops, #release' });
     expect(resolveRoute('#rel x', src, open)).toMatchObject({ ok: true, dest: { kind: 'channel', channel: 'release' } });
   });
   it('a human and an agent with the same name are ambiguous, the operator included (issue 10 item 10)', () => {
-    const twins: RouteSources = { peers: [...peers, { id: 'alpha', name: 'alpha', kind: 'human' }, { id: 'sid-alpha-1234', name: 'alpha', kind: 'agent' }], channels: [], me: 'me' };
+    const twins = withPeers([peer('alpha', 'alpha', 'human'), peer('sid-alpha-1234', 'alpha')]);
     expect(resolveRoute('@alpha hi', twins, open)).toMatchObject({
       ok: false,
       reason: "@alpha is ambiguous: alpha (human), alpha (agent sid-alph); @human:<username> names the person, @ and 8 or more characters of an agent's id the agent",
     });
     expect(resolveRoute('@human:alpha hi', twins, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'alpha', kind: 'human' }] }, body: 'hi' });
-    expect(resolveRoute('@human:nobody hi', twins, open)).toMatchObject({ ok: false, reason: expect.stringContaining('no live human called nobody') });
+    expect(resolveRoute('@human:nobody hi', twins, open)).toMatchObject({ ok: false, reason: expect.stringContaining('no known human called nobody') });
     expect(resolveRoute('@human:me hi', twins, open)).toMatchObject({ ok: false, reason: '@human:me is you' });
     expect(resolveRoute('@sid-alpha hi', twins, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'sid-alpha-1234' }] } });
-    const mine: RouteSources = { peers: [...peers, { id: 'sid-me-agent', name: 'ME', kind: 'agent' }], channels: [], me: 'me' };
+    const mine = withPeers([peer('sid-me-agent', 'ME')]);
     expect(resolveRoute('@me hi', mine, open)).toMatchObject({ ok: false, reason: expect.stringContaining('@me is ambiguous: me (human, you), ME (agent sid-me-a)') });
   });
   it('refuses ambiguity and lists the candidates', () => {
@@ -105,29 +101,62 @@ describe('resolveRoute', () => {
 });
 
 describe('unreachableReason and reachNote (issue 10 item 12: #open and channels are sent, live readers or not)', () => {
-  const reach = { live: peers, members: (c: string) => (c === 'ops' ? ['me', 'sid-3', 'gone-1'] : c === 'release' ? ['me', 'gone-1', 'gone-2'] : ['me']) };
-  const alone = { live: [peers[4] as PeerRef], members: reach.members };
-  it('refuses only a direct message to someone who is not live', () => {
-    expect(unreachableReason({ kind: 'open' }, alone, 'me')).toBeNull();
-    expect(unreachableReason({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toBeNull();
-    expect(unreachableReason({ kind: 'channel', channel: 'solo', to: [] }, alone, 'me')).toBeNull();
-    expect(unreachableReason({ kind: 'direct', to: [{ id: 'gone', name: 'Gone', kind: 'agent' }] }, reach, 'me')).toBe('Gone is not live; the draft is kept');
-    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [{ id: 'gone', name: 'Gone', kind: 'agent' }] }, reach, 'me')).toContain('Gone is not live');
-    expect(unreachableReason({ kind: 'direct', to: [peers[2] as PeerRef] }, reach, 'me')).toBeNull();
+  const now = 10 * 3_600_000;
+  const reach = { live: peers, members: (c: string) => (c === 'ops' ? ['me', 'sid-3', 'gone-1'] : c === 'release' ? ['me', 'gone-1', 'gone-2'] : ['me']), now };
+  const alone = { live: [peers[4] as PeerRef], members: reach.members, now };
+  const api = peer('sid-api', 'api', 'agent', { gone: true, lastSeen: now - 2 * 3_600_000 });
+  it('never refuses a party for not being live: it has a mailbox (issue 21 item 1)', () => {
+    expect(unreachableReason({ kind: 'open' }, alone)).toBeNull();
+    expect(unreachableReason({ kind: 'channel', channel: 'release', to: [] }, reach)).toBeNull();
+    expect(unreachableReason({ kind: 'channel', channel: 'solo', to: [] }, alone)).toBeNull();
+    expect(unreachableReason({ kind: 'direct', to: [api] }, reach)).toBeNull();
+    expect(unreachableReason({ kind: 'direct', to: [peers[2] as PeerRef] }, reach)).toBeNull();
   });
   it('refuses a channel message addressed to a non-member, as the send verb does (issue 10 item 7)', () => {
-    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [peers[2] as PeerRef] }, reach, 'me')).toBeNull();
-    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [peers[0] as PeerRef] }, reach, 'me')).toBe('Nick-alpha is not in #ops and would never see it (/invite @Nick-alpha #ops)');
+    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [peers[2] as PeerRef] }, reach)).toBeNull();
+    expect(unreachableReason({ kind: 'channel', channel: 'ops', to: [peers[0] as PeerRef] }, reach)).toBe('Nick-alpha is not in #ops and would never see it (/invite @Nick-alpha #ops)');
   });
-  it('says who will not see it now', () => {
+  it('says who will not see it now, in the send\'s words for a party it names', () => {
     expect(reachNote({ kind: 'open' }, reach, 'me')).toBeNull();
     expect(reachNote({ kind: 'open' }, alone, 'me')).toBe('nobody else is live for #open now; it waits in history for whoever comes');
     expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, reach, 'me')).toBe('seen now by Hana; it waits for 1 other member');
     expect(reachNote({ kind: 'channel', channel: 'release', to: [] }, reach, 'me')).toBe('nobody else in #release is live now; it waits in history for its 2 other members');
     expect(reachNote({ kind: 'channel', channel: 'solo', to: [] }, reach, 'me')).toBe('nobody else is in #solo yet; it waits in history (/invite @name #solo)');
-    const allLive = { live: peers, members: () => ['me', 'sid-3'] };
+    const allLive = { live: peers, members: () => ['me', 'sid-3'], now };
     expect(reachNote({ kind: 'channel', channel: 'ops', to: [] }, allLive, 'me')).toBeNull();
-    expect(reachNote({ kind: 'direct', to: [peers[2] as PeerRef] }, reach, 'me')).toBeNull();
+    const shown = peer('sid-s', 'Sam', 'agent', { delivery: { sensor: now, drain: null, chat: null, delivering: true } });
+    expect(reachNote({ kind: 'direct', to: [shown] }, reach, 'me')).toBeNull();
+    expect(reachNote({ kind: 'direct', to: [api] }, reach, 'me')).toBe('waits for api (gone), last seen 2h ago');
+    expect(reachNote({ kind: 'direct', to: [peer('sid-b', 'bee', 'agent', { gone: true, host: 'bravo' })] }, reach, 'me')).toBe('held for bee@bravo by the hub until bravo is back');
+  });
+});
+
+describe('a party that is not live, by the send\'s resolver (issue 21 item 1)', () => {
+  const api = peer('11111111-aaaa-4bbb-8ccc-222222222222', 'api', 'agent', { gone: true, lastSeen: 1 });
+  const gone = { book: bookOf(peers, [api, peer('ops-lead', 'ops-lead', 'human', { gone: true })]), channels: [], me: 'me' };
+  it('@name of a party that ended resolves to it', () => {
+    expect(resolveRoute('@api the schema changed', gone, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: api.id, gone: true }] }, body: 'the schema changed' });
+    expect(resolveRoute('@human:ops-lead hi', gone, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'ops-lead' }] } });
+    expect(resolveRoute('@11111111 hi', gone, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: api.id }] } });
+  });
+  it('an unknown name fails with the closest known names, gone ones marked', () => {
+    expect(resolveRoute('@apu hi', gone, open)).toEqual({ ok: false, reason: 'nobody known is called @apu; did you mean @api (gone)? (Tab completes)', body: 'hi' });
+  });
+  it('a live party wins over a gone one of its name; two gone ones are ambiguous', () => {
+    const web = peer('sid-web', 'web');
+    const both = { book: bookOf([...peers, web], [peer('sid-old-web', 'web', 'agent', { gone: true })]), channels: [], me: 'me' };
+    expect(resolveRoute('@web hi', both, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'sid-web' }] } });
+    const twoGone = { book: bookOf(peers, [peer('sid-x-1234567', 'old', 'agent', { gone: true }), peer('sid-y-1234567', 'old', 'agent', { gone: true })]), channels: [], me: 'me' };
+    expect(resolveRoute('@old hi', twoGone, open)).toMatchObject({ ok: false, reason: expect.stringMatching(/^@old is ambiguous: old \(gone\) \(agent sid-x-12\), old \(gone\) \(agent sid-y-12\)/) });
+  });
+  it('@host:name names a party of another machine', () => {
+    const bee = peer('sid-bee', 'bee', 'agent', { host: 'bravo' });
+    const s = { book: bookOf([...peers, bee]), channels: [], me: 'me' };
+    expect(resolveRoute('@bravo:bee hi', s, open)).toMatchObject({ ok: true, dest: { kind: 'direct', to: [{ id: 'sid-bee', host: 'bravo' }] }, body: 'hi' });
+    expect(parseAddress('#tag:value is prose').tokens).toEqual([]);
+  });
+  it('Tab completes a known name', () => {
+    expect(completeAt('@ap', 3, { ...gone, commands: [] }, null)?.text).toBe('@api ');
   });
 });
 
@@ -151,7 +180,7 @@ describe('completeAt', () => {
     expect(completeAt('x /jo', 5, cs, null)).toBeNull();
   });
   it('completes fuzzily, closest first: a typo, or a part of the name', () => {
-    const s2 = { ...cs, peers: [...peers, { id: 'sid-a', name: 'alpha', kind: 'agent' as const }] };
+    const s2 = { ...cs, book: bookOf([...peers, peer('sid-a', 'alpha')]) };
     expect(completeAt('@alpah', 6, s2, null)?.text).toBe('@alpha ');
     expect(completeAt('@hnaa', 5, s2, null)?.text).toBe('@Hana ');
     expect(completeAt('@beta', 5, s2, null)?.text).toBe('@Nick-beta ');

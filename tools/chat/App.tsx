@@ -79,7 +79,7 @@ export function App(props: AppProps) {
   useScrollBack(source, win.atTop, feed, dispatch);
 
   // What Enter does with the draft; the destination line says the same.
-  const { plan, sources } = useDraftPlan(compose.text, feed, peers, chanInfo);
+  const { plan, sources } = useDraftPlan(compose.text, feed, peers, chanInfo, actions, now);
 
   const quit = useCallback(() => app.exit(), [app]);
 

@@ -6,7 +6,8 @@
 // Errors are the commands' AttendErrors; slash.ts and submit.ts word them for the status line (hints.ts).
 
 import { readChannels } from '../bus/channels/index.js';
-import type { Peer } from '../bus/presence/index.js';
+import type { AddressBook, Peer } from '../bus/presence/index.js';
+import { addressBook } from '../verbs/address.js';
 import {
   type ChannelsResult,
   type DissolveResult,
@@ -41,6 +42,11 @@ export interface ChatActions {
   reply(parentId: string, body: string): SendResult;
   /** The live roster, fresh on every call. */
   peers(): Peer[];
+  /**
+   * Whom a draft may name, the send's own address book (tools/verbs/address.ts): the live
+   * roster given (the roster poller's read) and elsewhere, then every party the bus has known.
+   */
+  addressBook(live: Peer[]): AddressBook;
   /**
    * Channel names and member ids for tabs and "would reach nobody", read every roster
    * refresh. A plain read of the store: the shared listing (runChannels) prunes under the
@@ -84,6 +90,9 @@ export function createChatActions(deps: ActionDeps): ChatActions {
     },
     peers() {
       return deps.makeCtx().live();
+    },
+    addressBook(live) {
+      return addressBook(deps.makeCtx(), live);
     },
     channels() {
       const store = readChannels(root);

@@ -13,7 +13,7 @@ import type { Peer } from '../bus/presence/index.js';
 import { type Message, listScopes, readScopes } from '../bus/store/index.js';
 import { processAlive } from '../identity/system.js';
 import { addressees } from '../wire/envelope.js';
-import { type Reach, partyName, waitingWhy } from '../wire/display.js';
+import { type Reach, partyName, peerLabel, waitingWhy } from '../wire/display.js';
 import { neutralize } from '../wire/render.js';
 
 export interface RecipientDelivery {
@@ -51,8 +51,8 @@ export function deliveryFor(ctx: VerbCtx, to: string, recipients: Peer[] = []): 
   let relayDown: boolean | undefined;
   return wanted.map((id) => {
     const p = byId.get(id);
-    // A gone recipient the send resolved carries its last name: no second read of the known names.
-    const name = p && !p.gone ? (p.host !== undefined ? `${p.name}@${p.host}` : p.name) : p?.gone && p.kind === 'agent' && p.name !== id ? `${p.name} (gone)` : partyName(id, liveNames, (known ??= readKnownNames(root, now)));
+    // A recipient the send resolved carries its name (a gone one its last): no second read of the known names.
+    const name = p && !(p.gone && p.name === p.id) ? peerLabel(p) : partyName(id, liveNames, (known ??= readKnownNames(root, now)));
     let reach = reachOf(p, now);
     // Mail for another machine leaves through this machine's relay: without one it is held here.
     if (p?.host !== undefined && reach.word !== 'held') {

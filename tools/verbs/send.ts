@@ -9,7 +9,8 @@ import { checkSend } from '../bus/trust/index.js';
 import { readChannels, requireChannel } from '../bus/channels/index.js';
 import type { Peer } from '../bus/presence/index.js';
 import { MAX_BODY_BYTES, writeSignals } from '../bus/store/index.js';
-import { knownParties, localHostName, peersEverywhere, rememberParties, resolveTargets } from '../bus/presence/index.js';
+import { rememberParties, resolveTargets } from '../bus/presence/index.js';
+import { addressBook } from './address.js';
 import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
 import { neutralize } from '../wire/render.js';
@@ -91,21 +92,13 @@ export function routeFor(ctx: VerbCtx, input: Pick<SendInput, 'to' | 'channel'>)
     return { scopes: [{ kind: 'open' }], to: '*', recipients: [] };
   }
   // Members on other machines too (issue 13); their trays are relayed by `attend relay`.
+  // Read only when a target names nobody live: the known parties (issue 21 item 1).
   const root = ctx.root();
-  const localHost = localHostName(root);
-  const everywhere = peersEverywhere(root, ctx.live(), ctx.now());
+  const book = addressBook(ctx);
   // Members other machines announce are remembered, so they stay addressable while their
   // machine is offline (the hub keeps their mail until it is back).
-  rememberParties(root, everywhere.filter((p) => p.host !== undefined), ctx.now());
-  const cache = new Map<string, Peer[]>();
-  const tier = (t: 'recorded' | 'all') => () => cache.get(t) ?? cache.set(t, knownParties(root, new Set(everywhere.map((p) => p.id)), { owner: ownerOf(ctx), now: ctx.now(), localHost }, t)).get(t)!;
-  const recipients = resolveTargets(targets, everywhere, {
-    cwd: ctx.cwd,
-    home: ctx.paths.home,
-    localHost,
-    // Read only when a target names nobody live (issue 21 item 1); the second tier only when the first names nobody.
-    known: [tier('recorded'), tier('all')],
-  });
+  rememberParties(root, book.peers.filter((p) => p.host !== undefined), ctx.now());
+  const recipients = resolveTargets(targets, book.peers, book.opts);
   const to = recipients.map((p) => p.id).join(',');
   if (!WIDE_CLASS.test(to)) throw usageError(`recipient ids '${printable(to)}' cannot be written on the wire`);
   if (channel !== undefined) {
@@ -124,11 +117,6 @@ export function routeFor(ctx: VerbCtx, input: Pick<SendInput, 'to' | 'channel'>)
   }
   const keys = [...new Set(recipients.map((p) => attendKey(p.origin)))];
   return { scopes: keys.map((key) => ({ kind: 'tray', key })), to, recipients };
-}
-
-/** The person who owns the bus: the Unix user this process runs as (never $USER), always addressable. */
-function ownerOf(ctx: VerbCtx): { id: string; home: string } {
-  return { id: ctx.identity().user, home: ctx.paths.home };
 }
 
 export function runSend(ctx: VerbCtx, input: SendInput): SendResult {

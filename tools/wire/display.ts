@@ -43,6 +43,18 @@ export function partyName(id: string, live: ReadonlyMap<string, string>, known?:
   return live.get(id) ?? knownName(known, id) ?? shortId(id);
 }
 
+/**
+ * What a party the resolver found is called (tools/bus/presence/targets.ts: live, of another
+ * machine, or one the bus has known): `name@host` on another machine, an agent that ended by
+ * its last name marked gone, else its name (a long session id cut by `shortId`). A person who
+ * is not in chat is not gone: they read when they look.
+ */
+export function peerLabel(p: { id: string; name: string; kind: 'agent' | 'human'; host?: string | undefined; gone?: true | undefined }): string {
+  const name = p.name === p.id ? shortId(p.id) : p.name;
+  if (p.host !== undefined) return p.name === p.id ? name : `${p.name}@${p.host}`;
+  return p.gone && p.kind === 'agent' && p.name !== p.id ? goneName(name) : name;
+}
+
 export interface NameLookup {
   /** The display name for an id (presentation only): `partyName`. */
   name(id: string): string;

@@ -27,10 +27,10 @@ function describeLive(peers: Peer[]): string {
 }
 
 /** Several members answer to one name or path: name each so the caller can pick one. */
-function ambiguous(t: string, found: Peer[], localHost: string | null): never {
+function ambiguousError(t: string, found: Peer[], localHost: string | null): Error {
   const anyRemote = found.some((p) => p.host !== undefined);
   const label = (p: Peer) => (anyRemote ? `${p.host ?? localHost ?? 'local'}:${p.name}` : p.name);
-  throw usageError(
+  return usageError(
     `'${printable(t)}' is ambiguous: ${found.map((p) => neutralize(`${label(p)} (${p.kind}, ${p.id})`)).join(', ')}`,
     anyRemote ? 'qualify it with the host (host:name), or name a session by its id' : 'name a session by its id or path, a person as human:<username>',
   );
@@ -45,6 +45,37 @@ export interface TargetOptions {
   localHost?: string | null;
   /** Parties that are not live, in tiers read in turn only while a target names nobody. */
   known?: (() => Peer[])[];
+  /**
+   * Also take a unique prefix of a live name (`Nick` for Nick-alpha when it is alone), after
+   * every exact match failed. The chat asks for it: its destination line shows whom a draft
+   * names before Enter, where a script's `--to` would send to a guess unseen.
+   */
+  namePrefix?: boolean;
+}
+
+/** What a target names: the parties, or why none (each front end words it in its own terms). */
+export type TargetLookup =
+  | { ok: true; peers: Peer[] }
+  | { ok: false; problem: 'invalid'; reason: string }
+  | { ok: false; problem: 'ambiguous'; candidates: Peer[] }
+  | {
+      ok: false;
+      problem: 'unknown';
+      /** `human:<username>` asked for a person. */
+      human: boolean;
+      /** The path a path-like target meant, else null. */
+      path: string | null;
+      /** The known names nearest it, closest first (at most 5). */
+      closest: Peer[];
+      /** Whether parties that are not live were looked among (`known` was given). */
+      known: boolean;
+    };
+
+/** Everyone a target may name, and how to look: what the send resolves against (tools/verbs/address.ts). */
+export interface AddressBook {
+  /** Live here and on every machine the relay hears from. */
+  peers: Peer[];
+  opts: TargetOptions;
 }
 
 /**
@@ -52,46 +83,74 @@ export interface TargetOptions {
  * is given. Throws AttendError when it names none, or several of the same standing.
  */
 export function resolveTarget(target: string, peers: Peer[], opts: TargetOptions): Peer[] {
-  const t = target.trim();
-  if (t.length === 0) throw usageError('--to needs a target (a path, a session id, a name or a username)');
-  if (/[\u0000-\u001f\u007f]/.test(t)) throw usageError(`--to '${printable(t)}' contains control characters`);
-  const live = findAmong(t, peers, opts);
-  if (live.length > 0) return live;
-  if (opts.known === undefined) throw notFound(t, peers, [], opts, false);
-  const liveIds = new Set(peers.map((p) => p.id));
-  let gone: Peer[] = [];
-  for (const tier of opts.known) {
-    gone = tier().filter((p) => !liveIds.has(p.id));
-    const found = gone.length > 0 ? findAmong(t, gone, opts) : [];
-    if (found.length > 0) return found;
-  }
-  throw notFound(t, peers, gone, opts, true);
+  const r = lookupTarget(target, peers, opts);
+  if (r.ok) return r.peers;
+  if (r.problem === 'invalid') throw usageError(r.reason);
+  if (r.problem === 'ambiguous') throw ambiguousError(target.trim(), r.candidates, opts.localHost ?? null);
+  throw notFound(target.trim(), peers, r);
 }
 
-/** The peers among `peers` that `t` names; [] for none; throws when ambiguous. */
-function findAmong(t: string, peers: Peer[], opts: TargetOptions): Peer[] {
+/** The one resolver behind every `--to`, MCP `to` and chat `@name`: what `target` names among `peers` (and the known). */
+export function lookupTarget(target: string, peers: Peer[], opts: TargetOptions): TargetLookup {
+  const t = target.trim();
+  if (t.length === 0) return { ok: false, problem: 'invalid', reason: '--to needs a target (a path, a session id, a name or a username)' };
+  if (/[\u0000-\u001f\u007f]/.test(t)) return { ok: false, problem: 'invalid', reason: `--to '${printable(t)}' contains control characters` };
+  const live = findAmong(t, peers, opts);
+  if (live.kind !== 'none') return found(live);
+  const liveIds = new Set(peers.map((p) => p.id));
+  let gone: Peer[] = [];
+  for (const tier of opts.known ?? []) {
+    gone = tier().filter((p) => !liveIds.has(p.id));
+    const hit = gone.length > 0 ? findAmong(t, gone, opts) : { kind: 'none' as const };
+    if (hit.kind !== 'none') return found(hit);
+  }
+  if (opts.namePrefix === true && !looksLikePath(t) && !t.includes(':')) {
+    const lower = t.toLowerCase();
+    const pre = peers.filter((p) => p.name.toLowerCase().startsWith(lower));
+    if (pre.length === 1) return { ok: true, peers: pre };
+    if (pre.length > 1) return { ok: false, problem: 'ambiguous', candidates: pre };
+  }
+  const isPath = looksLikePath(t) || /^[a-z0-9-]{1,32}:\//.test(t);
+  return {
+    ok: false,
+    problem: 'unknown',
+    human: t.startsWith('human:'),
+    path: isPath ? (t.includes(':') ? t : pathOf(t, opts)) : null,
+    closest: isPath ? [] : closest(t.replace(/^human:/, ''), [...peers, ...gone]),
+    known: opts.known !== undefined,
+  };
+}
+
+type Found = { kind: 'one'; peers: Peer[] } | { kind: 'ambiguous'; peers: Peer[] } | { kind: 'none' };
+
+function found(f: Exclude<Found, { kind: 'none' }>): TargetLookup {
+  return f.kind === 'one' ? { ok: true, peers: f.peers } : { ok: false, problem: 'ambiguous', candidates: f.peers };
+}
+
+/** The peers among `peers` that `t` names: one set, several of one standing (ambiguous), or none. */
+function findAmong(t: string, peers: Peer[], opts: TargetOptions): Found {
   // `host:name` or `host:/path`: only members on that machine (issue 13).
   const q = QUALIFIED.exec(t);
   const hosts = new Set(peers.flatMap((p) => (p.host !== undefined ? [p.host] : [])));
   if (q && (hosts.has(q[1]!) || q[1] === opts.localHost)) {
     const onHost = peers.filter((p) => (q[1] === opts.localHost ? p.host === undefined : p.host === q[1]));
     const rest = q[2]!;
-    if (rest.startsWith('/')) return several(t, onHost.filter((p) => p.origin === normalizeOrigin(rest)), opts);
+    if (rest.startsWith('/')) return several(onHost.filter((p) => p.origin === normalizeOrigin(rest)));
     return findAmong(rest, onHost, { ...opts, localHost: null });
   }
   const local = peers.filter((p) => p.host === undefined);
   if (looksLikePath(t)) {
     // A path names this machine's directories: members elsewhere are reached as host:/path.
-    return several(t, local.filter((p) => p.origin === pathOf(t, opts)), opts);
+    return several(local.filter((p) => p.origin === pathOf(t, opts)));
   }
   if (t.startsWith('human:')) {
     const user = t.slice('human:'.length);
     let h = peers.filter((p) => p.kind === 'human' && p.id === user);
     // A human is a username on one machine: this machine's comes first (issue 13).
     if (h.some((p) => p.host === undefined)) h = h.filter((p) => p.host === undefined);
-    if (h.length === 1 || (h.length > 1 && h.every((p) => p.host === undefined))) return h;
-    if (h.length > 1) ambiguous(t, h, opts.localHost ?? null);
-    return [];
+    if (h.length === 1 || (h.length > 1 && h.every((p) => p.host === undefined))) return { kind: 'one', peers: h };
+    if (h.length > 1) return { kind: 'ambiguous', peers: h };
+    return { kind: 'none' };
   }
   // An id and a display name can coincide (a human `nick` and a session named `nick`):
   // whoever the word names, by id or by name, is a candidate, and more than one is
@@ -101,14 +160,14 @@ function findAmong(t: string, peers: Peer[], opts: TargetOptions): Peer[] {
   const lower = t.toLowerCase();
   let exact = peers.filter((p) => p.id === t || p.name.toLowerCase() === lower);
   if (exact.some((p) => p.kind === 'human' && p.host === undefined)) exact = exact.filter((p) => !(p.kind === 'human' && p.host !== undefined));
-  if (exact.length === 1) return exact;
-  if (exact.length > 1) ambiguous(t, exact, opts.localHost ?? null);
+  if (exact.length === 1) return { kind: 'one', peers: exact };
+  if (exact.length > 1) return { kind: 'ambiguous', peers: exact };
   // A session id prefix of 8 or more characters, as `attend peers` shows them.
   if (t.length >= 8) {
     const byPrefix = peers.filter((p) => p.kind === 'agent' && p.id.startsWith(t));
-    if (byPrefix.length === 1) return byPrefix;
+    if (byPrefix.length === 1) return { kind: 'one', peers: byPrefix };
   }
-  return [];
+  return { kind: 'none' };
 }
 
 function pathOf(t: string, opts: TargetOptions): string {
@@ -119,26 +178,29 @@ function pathOf(t: string, opts: TargetOptions): string {
  * Everyone live at a path is reached (one tray, every session there); of parties that are
  * gone, a path with several is ambiguous (each would be a guess).
  */
-function several(t: string, found: Peer[], opts: TargetOptions): Peer[] {
-  if (found.length > 1 && found.every((p) => p.gone)) ambiguous(t, found, opts.localHost ?? null);
-  return found;
+function several(at: Peer[]): Found {
+  if (at.length === 0) return { kind: 'none' };
+  return at.length > 1 && at.every((p) => p.gone) ? { kind: 'ambiguous', peers: at } : { kind: 'one', peers: at };
 }
 
 /** Nobody of that name: say who is closest among the known, and who is live. */
-function notFound(t: string, peers: Peer[], gone: Peer[], opts: TargetOptions, withKnown: boolean): Error {
-  const isPath = looksLikePath(t) || /^[a-z0-9-]{1,32}:\//.test(t);
-  const shown = isPath && !t.includes(':') ? pathOf(t, opts) : t;
+function notFound(t: string, peers: Peer[], r: Extract<TargetLookup, { problem: 'unknown' }>): Error {
   const live = describeLive(peers);
-  if (isPath) return notFoundError(`${withKnown ? 'nobody known' : 'nobody live'} at ${printable(shown, 200)}`, live);
-  const what = t.startsWith('human:') ? `${withKnown ? 'no known' : 'no live'} human '${printable(t.slice('human:'.length))}'` : `${withKnown ? 'no known' : 'no live'} recipient '${printable(t)}'`;
-  const near = closest(t.replace(/^human:/, ''), [...peers, ...gone]);
+  if (r.path !== null) return notFoundError(`${r.known ? 'nobody known' : 'nobody live'} at ${printable(r.path, 200)}`, live);
+  const what = r.human ? `${r.known ? 'no known' : 'no live'} human '${printable(t.slice('human:'.length))}'` : `${r.known ? 'no known' : 'no live'} recipient '${printable(t)}'`;
+  const near = r.closest.map((p) => neutralize(closeLabel(p)));
   return notFoundError(what, near.length > 0 ? `closest: ${near.join(', ')}; ${live}` : live);
 }
 
-/** The known names nearest a word (edit distance 2, a prefix or a substring), closest first, at most 5. */
-function closest(word: string, candidates: Peer[]): string[] {
+/** A party among the closest: `host:name` elsewhere, an agent that ended marked gone (a person who is not in chat is not gone: they read when they look). */
+function closeLabel(p: Peer): string {
+  return `${qualifiedName(p)}${p.gone && p.kind === 'agent' ? ' (gone)' : ''}`;
+}
+
+/** The known parties nearest a word (edit distance 2, a prefix or a substring), closest first, at most 5, one per label. */
+function closest(word: string, candidates: Peer[]): Peer[] {
   const w = word.toLowerCase();
-  const scored: { label: string; d: number }[] = [];
+  const scored: { p: Peer; label: string; d: number }[] = [];
   const seen = new Set<string>();
   for (const p of candidates) {
     const n = p.name.toLowerCase();
@@ -147,16 +209,15 @@ function closest(word: string, candidates: Peer[]): string[] {
       if (w.length < 2 || !(n.includes(w) || w.includes(n))) continue;
       d = 3;
     }
-    // A person who is not in chat is not gone: they read when they look.
-    const label = neutralize(`${qualifiedName(p)}${p.gone && p.kind === 'agent' ? ' (gone)' : ''}`);
+    const label = closeLabel(p);
     if (seen.has(label)) continue;
     seen.add(label);
-    scored.push({ label, d });
+    scored.push({ p, label, d });
   }
   return scored
     .sort((a, b) => a.d - b.d || a.label.localeCompare(b.label))
     .slice(0, 5)
-    .map((x) => x.label);
+    .map((x) => x.p);
 }
 
 export function resolveTargets(targets: string[], peers: Peer[], opts: TargetOptions): Peer[] {

@@ -2,21 +2,24 @@
 // plain draft replies to, what /reply answers, and the destination line above the compose
 // box. The line and Enter read the same plan, so what the line says is what Enter does.
 
+import { lookupTarget } from '../../bus/presence/index.js';
 import { addressees } from '../../wire/envelope.js';
 import { neutralize } from '../../wire/render.js';
 import { type ChatMessage, type FeedState, isDirect, newestFromOthers, selectedMessage } from './feed.js';
 import { type DefaultDest, describeDest, parseAddress, type PeerRef, type Reach, reachNote, resolveRoute, type RouteResult, type RouteSources, unreachableReason } from './routing.js';
 
 /** Where a draft that names nobody goes: decided by the active tab. */
-export function defaultDestination(feed: Pick<FeedState, 'active' | 'messages' | 'me'>, peers: PeerRef[]): DefaultDest {
+export function defaultDestination(feed: Pick<FeedState, 'active' | 'messages' | 'me'>, book: RouteSources['book']): DefaultDest {
   if (feed.active === 'merged' || feed.active === '#open') return { kind: 'open' };
   if (feed.active.startsWith('#')) return { kind: 'channel', channel: feed.active.slice(1) };
-  // The direct tab: the last direct correspondent, while they are live.
+  // The direct tab: the last direct correspondent, live or not (its message waits for it),
+  // as long as the address book knows them by that id.
   for (let i = feed.messages.length - 1; i >= 0; i--) {
     const m = feed.messages[i];
     if (!m || !isDirect(m, feed.me)) continue;
     const other = m.fromId === feed.me ? addressees(m.to)[0] : m.fromId;
-    const p = peers.find((x) => x.id === other);
+    const r = other === undefined ? null : lookupTarget(other, book.peers, book.opts);
+    const p: PeerRef | undefined = r?.ok && r.peers.length === 1 && r.peers[0]?.id === other ? r.peers[0] : undefined;
     if (p) return { kind: 'direct', to: [p] };
     break;
   }
@@ -56,7 +59,7 @@ export function planDraft({ text, feed, sources, defaultDest, reach }: PlanInput
   if (selected && parseAddress(text).tokens.length === 0) return { kind: 'reply', to: selected };
   const route = resolveRoute(text, sources, defaultDest);
   if (!route.ok) return { kind: 'send', route, refusal: null, note: null };
-  return { kind: 'send', route, refusal: unreachableReason(route.dest, reach, sources.me), note: reachNote(route.dest, reach, sources.me) };
+  return { kind: 'send', route, refusal: unreachableReason(route.dest, reach), note: reachNote(route.dest, reach, sources.me) };
 }
 
 /** The message a plan answers, if it is a reply of either kind. */

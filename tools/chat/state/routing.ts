@@ -2,16 +2,21 @@
 // tokens picks the destination; the rest is the body. Pure: peers and channels come in as
 // data, so the same rules drive the destination line, Tab completion and the send.
 
+import { type AddressBook, type Peer, lookupTarget, reachOf } from '../../bus/presence/index.js';
+import { describeDelivery } from '../../verbs/delivery.js';
+import { peerLabel } from '../../wire/display.js';
 import { editDistance } from '../../wire/names.js';
 
-export interface PeerRef {
-  id: string;
-  name: string;
-  kind: 'agent' | 'human';
-}
+/** A party a draft names: as the verbs' address book has it (live, of another machine, or gone). */
+export type PeerRef = Peer;
 
 export interface RouteSources {
-  peers: PeerRef[];
+  /**
+   * Whom `@name` may name: the verbs' address book (tools/verbs/address.ts), the live roster
+   * here and elsewhere, then every party the bus has known, looked up by the send's own
+   * resolver (tools/bus/presence/targets.ts lookupTarget): one resolver, not two.
+   */
+  book: AddressBook;
   /** Bare channel names known on this bus. */
   channels: string[];
   me: string;
@@ -35,8 +40,9 @@ interface Token {
 }
 
 // Names on the bus: channel names and display names (nicknames, ordinals, usernames).
-// `@human:<username>` names a person where a session shares the name (the CLI's form).
-const TOKEN = /^([@#])((?:human:)?[\p{L}\p{N}_.-]*)/u;
+// `@human:<username>` names a person where a session shares the name, `@host:name` a party
+// of another machine (the CLI's forms).
+const TOKEN = /^([@#])((?:human:)?[\p{L}\p{N}_.-]*(?::[\p{L}\p{N}_.-]+)?)/u;
 
 /** Split the leading address tokens from the body. */
 export function parseAddress(text: string): { tokens: Token[]; body: string } {
@@ -47,8 +53,10 @@ export function parseAddress(text: string): { tokens: Token[]; body: string } {
     const m = TOKEN.exec(text.slice(i));
     if (!m) break;
     const end = i + m[0].length;
-    // `@Nick:` or `#ops,` is prose that happens to start with a sigil, not an address.
+    // `@Nick:` or `#ops,` is prose that happens to start with a sigil, not an address; so is
+    // `#tag:value` (a channel name has no colon).
     if (end < text.length && !/\s/.test(text[end] ?? '')) break;
+    if (m[1] === '#' && m[2]?.includes(':')) break;
     tokens.push({ sigil: m[1] as '@' | '#', name: m[2] ?? '', start: i, end });
     i = end;
   }
@@ -61,15 +69,15 @@ export { editDistance } from '../../wire/names.js';
 
 type Match<T> = { kind: 'one'; item: T } | { kind: 'ambiguous'; items: T[] } | { kind: 'none'; suggestions: T[] };
 
-/** A session id prefix this long names one session, as `attend peers` shows them (targets.ts). */
+/** An id prefix this long names one party, as `attend peers` shows them (targets.ts). */
 const KEY_PREFIX = 8;
 
 /**
- * The send rule, the CLI's (tools/bus/presence/targets.ts resolveTarget) plus a unique name prefix:
- * an exact name (case-insensitive) or key (an id); else a unique name prefix or a key prefix
- * of 8 or more. Whatever matches more than one party is ambiguous — a human and an agent of
- * the same name included (issue 10 item 10). A typo never sends (issue 10 item 13): close
- * names (edit distance ≤ 2, or containing the query) come back only as suggestions.
+ * A name among a few (channels for `#`, the live roster for the slash commands): an exact
+ * name (case-insensitive) or key; else a unique name prefix or a key prefix of 8 or more.
+ * Whatever matches more than one is ambiguous. A typo never matches (issue 10 item 13): close
+ * names (edit distance ≤ 2, or containing the query) come back only as suggestions. Parties
+ * a draft names go through the send's resolver instead (resolveRoute).
  */
 export function matchName<T>(query: string, items: T[], nameOf: (t: T) => string, keyOf?: (t: T) => string): Match<T> {
   const q = query.toLowerCase();
@@ -95,26 +103,57 @@ function closeNames<T>(query: string, items: T[], nameOf: (t: T) => string): T[]
   return scored.sort((x, y) => x.d - y.d || nameOf(x.t).localeCompare(nameOf(y.t))).map((x) => x.t);
 }
 
+/** How a party is named in the compose box: `@name`, `@host:name` for one of another machine. */
+function handle(p: PeerRef): string {
+  return p.host !== undefined ? `@${p.host}:${p.name}` : `@${p.name}`;
+}
+
 function liveList(src: RouteSources): string {
-  const others = src.peers.filter((p) => p.id !== src.me);
-  return others.length === 0 ? 'nobody else is live' : `live: ${others.map((p) => p.name).join(', ')}`;
+  const others = src.book.peers.filter((p) => p.id !== src.me);
+  return others.length === 0 ? 'nobody else is live' : `live: ${others.map(peerLabel).join(', ')}`;
 }
 
 /** Candidates of an ambiguous name: their names, with kind and id where names repeat. */
 function describeCandidates(items: PeerRef[], me: string): string {
+  const label = (p: PeerRef) => (p.host !== undefined ? `${p.host}:${p.name}` : peerLabel(p));
   const counts = new Map<string, number>();
-  for (const p of items) counts.set(p.name.toLowerCase(), (counts.get(p.name.toLowerCase()) ?? 0) + 1);
+  for (const p of items) counts.set(label(p).toLowerCase(), (counts.get(label(p).toLowerCase()) ?? 0) + 1);
   return items
     .map((p) => {
-      if ((counts.get(p.name.toLowerCase()) ?? 0) < 2) return p.name;
+      if ((counts.get(label(p).toLowerCase()) ?? 0) < 2) return label(p);
       const who = p.id === me ? 'human, you' : p.kind === 'human' ? 'human' : `agent ${p.id.slice(0, KEY_PREFIX)}`;
-      return `${p.name} (${who})`;
+      return `${label(p)} (${who})`;
     })
     .join(', ');
 }
 
 function didYouMean(words: string[]): string {
   return words.length === 0 ? '' : `; did you mean ${words.slice(0, 3).join(' or ')}? (Tab completes)`;
+}
+
+/**
+ * What `@name` names, by the send's resolver over the address book (a live party, one of
+ * another machine, or one the bus has known, whose message waits for it), with a unique
+ * prefix of a live name as well: the destination line shows whom before Enter.
+ */
+function resolveParty(name: string, src: RouteSources): { ok: true; peers: PeerRef[] } | { ok: false; reason: string } {
+  const r = lookupTarget(name, src.book.peers, { ...src.book.opts, namePrefix: true });
+  if (r.ok) {
+    if (r.peers.some((p) => p.id === src.me)) return { ok: false, reason: `@${name} is you` };
+    return r;
+  }
+  if (r.problem === 'invalid') return { ok: false, reason: r.reason };
+  if (r.problem === 'ambiguous') {
+    // The operator is in the pool, so a name they share with an agent is ambiguous rather
+    // than silently the agent's (issue 10 item 10). Same names: only an id tells them apart.
+    const same = new Set(r.candidates.map((p) => p.name.toLowerCase())).size < r.candidates.length;
+    const remote = r.candidates.some((p) => p.host !== undefined);
+    const byId = remote ? '; @host:name names a party of another machine' : same ? "; @human:<username> names the person, @ and 8 or more characters of an agent's id the agent" : '';
+    return { ok: false, reason: `@${name} is ambiguous: ${describeCandidates(r.candidates, src.me)}${byId}` };
+  }
+  if (r.human) return { ok: false, reason: `no known human called ${name.slice('human:'.length) || '(nobody)'}; ${liveList(src)}` };
+  const near = r.closest.filter((p) => p.id !== src.me).map((p) => `${handle(p)}${p.gone && p.kind === 'agent' && p.host === undefined ? ' (gone)' : ''}`);
+  return { ok: false, reason: `nobody known is called @${name}${near.length ? didYouMean(near) : `; ${liveList(src)}`}` };
 }
 
 export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest): RouteResult {
@@ -125,29 +164,9 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
   for (const t of tokens) {
     if (t.name.length === 0) return { ok: false, reason: `'${t.sigil}' needs a name`, body };
     if (t.sigil === '@') {
-      // The operator is in the pool, so a name they share with an agent is ambiguous rather
-      // than silently the agent's (issue 10 item 10).
-      if (t.name.startsWith('human:')) {
-        const user = t.name.slice('human:'.length);
-        const h = src.peers.find((p) => p.kind === 'human' && p.id === user);
-        if (!h) return { ok: false, reason: `no live human called ${user || '(nobody)'}; ${liveList(src)}`, body };
-        if (h.id === src.me) return { ok: false, reason: `@${t.name} is you`, body };
-        if (!to.some((p) => p.id === h.id)) to.push(h);
-        continue;
-      }
-      const m = matchName(t.name, src.peers, (p) => p.name, (p) => p.id);
-      if (m.kind === 'none') {
-        const near = m.suggestions.filter((p) => p.id !== src.me).map((p) => `@${p.name}`);
-        return { ok: false, reason: `nobody live is called @${t.name}${near.length ? didYouMean(near) : `; ${liveList(src)}`}`, body };
-      }
-      if (m.kind === 'ambiguous') {
-        // Same names: only an id tells them apart.
-        const same = new Set(m.items.map((p) => p.name.toLowerCase())).size < m.items.length;
-        const byId = same ? "; @human:<username> names the person, @ and 8 or more characters of an agent's id the agent" : '';
-        return { ok: false, reason: `@${t.name} is ambiguous: ${describeCandidates(m.items, src.me)}${byId}`, body };
-      }
-      if (m.item.id === src.me) return { ok: false, reason: `@${t.name} is you`, body };
-      if (!to.some((p) => p.id === m.item.id)) to.push(m.item);
+      const r = resolveParty(t.name, src);
+      if (!r.ok) return { ok: false, reason: r.reason, body };
+      for (const p of r.peers) if (!to.some((x) => x.id === p.id)) to.push(p);
       continue;
     }
     const lower = t.name.toLowerCase();
@@ -177,7 +196,7 @@ export function resolveRoute(text: string, src: RouteSources, dflt: DefaultDest)
 /** The destination line shown above the compose box. */
 export function describeDest(dest: Destination): string {
   if (dest.kind === 'open') return '#open (everyone)';
-  const names = dest.to.map((p) => p.name).join(', ');
+  const names = dest.to.map(peerLabel).join(', ');
   if (dest.kind === 'channel') return names ? `#${dest.channel}, to ${names}` : `#${dest.channel}`;
   return names;
 }
@@ -187,27 +206,25 @@ export interface Reach {
   live: PeerRef[];
   /** Members of each channel (ids). */
   members(channel: string): string[];
+  /** Now, ms: a party that is not live waits since it was last seen. */
+  now: number;
 }
 
 /**
- * Why a message must not be sent at all, or null: it names a party who is not live (the send
- * would find no recipient, as in the CLI), or a channel message names a party outside the
- * channel. #open, and a channel message that names nobody, are always sent, live readers or
- * not: history lasts, and whoever comes back reads it (issue 10 item 12); reachNote says who
- * sees it now.
+ * Why a message must not be sent at all, or null: a channel message names a party outside
+ * the channel, who would never see it. A party that is not live is never a reason: the bus
+ * keeps a mailbox for every party it has known (issue 21 item 1), and reachNote says that it
+ * waits. #open, and a channel message that names nobody, are always sent, live readers or
+ * not: history lasts, and whoever comes back reads it (issue 10 item 12).
  */
-export function unreachableReason(dest: Destination, reach: Reach, me: string): string | null {
-  const to = dest.kind === 'open' ? [] : dest.to;
-  const ids = new Set(reach.live.filter((p) => p.id !== me).map((p) => p.id));
-  const gone = to.filter((p) => !ids.has(p.id));
-  if (gone.length > 0) return `${gone.map((p) => p.name).join(', ')} ${gone.length > 1 ? 'are' : 'is'} not live; the draft is kept`;
+export function unreachableReason(dest: Destination, reach: Reach): string | null {
   // A channel message is read by members only: one addressed to someone outside would never
   // be seen, and the send verb refuses it (issue 10 item 7); the line says so before Enter.
-  if (dest.kind === 'channel' && to.length > 0) {
+  if (dest.kind === 'channel' && dest.to.length > 0) {
     const members = new Set(reach.members(dest.channel));
-    const outside = to.filter((p) => !members.has(p.id));
+    const outside = dest.to.filter((p) => !members.has(p.id));
     if (outside.length > 0) {
-      return `${outside.map((p) => p.name).join(', ')} ${outside.length > 1 ? 'are' : 'is'} not in #${dest.channel} and would never see it (/invite @${outside[0]?.name} #${dest.channel})`;
+      return `${outside.map(peerLabel).join(', ')} ${outside.length > 1 ? 'are' : 'is'} not in #${dest.channel} and would never see it (/invite ${handle(outside[0] as PeerRef)} #${dest.channel})`;
     }
   }
   return null;
@@ -218,15 +235,19 @@ function plural(n: number, one: string, many: string): string {
 }
 
 /**
- * Who sees a message to #open or a channel now and who does not yet: the destination line's
- * preview from the roster, before Enter (after it, the send verb's own delivery note). Null
- * when everyone it is for is live, or when it names its parties (a direct message, or a
- * channel message to someone): those are refused unless live, see unreachableReason.
+ * Who sees a message now and who does not yet: the destination line's preview before Enter
+ * (after it, the send verb's own delivery note). For a message that names its parties, how
+ * it reaches each, in the send's words (tools/verbs/delivery.ts describeDelivery: "waits for
+ * api (gone), last seen 2h ago"); for #open and a channel, who of its readers is live. Null
+ * when everyone it is for is shown it at once.
  */
 export function reachNote(dest: Destination, reach: Reach, me: string): string | null {
   const live = reach.live.filter((p) => p.id !== me);
   if (dest.kind === 'open') return live.length === 0 ? 'nobody else is live for #open now; it waits in history for whoever comes' : null;
-  if (dest.kind === 'direct' || dest.to.length > 0) return null;
+  if (dest.kind === 'direct' || dest.to.length > 0) {
+    const rs = dest.to.map((p) => ({ id: p.id, name: peerLabel(p), kind: p.kind, reach: reachOf(p, reach.now) }));
+    return rs.every((r) => r.reach.word === 'shown') ? null : describeDelivery(rs, 'them', reach.now);
+  }
   const members = reach.members(dest.channel).filter((id) => id !== me);
   const liveIds = new Set(live.map((p) => p.id));
   const now = live.filter((p) => members.includes(p.id));
@@ -254,11 +275,20 @@ interface CompleteSources extends RouteSources {
   commands: string[];
 }
 
+/**
+ * Whom `@` completes: the live (here and elsewhere) and the parties the bus has recorded
+ * (its first, cached tier), so a name the resolver suggests is one Tab away.
+ */
+function handles(src: RouteSources): string[] {
+  const known = src.book.opts.known?.[0]?.() ?? [];
+  return [...src.book.peers, ...known].filter((p) => p.id !== src.me).map(handle);
+}
+
 function candidatesFor(word: string, isFirst: boolean, src: CompleteSources): string[] {
   const sigil = word[0];
   const q = word.slice(1).toLowerCase();
   let pool: string[];
-  if (sigil === '@') pool = src.peers.filter((p) => p.id !== src.me).map((p) => `@${p.name}`);
+  if (sigil === '@') pool = handles(src);
   else if (sigil === '#') pool = ['#open', ...src.channels.map((c) => `#${c}`)];
   else if (sigil === '/' && isFirst) pool = src.commands.map((c) => `/${c}`);
   else return [];
