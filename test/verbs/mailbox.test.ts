@@ -2,7 +2,7 @@
 // bus; declared agents (ATTEND_AGENT, ATTEND_AGENT_ID) are identities without processes.
 
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rememberParties } from '../../tools/bus/presence/names.js';
 import { reachOf } from '../../tools/bus/presence/reach.js';
@@ -59,6 +59,43 @@ describe('a mailbox for every party the bus has known (issue 21 item 1)', () => 
     expect(r.stderr).toContain("'api' is ambiguous: api (agent, 11111111-1111-4111-8111-111111111111), api (agent, 22222222-2222-4222-8222-222222222222)");
     // By id, either is reached.
     expect((await runInProcess(['send', '--to', '22222222-2222-4222-8222-222222222222', 'x'], { env: bus.env })).exitCode).toBe(0);
+  });
+});
+
+describe("the person's mail, read from another directory (issue 21 item 2)", () => {
+  it('attend inbox from anywhere lists the mail for the person in a project tray, and none of the sessions\' own mail there', async () => {
+    // The person last spoke from the project: mail for them waits in its tray.
+    const proj = join(bus.dir, 'work', 'proj');
+    const elsewhere = join(bus.dir, 'elsewhere');
+    mkdirSync(proj, { recursive: true });
+    mkdirSync(elsewhere, { recursive: true });
+    expect((await runInProcess(['send', 'back after lunch'], { env: bus.env, cwd: proj })).exitCode).toBe(0);
+    const a = agent('d1');
+    // Two agents of the project: mail between them in its tray is theirs, not the person's.
+    const [p1, p2] = ['p1', 'p2'].map((id) => ({ env: { ...agent(id).env }, cwd: proj }));
+    expect((await runInProcess(['send', 'hello'], p2!)).exitCode).toBe(0);
+    const side = await runInProcess(['send', '--to', 'codex-p2', 'between us agents', '--json'], p1!);
+    expect(side.exitCode, side.stderr).toBe(0);
+    const asked = await runInProcess(['send', '--to', ME, 'may I drop the old table?', '--json'], a);
+    expect(asked.exitCode, asked.stderr).toBe(0);
+    // Both in the project's tray.
+    expect(dirname(JSON.parse(asked.stdout).files[0])).toBe(dirname(JSON.parse(side.stdout).files[0]));
+
+    for (const cwd of [elsewhere, bus.home, proj]) {
+      const inbox = await runInProcess(['inbox', '--json'], { env: bus.env, cwd });
+      expect(inbox.exitCode, inbox.stderr).toBe(0);
+      const page = JSON.parse(inbox.stdout) as { messages: { body: string }[]; total: number };
+      const bodies = page.messages.map((m) => m.body);
+      expect(bodies, cwd).toContain('may I drop the old table?');
+      expect(bodies, cwd).not.toContain('between us agents');
+      expect(page.total, cwd).toBe(page.messages.length);
+    }
+    const status = await runInProcess(['status', '--json'], { env: bus.env, cwd: elsewhere });
+    const inbox = JSON.parse((await runInProcess(['inbox', '--json'], { env: bus.env, cwd: elsewhere })).stdout) as { total: number };
+    expect(JSON.parse(status.stdout).inbox.total).toBe(inbox.total);
+    // A session's inbox is still its receive set by the tray's rule: the person's mail there is not its.
+    const theirs = await runInProcess(['inbox', '--json'], p2!);
+    expect((JSON.parse(theirs.stdout) as { messages: { body: string }[] }).messages.map((m) => m.body)).not.toContain('may I drop the old table?');
   });
 });
 

@@ -12,7 +12,8 @@ import { type Message, type Unreadable, findMessage, listScopes, readMessage, re
 import { noteSurfaced } from '../bus/delivery/index.js';
 import { isMessageId } from '../wire/ids.js';
 import { printable } from '../wire/names.js';
-import { maySee } from '../wire/visibility.js';
+import { type Addressed, isDirectMail, maySee } from '../wire/visibility.js';
+import { attendKey } from '../wire/names.js';
 
 /** A message as JSON (CLI `--json`, MCP results): the one shape every front end prints. */
 export function messageJson(m: Message) {
@@ -121,32 +122,65 @@ function openGate(ctx: VerbCtx): Gate {
   return gate;
 }
 
-/** The caller's receive set as listings (tools/bus/store/listing.ts), in receive order. */
-function withReceiveListings<T>(ctx: VerbCtx, fn: (ls: ScopeListing[]) => T): T {
+/**
+ * The directories an inbox lists, and what in each is the reader's (issue 21 item 2). A
+ * session's is its receive set (its tray, #open, its channels), by maySee. A person is one
+ * party in every project: mail for them waits in the tray of wherever they were last seen (a
+ * chat's directory, the directory they last sent from, their home), so a person's inbox also
+ * takes each other tray that holds mail naming them or sent by them — the tray's listing
+ * counts say so without a message read — and of such a tray only that mail (isDirectMail:
+ * the rest is its sessions'). `attend inbox` finds the person's mail from any directory.
+ */
+export interface InboxListings {
+  /** In receive order, then the other trays that hold the person's mail. */
+  listings: ScopeListing[];
+  /** Whether a message (or a listing entry) of `l` is the reader's. */
+  sees(l: ScopeListing, m: Addressed): boolean;
+  /** How many messages of `l` are the reader's, older than `below` when given. */
+  count(l: ScopeListing, below?: Key): number;
+}
+
+export function withInboxListings<T>(ctx: VerbCtx, fn: (inbox: InboxListings) => T): T {
   const root = ctx.root();
-  return withListings(root, receiveScopes(root, ctx.identity()), { now: ctx.now(), reporter: ctx.reporter }, fn);
+  const who = ctx.identity();
+  const own = receiveScopes(root, who);
+  const ownTray = attendKey(who.origin);
+  const away = who.kind === 'human' ? listScopes(root).filter((s) => s.kind === 'tray' && s.key !== ownTray) : [];
+  return withListings(root, [...own, ...away], { now: ctx.now(), reporter: ctx.reporter }, (all) => {
+    const elsewhere = new Set(all.slice(own.length).filter((l) => l.countNamed(who.id) > 0));
+    const sees = (l: ScopeListing, m: Addressed) => (elsewhere.has(l) ? isDirectMail(m, who.id) : maySee(l.scope, m, who.id));
+    return fn({
+      listings: [...all.slice(0, own.length), ...elsewhere],
+      sees,
+      count: (l, below) => {
+        const n = elsewhere.has(l) ? l.countNamed(who.id) : l.countFor(who.id);
+        return below ? n - l.countFrom(below, who.id, (e) => sees(l, e)) : n;
+      },
+    });
+  });
 }
 
 /**
- * How many messages of the receive set are the caller's (older than `below` when given),
- * from the listings' counts, without reading them. A message the gate holds back is counted:
- * telling needs reading it, and it is not shown.
+ * How many messages of the inbox are the caller's (older than `below` when given), from the
+ * listings' counts, without reading them. A message the gate holds back is counted: telling
+ * needs reading it, and it is not shown.
  */
-export function countInbox(ctx: VerbCtx, ls: ScopeListing[], below?: Key): number {
+export function countInbox(ctx: VerbCtx, inbox: InboxListings, below?: Key): number {
   const root = ctx.root();
-  const me = ctx.identity().id;
+  const ls = inbox.listings;
   let total = 0;
-  for (const l of ls) total += l.countFor(me) - (below ? l.countFrom(below, me) : 0);
+  for (const l of ls) total += inbox.count(l, below);
   // One message in two receive directories counts once. attend writes such copies only as
   // mail addressed to someone (a notice to an agent's tray and, for a human, to #open), and
-  // outside trays the listings name those.
+  // outside trays the listings name those. (A fan-out to a person and a party of another
+  // project writes one copy in each of their trays: a person's total counts it in both.)
   const copies = new Set<string>();
   for (const l of ls) for (const x of l.xids) copies.add(x);
   for (const id of copies) {
     let n = 0;
     for (const l of ls) {
       const e = l.lookup(id, (x) => entryTime(scopeDir(root, l.scope), x));
-      if (e && !e.unknown && maySee(l.scope, e, me) && (!below || compareKeys(e, below) < 0)) n++;
+      if (e && !e.unknown && inbox.sees(l, e) && (!below || compareKeys(e, below) < 0)) n++;
     }
     if (n > 1) total -= n - 1;
   }
@@ -154,22 +188,21 @@ export function countInbox(ctx: VerbCtx, ls: ScopeListing[], below?: Key): numbe
 }
 
 /**
- * The receive set newest first, as the caller may see it: each message once, sibling tray
- * mail skipped from the listing, held messages skipped as they are read. Reads a message only
- * when it is reached.
+ * The inbox newest first, as the caller may see it: each message once, mail that is not the
+ * caller's skipped from the listing, held messages skipped as they are read. Reads a message
+ * only when it is reached.
  */
-function* walkInbox(ctx: VerbCtx, ls: ScopeListing[], gate: Gate, below?: Key): Generator<Message> {
+function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: Gate, below?: Key): Generator<Message> {
   const root = ctx.root();
-  const who = ctx.identity();
-  const merged = mergeDescending(ls, below);
+  const merged = mergeDescending(inbox.listings, below);
   const seen = new Set<string>();
   // Copies of one message come in receive order, and the first the caller may see is the
   // one shown, as in a full read.
   for (let p = merged.next(); p !== null; p = merged.next()) {
     const { listing, entry } = p;
-    if (seen.has(entry.id) || !maySee(listing.scope, entry, who.id)) continue;
+    if (seen.has(entry.id) || !inbox.sees(listing, entry)) continue;
     const m = readMessage(root, listing.scope, entry.id, ctx.reporter);
-    if (!m || !maySee(m.scope, m, who.id) || gate.held(m) !== null) continue;
+    if (!m || !inbox.sees(listing, m) || gate.held(m) !== null) continue;
     seen.add(m.id);
     yield m;
   }
@@ -181,7 +214,7 @@ export function runInbox(ctx: VerbCtx, input: InboxInput): InboxPage {
   if (input.before !== undefined && !isMessageId(input.before)) throw usageError(`--before '${printable(input.before)}' is not a message id`);
   if (input.held) return heldPage(ctx, input);
   const gate = openGate(ctx);
-  const { messages, total } = withReceiveListings(ctx, (ls) => {
+  const { messages, total } = withInboxListings(ctx, (ls) => {
     const below = input.before === undefined ? undefined : keyOf(ctx, ls, gate, input.before);
     const skip = (input.page - 1) * input.limit;
     const page: Message[] = [];
@@ -200,14 +233,13 @@ export function runInbox(ctx: VerbCtx, input: InboxInput): InboxPage {
 }
 
 /** Where `--before <id>` starts: the message must be one the inbox shows. */
-function keyOf(ctx: VerbCtx, ls: ScopeListing[], gate: Gate, id: string): Key {
+function keyOf(ctx: VerbCtx, inbox: InboxListings, gate: Gate, id: string): Key {
   const root = ctx.root();
-  const who = ctx.identity();
-  for (const l of ls) {
+  for (const l of inbox.listings) {
     const e = l.lookup(id, (x) => entryTime(scopeDir(root, l.scope), x));
-    if (!e || !maySee(l.scope, e, who.id)) continue;
+    if (!e || !inbox.sees(l, e)) continue;
     const m = readMessage(root, l.scope, id, ctx.reporter);
-    if (m && maySee(m.scope, m, who.id) && gate.held(m) === null) return { time: m.time, id };
+    if (m && inbox.sees(l, m) && gate.held(m) === null) return { time: m.time, id };
   }
   throw notFoundError(`message ${id} is not in this inbox`);
 }
@@ -267,7 +299,7 @@ export function runThread(ctx: VerbCtx, id: string): ReadMessage[] {
     rootMsg = parent;
   }
   const gate = openGate(ctx);
-  withReceiveListings(ctx, (ls) => {
+  withInboxListings(ctx, ({ listings: ls, sees }) => {
     const queue = [rootMsg.id];
     const reached = new Set<string>(queue);
     for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
@@ -284,7 +316,7 @@ export function runThread(ctx: VerbCtx, id: string): ReadMessage[] {
         }
         for (const l of where) {
           const m = readMessage(root, l.scope, c, ctx.reporter);
-          if (!m || !maySee(m.scope, m, who.id) || gate.held(m) !== null) continue;
+          if (!m || !sees(l, m) || gate.held(m) !== null) continue;
           byId.set(c, { ...m, access: m.fromId === who.id ? 'sent' : 'received' });
           reached.add(c);
           queue.push(c);

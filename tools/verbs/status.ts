@@ -16,7 +16,7 @@ import { peekPending } from '../bus/delivery/index.js';
 import { countQuarantined } from '../bus/store/index.js';
 import { type DeliveryStatus, deliveryStatus } from '../bus/delivery/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
-import { countInbox } from './inbox.js';
+import { countInbox, withInboxListings } from './inbox.js';
 
 interface ScopeCount {
   scope: string;
@@ -62,12 +62,13 @@ export function runStatus(ctx: VerbCtx): StatusResult {
   const others = all.filter((s) => !mineDirs.has(scopeDirName(s)));
   const channels = joinedChannels(root, who.id);
   const sizes = new Map<string, number>();
-  const total = withListings(root, mine, { now, reporter: ctx.reporter }, (ls) => {
-    for (const l of ls) sizes.set(l.dirName, l.size);
-    return countInbox(ctx, ls);
+  // The inbox's own total (a person's includes their mail in other projects' trays).
+  const total = withInboxListings(ctx, (inbox) => {
+    for (const l of inbox.listings) sizes.set(l.dirName, l.size);
+    return countInbox(ctx, inbox);
   });
   // Other sessions' trays are only counted: a problem there is theirs to hear about.
-  withListings(root, others, { now, reporter: silentReporter }, (ls) => {
+  withListings(root, others.filter((s) => !sizes.has(scopeDirName(s))), { now, reporter: silentReporter }, (ls) => {
     for (const l of ls) sizes.set(l.dirName, l.size);
   });
   // What the next wake would deliver (with no ledger yet, a cold-start plan over the listings

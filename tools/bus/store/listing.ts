@@ -57,6 +57,15 @@ export class ScopeListing {
     return this.counts.open + (this.counts.parties[who] ?? 0);
   }
 
+  /**
+   * In a tray, the readable messages that name `who` or that it sent (the audience counts of
+   * tools/wire/visibility.ts audienceOf): what of another project's tray is a person's
+   * (tools/verbs/inbox.ts). Outside a tray, none.
+   */
+  countNamed(who: string): number {
+    return this.tray ? (this.counts.parties[who] ?? 0) : 0;
+  }
+
   private parse(text: string): Entry {
     const e = parseEntry(text, this.tray);
     if (!e) throw new ListingCorrupt(this.where);
@@ -90,10 +99,10 @@ export class ScopeListing {
     return { peek: () => pick(false), next: () => pick(true) };
   }
 
-  /** Entries at or after `from` the reader may see (readable ones only). */
-  countFrom(from: Key, who: string): number {
+  /** Entries at or after `from` the reader may see (readable ones only), by `sees` when given, else maySee. */
+  countFrom(from: Key, who: string, sees?: (e: Entry) => boolean): number {
     let n = 0;
-    const mine = (e: Entry) => !e.unknown && maySee(this.scope, e, who);
+    const mine = (e: Entry) => !e.unknown && (sees ? sees(e) : maySee(this.scope, e, who));
     for (let i = lowerIndex(this.tail, from); i < this.tail.length; i++) if (mine(this.tail[i] as Entry)) n++;
     const sec = this.entries;
     if (!sec) return n;
