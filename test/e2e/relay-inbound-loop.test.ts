@@ -9,6 +9,7 @@ import { headers } from '@nats-io/transport-node';
 import { type JsMsg, jetstream } from '@nats-io/jetstream';
 import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
 import { useHub } from '../helpers/hub.js';
+import { readKnownEntries } from '../../tools/bus/presence/names.js';
 import { HubRepair } from '../../tools/relay/hub.js';
 import { Importer } from '../../tools/relay/importer.js';
 import { InboundBacklog, InboundLoops, importOutcomes } from '../../tools/relay/inbound-loop.js';
@@ -40,7 +41,7 @@ function bravo() {
   const senders = new Map<string, string>();
   const logs: string[] = [];
   const state = { keyKnown: () => false, nodeSigns: () => false, dissolved: () => null, fetchKeys: async () => {} };
-  const importer = new Importer({ root: bus.root, self: 'bravo', imported: new ImportedSet(bus.root), now: Date.now, state, trace: null, ...importOutcomes({ status, senders, host: 'bravo', now: Date.now, log: (l) => logs.push(l) }) });
+  const importer = new Importer({ root: bus.root, self: 'bravo', imported: new ImportedSet(bus.root), now: Date.now, state, trace: null, ...importOutcomes({ root: bus.root, status, senders, host: 'bravo', now: Date.now, log: (l) => logs.push(l) }) });
   return { status, senders, logs, importer };
 }
 
@@ -83,19 +84,24 @@ describe('InboundLoops', () => {
 });
 
 describe('importOutcomes', () => {
-  it('counts each outcome, remembers where a written sender lives (as this machine names it), logs a parked one', () => {
+  it('counts each outcome, remembers where a written sender lives (as this machine names it) and that it is known, logs a parked one', () => {
     const status = new StatusBoard(bus.root, () => 5, { pid: 1, host: 'bravo', hub: 'h', parked: 0 }, () => 0).status;
     const senders = new Map<string, string>();
     const logs: string[] = [];
-    const o = importOutcomes({ status, senders, host: 'bravo', now: () => 7, log: (l) => logs.push(l) });
+    const o = importOutcomes({ root: bus.root, status, senders, host: 'bravo', now: () => 7, log: (l) => logs.push(l) });
     const m = (subject: string) => ({ subject }) as JsMsg;
-    o.onResult(m('attend.v1.alpha.bcast'), 'written', 'ann');
-    o.onResult(m('attend.v1.alpha.bcast'), 'written', '00000000-0000-4000-8000-000000000001');
+    o.onResult(m('attend.v1.alpha.bcast'), 'written', { id: 'ann', kind: 'human', origin: '/home/ann' });
+    o.onResult(m('attend.v1.alpha.bcast'), 'written', { id: '00000000-0000-4000-8000-000000000001', kind: 'agent', origin: '/srv/api' });
     o.onResult(m('attend.v1.alpha.bcast'), 'duplicate', undefined);
     o.onResult(m('attend.v1.bravo.bcast'), 'own', undefined);
     o.onResult(m('attend.v1.alpha.chan.ops'), { reason: 'malformed' }, undefined);
     expect(status).toMatchObject({ imported: 2, duplicates: 1, parked: 1, lastContact: 7 });
     expect([...senders]).toEqual([['alpha:ann', 'alpha'], ['00000000-0000-4000-8000-000000000001', 'alpha']]);
+    // Known from its messages (issue 21 item 1): addressable while alpha is offline.
+    expect(readKnownEntries(bus.root)).toMatchObject({
+      'alpha:ann': { kind: 'human', name: 'ann', origin: '/home/ann', host: 'alpha' },
+      '00000000-0000-4000-8000-000000000001': { kind: 'agent', origin: '/srv/api', host: 'alpha' },
+    });
     expect(logs).toEqual(['attend relay: parked attend.v1.alpha.chan.ops: malformed']);
     o.onError(new Error('no space left on the device (ENOSPC)'));
     expect(status.lastError).toBe('import: no space left on the device (ENOSPC)');

@@ -8,7 +8,7 @@
 // directory per batch instead of one round of temporary, sync and index line per message.
 
 import type { JsMsg } from '@nats-io/jetstream';
-import { type Incoming, type Plan, type Write, planImport, writeImports } from './inbound.js';
+import { type Incoming, type Plan, type Sender, type Write, planImport, writeImports } from './inbound.js';
 import type { ImportedSet } from './store.js';
 import type { SharedState } from './state.js';
 
@@ -23,7 +23,8 @@ export interface ImporterDeps {
   now(): number;
   state: Pick<SharedState, 'keyKnown' | 'nodeSigns' | 'dissolved' | 'fetchKeys'>;
   trace: ((line: string) => void) | null;
-  onResult(m: JsMsg, out: Result, fromId: string | undefined): void;
+  /** `from`: the sender of a written message, as its line says. */
+  onResult(m: JsMsg, out: Result, from: Sender | undefined): void;
   onError(err: Error): void;
 }
 
@@ -114,7 +115,7 @@ export class Importer {
 
   private settle(m: JsMsg, plan: Plan): void {
     const d = this.deps;
-    if (plan.kind === 'write') d.onResult(m, 'written', plan.fromId);
+    if (plan.kind === 'write') d.onResult(m, 'written', plan.from);
     else if (plan.kind === 'duplicate' || plan.kind === 'own') d.onResult(m, plan.kind, undefined);
     else if (plan.kind === 'parked') d.onResult(m, { reason: plan.reason }, undefined);
     m.ack();

@@ -5,8 +5,10 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { localizeId } from '../wire/hosts.js';
+import { rememberParties } from '../bus/presence/index.js';
+import { localizeId, splitQualified } from '../wire/hosts.js';
 import type { ImporterDeps, Result } from './importer.js';
+import type { Sender } from './inbound.js';
 import { isStreamOrConsumerNotFound } from './nats-errors.js';
 import type { RelayStatus } from './store.js';
 import { STREAM_NAME, consumerFilters, durableName, parseSubject } from './subjects.js';
@@ -70,18 +72,34 @@ export class InboundLoops {
   }
 }
 
+/** A sender is remembered again at most this often (the known-parties file keeps `seen` to 10 minutes anyway). */
+const REMEMBER_EVERY_MS = 60_000;
+
 /**
  * What each import means for the status and for routing: a sender whose message was written
- * here is on its origin host (tray replies go back there), as this machine names it.
+ * here is on its origin host (tray replies go back there), as this machine names it; and it
+ * is a party this bus has known (issue 21 item 1), with its kind, origin and host, so it can
+ * be left a message while its machine is offline and the hub holds it.
  */
-export function importOutcomes(d: { status: RelayStatus; senders: Map<string, string>; host: string; now(): number; log(line: string): void }): Pick<ImporterDeps, 'onResult' | 'onError'> {
+export function importOutcomes(d: { root: string; status: RelayStatus; senders: Map<string, string>; host: string; now(): number; log(line: string): void }): Pick<ImporterDeps, 'onResult' | 'onError'> {
+  const remembered = new Map<string, number>();
+  const remember = (id: string, from: Sender, origin: string) => {
+    const now = d.now();
+    if (now - (remembered.get(id) ?? -Infinity) < REMEMBER_EVERY_MS) return;
+    remembered.set(id, now);
+    rememberParties(d.root, [{ id, kind: from.kind, name: splitQualified(id)?.id ?? id, origin: from.origin, host: origin }], now);
+  };
   return {
-    onResult: (m: Pick<JsMsg, 'subject'>, out: Result, fromId: string | undefined) => {
+    onResult: (m: Pick<JsMsg, 'subject'>, out: Result, from: Sender | undefined) => {
       if (out === 'written') {
         d.status.imported++;
         const route = parseSubject(m.subject);
         // As this machine names the sender: a username elsewhere is `host:name`, never ours.
-        if (route && fromId) d.senders.set(localizeId(fromId, route.origin, d.host), route.origin);
+        if (route && from) {
+          const id = localizeId(from.id, route.origin, d.host);
+          d.senders.set(id, route.origin);
+          remember(id, from, route.origin);
+        }
       } else if (out === 'duplicate') d.status.duplicates++;
       else if (typeof out === 'object') {
         d.status.parked++;

@@ -58,8 +58,20 @@ export interface Write {
   data: Uint8Array;
   sig: Uint8Array | null;
   timeMs: number;
-  /** The sender as written (`from_id`), for the relay's routing of replies. */
-  fromId: string | undefined;
+  /** The sender as written, for the relay's routing of replies and the known parties; none on a legacy line. */
+  from: Sender | undefined;
+}
+
+/** Who wrote an imported message, as its line says (`from_id`, its kind, its origin `cwd`). */
+export interface Sender {
+  id: string;
+  kind: 'agent' | 'human';
+  origin: string;
+}
+
+function senderOf(env: Envelope): Sender | undefined {
+  if (env.fromId === undefined) return undefined;
+  return { id: env.fromId, kind: env.fromKind ?? (env.from.startsWith('claude:') ? 'agent' : 'human'), origin: env.cwd };
 }
 
 export type Plan =
@@ -206,7 +218,7 @@ export function planImport(ctx: ImportContext, m: Incoming): Plan {
   const sigProblem = checkSig(ctx, route!.origin, check.id, check.scope, check.env, m.sig);
   if (sigProblem === 'need-key') return { kind: 'need-key', origin: route!.origin, node: check.env.fromId! };
   if (sigProblem !== null) return parked(`bad signature: ${sigProblem}`);
-  return { kind: 'write', dir, dirName, id: check.id, data: m.data, sig: m.sig && m.sig.length > 0 ? m.sig : null, timeMs: m.timeMs, fromId: check.env.fromId };
+  return { kind: 'write', dir, dirName, id: check.id, data: m.data, sig: m.sig && m.sig.length > 0 ? m.sig : null, timeMs: m.timeMs, from: senderOf(check.env) };
 }
 
 /**

@@ -6,7 +6,8 @@
 
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
-import { type RemoteMember, type RemoteRoster, readRemoteRoster, writeRemoteRoster } from '../bus/presence/index.js';
+import { type RemoteMember, type RemoteRoster, readRemoteRoster, rememberParties, writeRemoteRoster } from '../bus/presence/index.js';
+import { qualifyId } from '../wire/hosts.js';
 import { isMissingOnHub } from './nats-errors.js';
 
 export const PRESENCE_BUCKET = 'attend-presence';
@@ -78,8 +79,10 @@ export class Presence {
           roster.updated = this.now();
           // A change of who is where is written at once; a beat that only says "still here"
           // is coalesced (with ten machines every relay hears several a second).
-          if (JSON.stringify(roster.hosts[e.key]?.members ?? null) !== before) this.write(roster);
-          else this.writeSoon(roster);
+          if (JSON.stringify(roster.hosts[e.key]?.members ?? null) !== before) {
+            this.write(roster);
+            this.remember(e.key, roster.hosts[e.key]?.members ?? []);
+          } else this.writeSoon(roster);
         }
         this.watching = null;
         // A watch that ends at once (the hub is away) must not spin.
@@ -98,6 +101,16 @@ export class Presence {
    */
   restart(): void {
     this.watching?.stop();
+  }
+
+  /**
+   * Members another machine announces are parties this bus has known (issue 21 item 1): kept
+   * with their host, so they stay addressable after their machine leaves the hub (a relay that
+   * stops says goodbye, and its roster is dropped here), and the hub holds their mail.
+   */
+  private remember(host: string, members: RemoteMember[]): void {
+    if (members.length === 0) return;
+    rememberParties(this.root, members.map((m) => ({ id: qualifyId(m.id, host), kind: m.kind, name: m.name, origin: m.origin, host })), this.now());
   }
 
   private lastWrite = 0;

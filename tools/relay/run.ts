@@ -108,7 +108,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   const stopStalls = trace ? watchStalls(trace) : () => {};
   const state = new SharedState(nc, host, root, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log);
   const stateReady = state.start(isStopping);
-  const importer = new Importer({ root, self: host, imported, now, state, trace, ...importOutcomes({ status, senders, host, now, log }) });
+  const importer = new Importer({ root, self: host, imported, now, state, trace, ...importOutcomes({ root, status, senders, host, now, log }) });
   const inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped });
   const loops = inbound.start();
 
