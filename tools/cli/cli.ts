@@ -114,7 +114,7 @@ const registerCore: Registrar = (program, ctx, io) => {
 
   program
     .command('inbox')
-    .description('list the messages this session receives, newest first; reading never marks')
+    .description('list the messages you receive, newest first (a person: also the mail for you in every project\'s tray, from any directory); reading never marks')
     .argument('[id]', 'show one message in full')
     .option('--thread <id>', 'show the thread a message belongs to')
     .option('--limit <n>', 'messages per page', '20')

@@ -17,10 +17,12 @@ Keys:
 ${keyHelpLines().map((l) => `  ${l}`).join('\n')}
 
 Addressing:
-  "@Nick can you look?"   to one live session: an exact name (any case), a unique prefix, or an id
-                          (8+ characters); a typo is never sent (the line suggests, Tab completes), and a
-                          name two parties share (a human and an agent) is ambiguous: @human:<username>
-                          names the person
+  "@Nick can you look?"   to one party, resolved as attend send --to resolves it: an exact name (any
+                          case), a unique prefix of a live name, or an id (8+ characters); a party that
+                          ended is left a message that waits ("waits for api (gone), last seen 2h ago");
+                          a typo is never sent (the line suggests the closest known names, Tab completes),
+                          and a name two parties share (a human and an agent) is ambiguous:
+                          @human:<username> names the person, @host:name a party of another machine
   "#ops deploying"        to a channel;  "#ops @Tam ..." to Tam inside #ops
   no address              goes where the tab points (#open, the channel, the last direct correspondent)
   #open and channels are sent even when nobody else is live (history lasts): the destination
