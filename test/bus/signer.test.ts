@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { readMessage, silentReporter, writeSignal } from '../../tools/bus/store/messages.js';
-import { createSignerService, sandboxSigner, signerPort } from '../../tools/bus/trust/signer.js';
+import { createSignerService, inClaudeSandbox, sandboxSigner, signerPort } from '../../tools/bus/trust/signer.js';
 import type { Signer } from '../../tools/bus/trust/signing.js';
 import type { SessionRecord } from '../../tools/identity/resolve.js';
 import { type Envelope, type Scope, formatSignal } from '../../tools/wire/envelope.js';
@@ -60,10 +60,21 @@ describe('attend signer', () => {
 });
 
 describe('where a command asks', () => {
-  it('only inside the sandbox (SANDBOX_RUNTIME=1) and only for 127.0.0.1, through the proxy with its credentials', () => {
-    const env = { SANDBOX_RUNTIME: '1', ATTEND_SIGNER: '127.0.0.1:24567', HTTP_PROXY: 'http://srt.abc:p%40ss@127.0.0.1:3128' };
+  it('inside the sandbox: marked by the sandbox runtime, or seen from the bwrap that made its pid namespace', () => {
+    const bwrap = ['bwrap', '--new-session', '--setenv', 'SANDBOX_RUNTIME', '1', '--unshare-pid', '--', '/bin/bash'].join('\0');
+    expect(inClaudeSandbox({ SANDBOX_RUNTIME: '1' }, () => '/sbin/init\0')).toBe(true);
+    expect(inClaudeSandbox({}, () => bwrap)).toBe(true);
+    expect(inClaudeSandbox({}, () => '/sbin/init\0')).toBe(false);
+    expect(inClaudeSandbox({}, () => 'bwrap\0--unshare-pid\0--\0flatpak-app')).toBe(false);
+    expect(inClaudeSandbox({}, () => {
+      throw new Error('no /proc');
+    })).toBe(false);
+  });
+
+  it('the signer ATTEND_SIGNER names, on 127.0.0.1 only, through the proxy with its credentials', () => {
+    const env = { ATTEND_SIGNER: '127.0.0.1:24567', HTTP_PROXY: 'http://srt.abc:p%40ss@127.0.0.1:3128' };
     expect(sandboxSigner(env)).toEqual({ port: 24567, proxy: { host: '127.0.0.1', port: 3128, auth: Buffer.from('srt.abc:p@ss').toString('base64') } });
-    expect(sandboxSigner({ ...env, SANDBOX_RUNTIME: undefined })).toBeNull();
+    expect(sandboxSigner({ ATTEND_SIGNER: '127.0.0.1:24567' })).toEqual({ port: 24567 });
     expect(sandboxSigner({ ...env, ATTEND_SIGNER: '10.0.0.1:24567' })).toBeNull();
     expect(signerPort({ ATTEND_SIGNER: '127.0.0.1:70000' })).toBeNull();
     expect(signerPort({})).toBeNull();

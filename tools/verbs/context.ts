@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js';
 import { findParent } from '../identity/lineage.js';
 import { hasParentRecord, recordParent } from '../bus/trust/index.js';
-import { type Signer, type SignerAddress, createRemoteSigner, createSigner, sandboxSigner, signerSession } from '../bus/trust/index.js';
+import { type Signer, type SignerAddress, createRemoteSigner, createSigner, inClaudeSandbox, sandboxSigner, signerSession } from '../bus/trust/index.js';
 import { normalizeOrigin, resolveIdentity } from '../identity/resolve.js';
 import { refusedError } from '../wire/errors.js';
 import { localHostName } from '../bus/presence/index.js';
@@ -72,7 +72,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
   // Inside Claude Code's sandbox the session's process is out of sight (its own pid namespace)
   // and the key directory out of reach: who this is, and its signatures, come from attend's
   // signer outside (tools/bus/trust/signer.ts; docs/trust.md, "Inside Claude Code's sandbox").
-  const sandboxed = sandboxSigner(env);
+  const sandboxed = inClaudeSandbox(env);
   const ctx: VerbCtx = {
     env,
     paths,
@@ -86,7 +86,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     identity() {
       if (identity === undefined && sandboxed) {
         if (opts.identity === 'human') throw refusedError("attend chat is the person's terminal, and this process runs in Claude Code's sandbox", 'run attend chat from a terminal that no agent started');
-        identity = sandboxIdentity(sandboxed, paths.root, cwd, sanitizeMemberId(opts.userName ?? userName()));
+        identity = sandboxIdentity(signerFor(env), paths.root, cwd, sanitizeMemberId(opts.userName ?? userName()));
       }
       if (identity === undefined) {
         const system = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
@@ -94,14 +94,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
         const who = resolveIdentity(readers);
         // Nothing acts as an identity attend could not settle (issue 14 §6): not the session
         // whose variables it carries, and never the person.
-        if (who.refused !== undefined) {
-          throw refusedError(
-            `refused: ${who.refused}`,
-            env.SANDBOX_RUNTIME === '1'
-              ? "inside Claude Code's sandbox attend asks its signer, which attend install sets up (ATTEND_SIGNER); run attend install, then start the session again"
-              : 'a person runs attend from a terminal that no Claude Code session started',
-          );
-        }
+        if (who.refused !== undefined) throw refusedError(`refused: ${who.refused}`, 'a person runs attend from a terminal that no Claude Code session started');
         if (opts.identity === 'human' && who.kind !== 'human') {
           throw refusedError(`attend chat is the person's terminal, and this process is ${who.kind === 'agent' && who.sessionId ? `Claude Code session ${who.sessionId}` : `the agent ${who.id}`} (${who.reason})`, 'run attend chat from a terminal that no agent started');
         }
@@ -125,11 +118,21 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     signer() {
       // The signed origin host is this machine's name on the hub when it has one, so other
       // machines read its messages as this machine's (issue 13; tools/bus/trust/origin.ts).
-      signer ??= sandboxed ? createRemoteSigner(sandboxed, ctx.root()) : createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
+      signer ??= sandboxed ? createRemoteSigner(signerFor(env), ctx.root()) : createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
       return signer;
     },
   };
   return ctx;
+}
+
+/** The signer a command inside the sandbox asks; without one it cannot tell who it is, nor sign. */
+function signerFor(env: Readonly<Record<string, string | undefined>>): SignerAddress {
+  const addr = sandboxSigner(env);
+  if (addr) return addr;
+  throw refusedError(
+    "refused: this process runs in Claude Code's sandbox, where attend cannot see its session or read a key, and no signer is named (ATTEND_SIGNER)",
+    'run attend install (it adds the sandbox rules and the signer), then start the session again',
+  );
 }
 
 /**

@@ -11,6 +11,7 @@
 //   POST /sign    {root, id, scope, line}     -> {sidecar}
 // Anything else, or a refusal, is {error} with 400/403/409.
 
+import { readFileSync } from 'node:fs';
 import type { SessionRecord } from '../../identity/resolve.js';
 import { type Envelope, type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, formatSignal, parseSignal } from '../../wire/envelope.js';
 import { AttendError, EXIT } from '../../wire/errors.js';
@@ -110,13 +111,29 @@ export function signerPort(env: Readonly<Record<string, string | undefined>>): n
 }
 
 /**
- * Where a command inside Claude Code's sandbox asks for its identity and its signatures: set
- * when the sandbox runtime marks the process (SANDBOX_RUNTIME=1) and attend's install named a
- * signer. A process that strips either is not helped by it: inside the sandbox it cannot see
- * its session, and the key directory is not there to read.
+ * Is this process inside Claude Code's sandbox? The sandbox runtime marks its commands
+ * (SANDBOX_RUNTIME=1), and the first process of the sandbox's pid namespace is the bwrap that
+ * made it, whose arguments set that mark: a command that strips its environment (`env -i`)
+ * is still told by the second, and is never taken for the person at a terminal.
+ */
+export function inClaudeSandbox(env: Readonly<Record<string, string | undefined>>, readInit: () => string = () => readFileSync('/proc/1/cmdline', 'latin1')): boolean {
+  if (env.SANDBOX_RUNTIME === '1') return true;
+  let argv: string[];
+  try {
+    argv = readInit().split('\0');
+  } catch {
+    return false;
+  }
+  return /(^|\/)bwrap$/.test(argv[0] ?? '') && argv.some((a, i) => a === '--setenv' && argv[i + 1] === 'SANDBOX_RUNTIME' && argv[i + 2] === '1');
+}
+
+/**
+ * Where a command inside Claude Code's sandbox asks for its identity and its signatures: the
+ * signer attend's install named (ATTEND_SIGNER), through the sandbox's proxy; null when no
+ * signer is named (a process that strips it gains nothing: inside the sandbox it cannot see
+ * its session, and the key directory is not there to read).
  */
 export function sandboxSigner(env: Readonly<Record<string, string | undefined>>): SignerAddress | null {
-  if (env.SANDBOX_RUNTIME !== '1') return null;
   const port = signerPort(env);
   if (port === null) return null;
   const raw = env.HTTP_PROXY ?? env.http_proxy;
