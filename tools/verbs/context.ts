@@ -72,7 +72,8 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
   // Inside Claude Code's sandbox the session's process is out of sight (its own pid namespace)
   // and the key directory out of reach: who this is, and its signatures, come from attend's
   // signer outside (tools/bus/trust/signer.ts; docs/trust.md, "Inside Claude Code's sandbox").
-  const sandboxed = inClaudeSandbox(env);
+  let sandboxed: boolean | undefined;
+  const inSandbox = () => (sandboxed ??= inClaudeSandbox(env));
   const ctx: VerbCtx = {
     env,
     paths,
@@ -84,7 +85,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     reporter: createReporter(warn),
     procInfo,
     identity() {
-      if (identity === undefined && sandboxed) {
+      if (identity === undefined && inSandbox()) {
         if (opts.identity === 'human') throw refusedError("attend chat is the person's terminal, and this process runs in Claude Code's sandbox", 'run attend chat from a terminal that no agent started');
         identity = sandboxIdentity(signerFor(env), paths.root, cwd, sanitizeMemberId(opts.userName ?? userName()));
       }
@@ -118,7 +119,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     signer() {
       // The signed origin host is this machine's name on the hub when it has one, so other
       // machines read its messages as this machine's (issue 13; tools/bus/trust/origin.ts).
-      signer ??= sandboxed ? createRemoteSigner(signerFor(env), ctx.root()) : createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
+      signer ??= inSandbox() ? createRemoteSigner(signerFor(env), ctx.root()) : createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
       return signer;
     },
   };
