@@ -55,7 +55,18 @@ describe('attend install', () => {
 
     const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
     expect(settings.model).toBe('opus');
-    expect(settings.permissions).toEqual(foreignSettings.permissions);
+    expect(settings.permissions.allow).toEqual(foreignSettings.permissions.allow);
+    // attend's sandbox rules (docs/trust.md, "Inside Claude Code's sandbox"): the key directory
+    // out of the Read and Edit tools and of sandboxed commands, the bus's message directories
+    // writable, one address for the signer.
+    expect(settings.permissions.deny).toEqual(['Read(~/.config/attend/keys/**)', 'Edit(~/.config/attend/keys/**)']);
+    expect(settings.sandbox.filesystem.denyRead).toEqual([join(bus.home, '.config', 'attend', 'keys')]);
+    expect(settings.sandbox.filesystem.allowWrite).toEqual(['signals', 'state', 'cache', 'quarantine'].map((d) => join(bus.root, d)));
+    expect(settings.env.ATTEND_SIGNER).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(settings.sandbox.network.allowedDomains).toEqual([settings.env.ATTEND_SIGNER]);
+    expect(settings.sandbox).not.toHaveProperty('enabled');
+    // Every path the rules name exists, so the sandbox leaves no placeholder at its name.
+    for (const d of [...settings.sandbox.filesystem.denyRead, ...settings.sandbox.filesystem.allowWrite]) expect(statSync(d).isDirectory(), d).toBe(true);
     expect(settings.hooks.PreToolUse).toEqual(foreignSettings.hooks.PreToolUse);
     expect(settings.hooks.Stop[0]).toEqual(foreignSettings.hooks.Stop[0]);
     expect(settings.hooks.Stop[1].hooks[0].command).toMatch(/attend hook stop/);

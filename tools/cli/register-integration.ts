@@ -6,6 +6,7 @@ import { type Registrar, examples } from './registrar.js';
 import type { Io } from './io.js';
 import { type Ctx, createContext } from './context.js';
 import { readHookStdin } from './hook-stdin.js';
+import { usageError } from '../wire/errors.js';
 
 function freshCtx(ctx: Ctx): () => Ctx {
   return () => createContext({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, stdout: ctx.stdout, stderr: ctx.stderr, stdin: ctx.stdin, now: ctx.now });
@@ -125,8 +126,32 @@ function registerInstall(program: Command, ctx: Ctx, io: Io): void {
     });
 }
 
+function registerSigner(program: Command, ctx: Ctx, io: Io): void {
+  program
+    .command('signer')
+    .description("sign for the sessions whose Bash tool runs in Claude Code's sandbox, where the key directory is out of reach (started by the SessionStart hook)")
+    .option('--watch <pid>', 'the claude process to live for at first (the hook that starts it passes its own)')
+    .addHelpText(
+      'after',
+      `${examples(['attend signer'])}
+Listens on ATTEND_SIGNER (127.0.0.1:<port>, which attend install writes into Claude Code's
+settings together with the sandbox rules). It answers a request only for the Claude Code
+session the kernel says the connection comes from, signs only that session's own lines, and
+stops once no session it answered for is alive. See docs/trust.md, "Inside Claude Code's sandbox".
+`,
+    )
+    .action(async (opts: { watch?: string }) => {
+      if (opts.watch !== undefined && !/^\d+$/.test(opts.watch)) throw usageError(`--watch takes a pid, not '${opts.watch.slice(0, 20)}'`);
+      const { runSigner } = await import('./commands/signer.js');
+      const r = await runSigner(ctx, opts.watch !== undefined ? { watch: Number(opts.watch) } : {});
+      if (r === 'running-elsewhere') io.err(`attend signer: something already listens on ${ctx.env.ATTEND_SIGNER ?? 'its port'}; leaving it`);
+      io.setExitCode(0);
+    });
+}
+
 export const registerIntegration: Registrar = (program, ctx, io) => {
   registerHook(program, ctx, io);
   registerMcp(program, ctx);
   registerInstall(program, ctx, io);
+  registerSigner(program, ctx, io);
 };

@@ -5,15 +5,16 @@ import { hostname } from 'node:os';
 import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js';
 import { findParent } from '../identity/lineage.js';
 import { hasParentRecord, recordParent } from '../bus/trust/index.js';
-import { type Signer, createSigner } from '../bus/trust/index.js';
-import { resolveIdentity } from '../identity/resolve.js';
+import { type Signer, type SignerAddress, createRemoteSigner, createSigner, inClaudeSandbox, sandboxSigner, signerSession } from '../bus/trust/index.js';
+import { normalizeOrigin, resolveIdentity } from '../identity/resolve.js';
 import { refusedError } from '../wire/errors.js';
 import { localHostName } from '../bus/presence/index.js';
-import { procInfo as systemProcInfo, systemReaders } from '../identity/system.js';
+import { procInfo as systemProcInfo, systemReaders, userName } from '../identity/system.js';
 import { type Peer, listLive } from '../bus/presence/index.js';
 import { checkRootPath, ensureRoot } from '../bus/store/index.js';
 import { type Reporter, createReporter } from '../bus/store/index.js';
 import { createIdFactory } from '../wire/ids.js';
+import { sanitizeMemberId } from '../wire/envelope.js';
 import { type Paths, resolvePaths } from './env.js';
 
 export interface VerbCtx {
@@ -68,6 +69,11 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
   let live: Peer[] | undefined;
   let rootChecked = false;
   let signer: Signer | undefined;
+  // Inside Claude Code's sandbox the session's process is out of sight (its own pid namespace)
+  // and the key directory out of reach: who this is, and its signatures, come from attend's
+  // signer outside (tools/bus/trust/signer.ts; docs/trust.md, "Inside Claude Code's sandbox").
+  let sandboxed: boolean | undefined;
+  const inSandbox = () => (sandboxed ??= inClaudeSandbox(env));
   const ctx: VerbCtx = {
     env,
     paths,
@@ -79,6 +85,10 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     reporter: createReporter(warn),
     procInfo,
     identity() {
+      if (identity === undefined && inSandbox()) {
+        if (opts.identity === 'human') throw refusedError("attend chat is the person's terminal, and this process runs in Claude Code's sandbox", 'run attend chat from a terminal that no agent started');
+        identity = sandboxIdentity(signerFor(env), paths.root, cwd, sanitizeMemberId(opts.userName ?? userName()));
+      }
       if (identity === undefined) {
         const system = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
         const readers = opts.userName !== undefined ? { ...system, username: () => opts.userName as string } : system;
@@ -109,11 +119,46 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     signer() {
       // The signed origin host is this machine's name on the hub when it has one, so other
       // machines read its messages as this machine's (issue 13; tools/bus/trust/origin.ts).
-      signer ??= createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
+      signer ??= inSandbox() ? createRemoteSigner(signerFor(env), ctx.root()) : createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
       return signer;
     },
   };
   return ctx;
+}
+
+/** The signer a command inside the sandbox asks; without one it cannot tell who it is, nor sign. */
+function signerFor(env: Readonly<Record<string, string | undefined>>): SignerAddress {
+  const addr = sandboxSigner(env);
+  if (addr) return addr;
+  throw refusedError(
+    "refused: this process runs in Claude Code's sandbox, where attend cannot see its session or read a key, and no signer is named (ATTEND_SIGNER)",
+    'run attend install (it adds the sandbox rules and the signer), then start the session again',
+  );
+}
+
+/**
+ * The session the signer found at the other end of this process's request. Its lineage is the
+ * SessionStart hook's to record (outside the sandbox, where the ancestry can be seen).
+ */
+function sandboxIdentity(addr: SignerAddress, root: string, cwd: string, user: string): Identity {
+  const s = signerSession(addr);
+  if (s.root !== root) {
+    throw refusedError(`attend's signer signs for the bus ${s.root}, and this command uses ${root}`, 'run attend with the ATTEND_HOME the session was started with');
+  }
+  const record = { pid: s.pid, sessionId: s.sessionId, ...(s.cwd !== undefined ? { cwd: s.cwd } : {}), ...(s.name !== undefined ? { name: s.name } : {}), ...(s.kind !== undefined ? { kind: s.kind } : {}) };
+  return {
+    resolved: true,
+    reason: `inside Claude Code's sandbox: attend's signer found session ${s.sessionId} (claude pid ${s.pid}) at the other end of this request`,
+    kind: 'agent',
+    id: s.sessionId,
+    from: `claude:${s.sessionId}`,
+    origin: normalizeOrigin(s.cwd ?? cwd),
+    user,
+    sessionId: s.sessionId,
+    pid: s.pid,
+    record,
+    via: 'ancestry',
+  };
 }
 
 /** Record a session's parent the first time attend sees it (issue 14 §1); best effort. */

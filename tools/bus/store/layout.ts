@@ -22,6 +22,21 @@ export function cacheDir(root: string): string {
   return join(root, 'cache');
 }
 
+/**
+ * The directories a command writes when it sends, reads or drains (messages, ledgers,
+ * presence, caches, quarantined files): what Claude Code's sandbox must let a session write
+ * (tools/cli/commands/install-sandbox.ts). The root itself, and the trust files beside these
+ * (policy.json, lineage/, keys/, delegations/, relay/), are not among them.
+ */
+export function sandboxWritableDirs(root: string): string[] {
+  return [signalsDir(root), stateDir(root), cacheDir(root), quarantineDir(root)];
+}
+
+/** Files under signals/ that no reader could parse (tools/bus/store/quarantine.ts). */
+export function quarantineDir(root: string): string {
+  return join(root, 'quarantine');
+}
+
 export function scopeDirName(scope: Scope): string {
   if (scope.kind === 'open') return '_broadcast';
   if (scope.kind === 'channel') return `@${scope.name}`;

@@ -14,15 +14,13 @@ import { existsSync, lstatSync, readdirSync, readFileSync, renameSync } from 'no
 import { basename, join } from 'node:path';
 import type { Scope } from '../../wire/envelope.js';
 import { writeFileAtomic } from './atomic.js';
-import { scopeDirName } from './layout.js';
+import { quarantineDir, scopeDirName } from './layout.js';
 import { ensureDir } from './root.js';
 
 export const QUARANTINE_AFTER_MS = 5_000;
 const REASON_EXT = '.reason';
 
-export function quarantineDir(root: string): string {
-  return join(root, 'quarantine');
-}
+export { quarantineDir };
 
 type QuarantineOutcome = { state: 'moved'; to: string } | { state: 'kept' } | { state: 'gone' };
 

@@ -10,3 +10,4 @@ export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent, 
 export { allow, deny, nodeArg, policyFile, readPolicy, requireOwner, updatePolicy } from './policy.js';
 export { readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
 export { createSigner, SIG_EXT, type Signer } from './signing.js';
+export { askSigner, createRemoteSigner, createSignerService, inClaudeSandbox, sandboxSigner, type SignerAddress, signerPort, signerSession } from './signer.js';

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ctx } from '../context.js';
 import { startDeliverer } from './deliver.js';
+import { ensureSigner } from './signer.js';
 import { readPresence, removePresence, writePresence } from '../../bus/presence/index.js';
 import { AttendError } from '../../wire/errors.js';
 
@@ -117,6 +118,8 @@ export function runSessionStartHook(ctx: Ctx, payloadText: string): HookResult {
   });
   const me = ctx.live().find((p) => p.id === who.id);
   const conduit = chooseConduit(ctx, who.pid, who.record?.kind, warnings);
+  // attend install named a signer: the session's sandboxed commands sign through it (docs/trust.md).
+  if (ensureSigner(ctx, who.pid) === 'failed') warnings.push(`could not start attend signer on ${ctx.env.ATTEND_SIGNER}; attend in this session's sandbox cannot sign (its log: state/signer.log under the bus)`);
   const context = sessionStartContext(me?.name ?? name ?? who.id, who.id, conduit);
   return {
     stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } }),

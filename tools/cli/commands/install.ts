@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
 import { AttendError, EXIT, usageError } from '../../wire/errors.js';
 import { writeError, writeFileAtomic } from '../../bus/store/index.js';
+import { foreign, makeSandboxDirs, mergeSandboxRules, sandboxRulesFor, sandboxWarnings } from './install-sandbox.js';
 
 export type Scope = 'user' | 'project';
 
@@ -155,10 +156,6 @@ export function readJsonObject(path: string): Json | null {
   return raw as Json;
 }
 
-function foreign(path: string, what: string): AttendError {
-  return new AttendError(`${path}: ${what}`, EXIT.refused, 'fix the file by hand, then re-run; nothing was written');
-}
-
 /** Merge attend's hooks into a settings object; returns whether anything changed. */
 function mergeHooks(settings: Json, path: string): boolean {
   if (settings.hooks !== undefined && (typeof settings.hooks !== 'object' || settings.hooks === null || Array.isArray(settings.hooks))) {
@@ -283,6 +280,10 @@ export function runInstall(ctx: Ctx, input: InstallInput): InstallResult {
   const mcp = readJsonObject(t.mcp);
   const settingsNext: Json = structuredClone(settings ?? {});
   const hooksChanged = mergeHooks(settingsNext, t.settings);
+  // The rules that keep the key directory out of Claude Code's sandbox while its sessions still
+  // sign, through attend's signer (tools/cli/commands/install-sandbox.ts).
+  const rules = sandboxRulesFor({ settings, keysDir: ctx.paths.keysDir, root: ctx.paths.root, home: ctx.paths.home });
+  const sandboxChanged = mergeSandboxRules(settingsNext, rules, t.settings);
   const mcpNext: Json = structuredClone(mcp ?? {});
   if (mcpNext.mcpServers !== undefined && (typeof mcpNext.mcpServers !== 'object' || mcpNext.mcpServers === null || Array.isArray(mcpNext.mcpServers))) {
     throw foreign(t.mcp, '"mcpServers" is not an object');
@@ -306,11 +307,13 @@ export function runInstall(ctx: Ctx, input: InstallInput): InstallResult {
 
   const now = ctx.now();
   const changes: Change[] = [];
+  const settingsChanged = hooksChanged || sandboxChanged;
+  if (!dryRun) makeSandboxDirs(rules, ctx.paths.root);
   changes.push({
     path: t.settings,
-    what: 'hooks (SessionStart, Stop, SessionEnd)',
-    action: !hooksChanged ? 'unchanged' : settings === null ? 'create' : 'update',
-    backup: hooksChanged ? writeWithBackup(t.settings, jsonText(settingsNext), now, dryRun) : null,
+    what: `hooks (SessionStart, Stop, SessionEnd) and sandbox rules (key directory unreadable, signer ${rules.signer})`,
+    action: !settingsChanged ? 'unchanged' : settings === null ? 'create' : 'update',
+    backup: settingsChanged ? writeWithBackup(t.settings, jsonText(settingsNext), now, dryRun) : null,
   });
   const skillChanged = skillCurrent !== skillText;
   changes.push({
@@ -327,5 +330,6 @@ export function runInstall(ctx: Ctx, input: InstallInput): InstallResult {
   });
   // The hooks and the MCP entry run `attend` by name: without it on PATH they do nothing.
   const warnings = findOnPath(ctx.env, 'attend') ? [] : [`attend is not on PATH, so the hooks and the MCP server installed here will do nothing until it is; install it: ${howToInstall()}`];
+  warnings.push(...sandboxWarnings(settingsNext));
   return { scope, dryRun, changes, warnings };
 }

@@ -4,6 +4,7 @@
 import { readFileSync, rmSync, rmdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Ctx } from '../context.js';
+import { removeSandboxRules, sandboxRulesFor } from './install-sandbox.js';
 import { type Change, type InstallInput, type InstallResult, isAttendMcp, parseScope, readJsonObject, removeHooks, targetsFor, writeWithBackup } from './install.js';
 
 function isOurSkill(text: string): boolean {
@@ -21,6 +22,11 @@ export function runUninstall(ctx: Ctx, input: InstallInput): InstallResult {
 
   const settingsNext = structuredClone(settings ?? {});
   const hooksChanged = settings !== null && removeHooks(settingsNext, t.settings);
+  // Only a settings file that names a signer has attend's sandbox rules (no port is chosen here).
+  const signer = (settings?.env as Record<string, unknown> | undefined)?.ATTEND_SIGNER;
+  const sandboxChanged =
+    settings !== null && typeof signer === 'string' && removeSandboxRules(settingsNext, sandboxRulesFor({ settings, keysDir: ctx.paths.keysDir, root: ctx.paths.root, home: ctx.paths.home }), t.settings);
+  const settingsChanged = hooksChanged || sandboxChanged;
   const servers = mcp?.mcpServers;
   const mcpNext = structuredClone(mcp ?? {});
   const mcpChanged = typeof servers === 'object' && servers !== null && isAttendMcp((servers as Record<string, unknown>).attend);
@@ -32,9 +38,9 @@ export function runUninstall(ctx: Ctx, input: InstallInput): InstallResult {
 
   changes.push({
     path: t.settings,
-    what: 'hooks',
-    action: hooksChanged ? 'update' : 'unchanged',
-    backup: hooksChanged ? writeWithBackup(t.settings, `${JSON.stringify(settingsNext, null, 2)}\n`, now, dryRun) : null,
+    what: 'hooks and sandbox rules',
+    action: settingsChanged ? 'update' : 'unchanged',
+    backup: settingsChanged ? writeWithBackup(t.settings, `${JSON.stringify(settingsNext, null, 2)}\n`, now, dryRun) : null,
   });
   let skill: string | null = null;
   try {
