@@ -38,7 +38,7 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
           const r = hook.runSessionEndHook(ctx, payload);
           r.warnings.forEach(warn);
         } else if (event === 'stop') {
-          // The drain writes its own output inside the ledger's lock (deliver, then record),
+          // The drain writes its own output inside the ledger's lock (recorded in flight, shown, confirmed),
           // and turns every failure into a warning; it never returns a blocking exit.
           const { runDrain } = await import('./commands/drain.js');
           runDrain(ctx, { format: 'hook', payload, trace: false });

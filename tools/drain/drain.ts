@@ -1,6 +1,7 @@
 // The Stop-hook drain (docs/architecture.md, "Delivery"): at the turn boundary, deliver what the sensor has not,
 // party-aware, through the same ledger. The writer is injected so the output is written
-// inside the ledger's lock before anything is recorded (deliver first, then record).
+// inside the ledger's lock, once the wake is recorded in flight, and confirmed after (issue
+// 21 §6: a record that cannot be written, a full disk, writes nothing).
 
 import type { Identity } from '../identity/resolve.js';
 import { noteShown, takePending } from '../bus/delivery/index.js';
@@ -9,7 +10,7 @@ import { resolveParents } from '../bus/delivery/index.js';
 import type { Reporter } from '../bus/store/index.js';
 import { planDrain, renderDrain } from '../wire/party.js';
 import type { NameLookup } from '../wire/display.js';
-import { shouldTeach, wakeNotes } from '../wire/wake.js';
+import { againCount, shouldTeach, wakeNotes } from '../wire/wake.js';
 
 /** Blocks in a row before the drain lets the session stop (a re-entry ceiling, so a session can always stop). */
 export const DRAIN_ROUND_CEILING = 5;
@@ -104,7 +105,7 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
       deps.warn(`attend: ${ledger.drainRounds} Stop-hook rounds in a row; letting the session stop`);
       return { consume: [], result: { ...none, reason: 'ceiling' } };
     }
-    const notes = wakeNotes(p);
+    const notes = wakeNotes({ hidden: p.hidden, invited: p.invited, again: againCount(p.fresh.map((m) => m.id), p.again) });
     const check = p.check ?? (() => null);
     let fresh = p.fresh;
     if (fresh.length === 0 && notes.length === 0) return { consume: [], result: none };
@@ -138,7 +139,6 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
       if (fresh.length === 0 && notes.length === 0) return { consume: p.fresh.map((m) => m.id), result: none };
       ({ r: rendered, text: output } = render());
     }
-    deps.write(output);
     if (fresh.length > 0) ledger.taught = true;
     ledger.drainRounds += 1;
     const shownMsgs = fresh.filter((m) => rendered.shown.includes(m.id) && m.fromId !== who.id);
@@ -147,9 +147,14 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
     deps.trace?.(`attend: trace drain shown=${rendered.shown.join(',')} collapsed=${rendered.collapsed.join(',')} overflow=${rendered.overflow.join(',')}`);
     // Collapsed threads and the "+N more" remainder are consumed too: they were announced,
     // and `attend inbox` still lists them. Otherwise the next round would block again.
+    // Written once takePending has recorded the wake in flight (issue 21 §6).
+    const text = output;
     return {
       consume: p.fresh.map((m) => m.id),
       result: { output, reason: 'delivered', shown: rendered.shown, collapsed: rendered.collapsed, overflow: rendered.overflow },
+      emit: () => {
+        deps.write(text);
+      },
     };
   });
 }

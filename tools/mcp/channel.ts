@@ -3,9 +3,10 @@
 // beside the sensor and the drain and shares their consumption ledger (takePending), so a
 // message surfaced here is never surfaced again by `attend run` or the Stop hook.
 //
-// Deliver first, then record: `emit` hands the notification to the transport inside the
-// ledger's lock. The SDK writes a notification synchronously up to stdout.write, and stdout
-// is a pipe (synchronous on Linux), so the line is out before the ledger records it.
+// Recorded in flight, pushed, confirmed (issue 21 §6): once takePending has recorded the wake
+// in flight, `emit` hands the notifications to the transport inside the ledger's lock. The SDK
+// writes a notification synchronously up to stdout.write, and stdout is a pipe (synchronous
+// on Linux), so the line is out before the wake is confirmed.
 
 import type { Identity } from '../identity/resolve.js';
 import { noteShown, takePending } from '../bus/delivery/index.js';
@@ -17,7 +18,7 @@ import { resolveParents } from '../bus/delivery/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
 import { DIGEST_THRESHOLD } from '../wire/party.js';
 import { type NameLookup, nameLookup } from '../wire/display.js';
-import { planStreamWake, streamItems } from '../wire/wake.js';
+import { itemIds, planStreamWake, streamItems } from '../wire/wake.js';
 import { knownNamesSource, readKnownNames } from '../bus/presence/index.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
@@ -59,7 +60,7 @@ export function pushPending(
   const root = ctx.root();
   return takePending(root, who, { now: ctx.now(), reporter: ctx.reporter, warn: deps.warn }, (p) => {
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(root, receiveScopes(root, who), p.fresh, ctx.reporter) : undefined;
-    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}) });
+    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
     const notices: ChannelNotice[] = [];
     const consume: string[] = [];
     for (const item of streamItems(plan, deps.names ? nameLookup(deps.names(), who.id, deps.known?.() ?? readKnownNames(root)) : namesFor(ctx, who.id))) {
@@ -72,15 +73,13 @@ export function pushPending(
       }
       const meta = item.kind === 'message' ? metaOf(item.message as Message) : item.kind === 'digest' ? { source: 'attend', digest: String(item.ids.length) } : { source: 'attend' };
       notices.push({ content: item.lines.join('\n'), meta });
-      if (item.kind === 'message') consume.push(item.message.id);
-      else if (item.kind === 'digest') consume.push(...item.ids);
+      consume.push(...itemIds(item));
     }
-    // Deliver first, then record: each notification is handed to the transport here,
-    // inside the ledger's lock.
-    for (const n of notices) deps.emit(n);
     const newest = plan.full[plan.full.length - 1];
     if (newest) noteShown(p.ledger, newest);
-    return { consume, result: consume };
+    // Each notification is handed to the transport once takePending has recorded the wake in
+    // flight, inside the ledger's lock.
+    return { consume, result: consume, emit: () => notices.forEach((n) => deps.emit(n)) };
   });
 }
 

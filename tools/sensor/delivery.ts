@@ -15,6 +15,14 @@ interface Timers {
   cancel(handle: unknown): void;
 }
 
+/**
+ * A wake that failed (a full disk refused its record, a lock it could not take) is tried
+ * again after this, doubling up to RETRY_MAX_MS, however quiet the bus is: the conduit waits
+ * and recovers (issue 21 §2, §6) rather than leave what is pending for the next message.
+ */
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 8_000;
+
 const realTimers: Timers = {
   soon: (fn) => void setImmediate(fn),
   after: (ms, fn) => setTimeout(fn, ms),
@@ -62,6 +70,26 @@ export function createDeliveryLoop(deps: DeliveryDeps): DeliveryLoop {
   let renames = 0;
   let running: Promise<void> | undefined;
   let again = false;
+  let retryTimer: unknown;
+  let retryMs = RETRY_FIRST_MS;
+  let failing: string | undefined;
+  // A failed wake warns once per kind of failure (not once per retry) and is tried again.
+  const failed = (what: string, err: unknown) => {
+    const line = `attend: ${what} failed: ${(err as Error).message}`;
+    if (line !== failing) deps.scan.warn(line);
+    failing = line;
+    if (retryTimer !== undefined || deps.stopping()) return;
+    retryTimer = timers.after(retryMs, () => {
+      retryTimer = undefined;
+      request();
+    });
+    retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+  };
+  const recovered = () => {
+    if (failing !== undefined) deps.scan.warn('attend: delivery recovered');
+    failing = undefined;
+    retryMs = RETRY_FIRST_MS;
+  };
   const wake = () => {
     queued = false;
     if (deps.stopping()) return;
@@ -73,7 +101,7 @@ export function createDeliveryLoop(deps: DeliveryDeps): DeliveryLoop {
     if (deps.cycle) {
       running = deps.cycle(deps.who()).then(
         (r) => settled(r, renamesBefore),
-        (err: unknown) => deps.scan.warn(`attend: delivery failed: ${(err as Error).message}`),
+        (err: unknown) => failed('delivery', err),
       );
       void running.finally(() => {
         running = undefined;
@@ -87,11 +115,12 @@ export function createDeliveryLoop(deps: DeliveryDeps): DeliveryLoop {
     try {
       settled(scanOnce(deps.scan, deps.who()), renamesBefore);
     } catch (err) {
-      // A lock timeout or a full disk must not kill the sensor: the next wake retries.
-      deps.scan.warn(`attend: scan failed: ${(err as Error).message}`);
+      // A lock timeout or a full disk must not kill the sensor: it tries again.
+      failed('scan', err);
     }
   };
   const settled = (r: ScanResult, renamesBefore: number) => {
+    recovered();
     delivered += r.delivered.length;
     if (r.closed) deps.closed();
     else if (r.later) request();
@@ -129,6 +158,8 @@ export function createDeliveryLoop(deps: DeliveryDeps): DeliveryLoop {
     close: () => {
       if (settleTimer !== undefined) timers.cancel(settleTimer);
       settleTimer = undefined;
+      if (retryTimer !== undefined) timers.cancel(retryTimer);
+      retryTimer = undefined;
     },
   };
 }

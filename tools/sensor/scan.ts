@@ -11,7 +11,7 @@ import { receiveScopes } from '../bus/delivery/index.js';
 import type { Message, Reporter } from '../bus/store/index.js';
 import { DIGEST_THRESHOLD } from '../wire/party.js';
 import type { NameLookup } from '../wire/display.js';
-import { planStreamWake, streamItems } from '../wire/wake.js';
+import { itemIds, planStreamWake, streamItems } from '../wire/wake.js';
 
 export interface ScanDeps {
   root: string;
@@ -40,41 +40,44 @@ export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
   const res: ScanResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
   takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
     res.unsettled = p.unsettled === true;
-    const consume: string[] = [];
-    const emit = (line: string): boolean => {
-      if (res.closed) return false;
-      try {
-        deps.write(line);
-        return true;
-      } catch {
-        res.closed = true;
-        return false;
-      }
-    };
     // Parents matter only when a digest may fold someone else's thread.
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter) : undefined;
-    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}) });
+    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
     const items = streamItems(plan, deps.names(who.id));
+    // What the wake shows is chosen here and recorded in flight by takePending before a line
+    // is written (issue 21 §6: a record that failed after the lines were printed showed them
+    // twice); the lines go out in `emit`, and what a closed stdout cut off stays pending.
+    const consume = items.flatMap(itemIds);
     let newest: Message | undefined;
     for (const item of items) {
-      let ok = true;
-      for (const line of item.lines) ok = ok && emit(line);
-      // A message cut off mid-way by a closed stdout was never seen: leave it pending.
-      if (!ok) break;
-      if (item.kind === 'message') {
-        consume.push(item.message.id);
-        newest = item.message as Message;
-      } else if (item.kind === 'digest') {
-        // The digest stands for these messages; their headers are in `attend inbox`.
-        consume.push(...item.ids);
-        res.digest = true;
-        deps.trace?.(`attend: trace digest ids=${item.ids.join(',')}`);
-      } else if (item.kind === 'teach') p.ledger.taught = true;
+      if (item.kind === 'message') newest = item.message as Message;
+      else if (item.kind === 'teach') p.ledger.taught = true;
     }
     if (newest) noteShown(p.ledger, newest);
-    res.delivered = consume;
-    res.later = plan.later.length > 0 && !res.closed;
-    return { consume, result: undefined };
+    const emit = (): string[] => {
+      const shown: string[] = [];
+      for (const item of items) {
+        try {
+          for (const line of item.lines) deps.write(line);
+        } catch {
+          // A message cut off mid-way by a closed stdout was never seen: leave it pending.
+          res.closed = true;
+          break;
+        }
+        shown.push(...itemIds(item));
+        if (item.kind === 'digest') {
+          // The digest stands for these messages; their headers are in `attend inbox`.
+          res.digest = true;
+          deps.trace?.(`attend: trace digest ids=${item.ids.join(',')}`);
+        }
+      }
+      res.delivered = shown;
+      res.later = plan.later.length > 0 && !res.closed;
+      const done = new Set(shown);
+      return consume.filter((id) => !done.has(id));
+    };
+    return { consume, result: undefined, emit };
   });
   return res;
 }
+

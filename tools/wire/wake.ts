@@ -31,16 +31,35 @@ interface WakeInput {
   me: string;
   /** Parents of the fresh messages (for the `re` chain), by id. */
   known?: ReadonlyMap<string, DeliveryMessage>;
+  /**
+   * Ids among `fresh` a conduit had in flight when it died (issue 21 §6): it may have shown
+   * them already, and the wake says so.
+   */
+  again?: ReadonlySet<string>;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** The lines every conduit shows before the messages. */
-export function wakeNotes(input: Pick<WakeInput, 'hidden' | 'invited'>): string[] {
+/**
+ * The lines every conduit shows before the messages. `again`: how many of the wake's
+ * messages a conduit that died may have shown already (it recorded them in flight and never
+ * confirmed them, issue 21 §6), so a repeat is told as one.
+ */
+export function wakeNotes(input: Pick<WakeInput, 'hidden' | 'invited'> & { again?: number }): string[] {
   const notes: string[] = [];
   if (input.hidden > 0) notes.push(`[attend] ${plural(input.hidden, 'earlier message')} not shown; attend inbox`);
   for (const inv of input.invited) notes.push(`[attend] invited to #${inv.channel}: ${plural(inv.count, 'earlier message')} to read, ${inv.older} older not shown`);
+  const again = input.again ?? 0;
+  if (again > 0) notes.push(`[attend] ${plural(again, 'message')} below may repeat (a conduit stopped while showing ${again === 1 ? 'it' : 'them'})`);
   return notes;
+}
+
+/** How many of `ids` a conduit that died may have shown already (WakeInput.again). */
+export function againCount(ids: Iterable<string>, again: ReadonlySet<string> | undefined): number {
+  if (again === undefined) return 0;
+  let n = 0;
+  for (const id of ids) if (again.has(id)) n++;
+  return n;
 }
 
 /** Teach once, beside the first message a session is shown. */
@@ -81,9 +100,9 @@ interface StreamWake {
 
 /** The sensor's and the channel push's wake. */
 export function planStreamWake(input: WakeInput): StreamWake {
-  const notes = wakeNotes(input);
   const teach = shouldTeach(input);
-  if (input.fresh.length <= DIGEST_THRESHOLD) return { notes, full: input.fresh, digest: null, later: [], teach };
+  const noted = (shown: DeliveryMessage[]) => wakeNotes({ ...input, again: againCount(shown.map((m) => m.id), input.again) });
+  if (input.fresh.length <= DIGEST_THRESHOLD) return { notes: noted(input.fresh), full: input.fresh, digest: null, later: [], teach };
   const byId = new Map(input.known ?? []);
   for (const m of input.fresh) byId.set(m.id, m);
   const personal: DeliveryMessage[] = [];
@@ -92,7 +111,7 @@ export function planStreamWake(input: WakeInput): StreamWake {
   const full = personal.slice(0, STREAM_FULL_MAX);
   const later = personal.slice(STREAM_FULL_MAX).map((m) => m.id);
   const digest = rest.length > 0 ? { counts: countDigest(rest, input.me), ids: rest.map((m) => m.id) } : null;
-  return { notes, full, digest, later, teach };
+  return { notes: noted([...full, ...rest]), full, digest, later, teach };
 }
 
 export type WakeItem =
@@ -109,4 +128,9 @@ export function streamItems(plan: StreamWake, names: NameLookup): WakeItem[] {
   if (plan.digest) items.push({ kind: 'digest', ids: plan.digest.ids, lines: [formatDigest(plan.digest.counts)] });
   if (plan.teach && (plan.full.length > 0 || plan.digest)) items.push({ kind: 'teach', lines: [TEACH_LINE] });
   return items;
+}
+
+/** The ids a wake item consumes once shown: a message's own, the ones a digest stands for. */
+export function itemIds(item: WakeItem): string[] {
+  return item.kind === 'message' ? [item.message.id] : item.kind === 'digest' ? item.ids : [];
 }

@@ -4,10 +4,12 @@
 // and how a cycle plans from it: tools/bus/delivery/plan.ts; its older forms:
 // ledger-legacy.ts.
 
-import { closeSync, fdatasyncSync, fstatSync, openSync, constants as fsc } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, openSync, statSync, unlinkSync, writeSync, constants as fsc } from 'node:fs';
 import { join } from 'node:path';
-import { fileStamp, madeDirs, readAll, statStamp, syncDirs, writeAll, writeError, writeFileAtomic } from '../store/atomic.js';
+import { madeDirs, readAll, statStamp, syncDirs, writeAll, writeError, writeFileAtomic } from '../store/atomic.js';
+import { isMessageId } from '../../wire/ids.js';
 import { stateDir } from '../store/layout.js';
+import { selfStart } from '../store/lock.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
 import type { Ledger } from './plan.js';
 
@@ -47,7 +49,12 @@ export function ledgerLock(root: string, sid: string): string {
 
 export const LOG_COMPACT_BYTES = 256 * 1024;
 
-export type LedgerRead = { state: 'missing' } | { state: 'ok'; ledger: Ledger; legacy?: string } | { state: 'corrupt'; file: string };
+/**
+ * A session's ledger as read. `flight`: a wake still in flight (InFlight `f`): its ids are not
+ * in the ledger, and whether they count as shown depends on whether its owner lives
+ * (tools/bus/delivery/ledger.ts settleRead). A settled one is applied already.
+ */
+export type LedgerRead = { state: 'missing' } | { state: 'ok'; ledger: Ledger; legacy?: string; flight?: InFlight } | { state: 'corrupt'; file: string };
 
 /**
  * The last complete line of the log open at `fd` (`size` bytes), or null when it has none.
@@ -93,6 +100,45 @@ export function readLog(file: string): string | null | undefined {
 }
 
 /**
+ * A conduit's wake in flight (issue 21 §6), the last field of the line a cycle appends before
+ * it shows anything: the ids it is about to show and its owner (pid and process start time,
+ * as processAlive judges them). `st` is one byte, settled in place once the wake is out:
+ * `c` shown (the ids count as consumed), `x` withdrawn (not shown: pending again). While it
+ * reads `f` the ids count as shown as long as the owner lives (its confirm is on its way, or
+ * did not land and is retried at its next cycle); once the owner is gone they are offered
+ * again, marked as possible repeats, since nobody can say whether it printed them.
+ */
+export interface InFlight {
+  ids: string[];
+  pid: number;
+  start: string;
+  st: 'f' | 'c' | 'x';
+}
+
+const FLIGHT_KEY = ',"inflight":';
+
+/** The in-flight entry of a log line, if it has one (always the line's last field). */
+export function flightOf(line: string): InFlight | undefined {
+  const at = line.lastIndexOf(FLIGHT_KEY);
+  if (at < 0 || !line.endsWith('}}')) return undefined;
+  try {
+    const o = JSON.parse(line.slice(at + FLIGHT_KEY.length, -1)) as Partial<InFlight>;
+    if (!Array.isArray(o.ids) || !o.ids.every((id) => typeof id === 'string' && isMessageId(id)) || !Number.isSafeInteger(o.pid) || typeof o.start !== 'string') return undefined;
+    if (o.st !== 'f' && o.st !== 'c' && o.st !== 'x') return undefined;
+    return { ids: o.ids, pid: o.pid!, start: o.start, st: o.st };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where an appended in-flight entry's state byte is, to settle it (settleFlight). */
+export interface Flight {
+  file: string;
+  ino: number;
+  offset: number;
+}
+
+/**
  * Synced (issue 21, spec §5: a crash may repeat only the messages in flight): the append is
  * fdatasync'ed before the cycle ends, so a power cut cannot roll the ledger back over seconds
  * of messages already shown, which would show them again. An append to the log changes no
@@ -100,14 +146,32 @@ export function readLog(file: string): string | null | undefined {
  * directory); the compaction's rename is synced like a message's. This takes back part of
  * issue #12 §3's saving (it left the log unsynced: one journal commit per session per
  * broadcast); docs/benchmarks.md, "The ledger's fdatasync", measures what it costs a fan-out.
- * A line a crash cut short is passed over for the one before it. Returns the log's fileStamp
- * after the write.
+ * An append that fails (a full disk) is cut back off the log, so nothing of it stays, and
+ * the error propagates; a line a crash cut short is passed over for the one before it.
+ * Returns the log's fileStamp after the write.
  */
 export function writeLedger(root: string, ledger: Ledger): string {
+  return appendLedger(root, ledger).stamp;
+}
+
+/**
+ * writeLedger, or, given `ids`, the line of a wake in flight (owned by this process) with
+ * where its state byte is. That append is not synced: the wake is shown right after it, and
+ * its settling (settleFlight) syncs the log once it is out, so the sync stays off the path
+ * from a message to the model, where it was before. What the record in flight must do first
+ * is take its space, which a write does (a full disk refuses it here, before anything is
+ * shown); a power cut before the settling's sync leaves the wake pending, which repeats only
+ * the messages in flight.
+ */
+export function appendLedger(root: string, ledger: Ledger, ids?: string[]): { stamp: string; flight?: Flight } {
   const file = ledgerFile(root, ledger.sid);
-  const line = JSON.stringify(ledger);
+  const line = ids === undefined ? JSON.stringify(ledger) : JSON.stringify({ ...ledger, inflight: { ids, pid: process.pid, start: selfStart(), st: 'f' } });
+  // The state byte's place from the line's end: what follows it (`"}}`) is ASCII.
+  const fromEnd = ids === undefined ? 0 : line.length - line.lastIndexOf('"st":"f"') - '"st":"'.length;
+  const bytes = Buffer.byteLength(line);
   let fd: number;
   let made: string[] | undefined;
+  let created = false;
   try {
     fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND);
   } catch (err) {
@@ -116,24 +180,84 @@ export function writeLedger(root: string, ledger: Ledger): string {
     made = madeDirs(dir, ensureDir(dir));
     try {
       fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
+      created = true;
     } catch (err2) {
       throw writeError(file, err2);
     }
   }
   let st;
+  let at = 0;
   try {
+    at = fstatSync(fd).size;
     writeAll(fd, Buffer.from(`\n${line}\n`, 'utf8'));
-    fdatasyncSync(fd);
+    if (ids === undefined) syncLog(fd);
     st = fstatSync(fd);
   } catch (err) {
+    // Take the append back: cutting a file shorter frees space, it never needs it, so the
+    // log is left as it was even on a full disk, and no wake counts as in flight.
+    try {
+      if (created && at === 0) unlinkSync(file);
+      else ftruncateSync(fd, at);
+    } catch {
+      // a line cut short, which readers pass over
+    }
     throw writeError(file, err);
   } finally {
     closeSync(fd);
   }
   if (made !== undefined) syncDirs(made);
-  if (st.size <= LOG_COMPACT_BYTES) return statStamp(st);
-  writeFileAtomic(file, `${line}\n`, { syncDir: true });
-  return fileStamp(file);
+  // Where the state byte is: in the line just appended (after its leading newline).
+  let flight: Flight | undefined = ids === undefined ? undefined : { file, ino: st.ino, offset: at + 1 + bytes - fromEnd };
+  if (st.size <= LOG_COMPACT_BYTES) return { stamp: statStamp(st), ...(flight ? { flight } : {}) };
+  // Compaction is a saving, never a condition of the append, which has landed: on a full disk
+  // the log stays long and the next append tries again.
+  try {
+    writeFileAtomic(file, `${line}\n`, { syncDir: true });
+    const now = statSync(file);
+    if (flight) flight = { file, ino: now.ino, offset: bytes - fromEnd };
+    return { stamp: statStamp(now), ...(flight ? { flight } : {}) };
+  } catch {
+    return { stamp: statStamp(st), ...(flight ? { flight } : {}) };
+  }
+}
+
+/** The log's one fdatasync (scripts/bench/ledger-sync.mjs measures a build without it). */
+function syncLog(fd: number): void {
+  fdatasyncSync(fd);
+}
+
+/**
+ * Settle the wake in flight where appendLedger put it: `c` shown, `x` withdrawn. One byte
+ * overwritten in place, in a page the append already took, so a full disk cannot refuse it
+ * (on a filesystem that overwrites in place: ext4, xfs, tmpfs; a copy-on-write one may need
+ * a block), then the log is fdatasync'ed (the cycle's one sync, as writeLedger's). A sync
+ * that fails leaves the settled byte in the page cache, which every reader sees; the next
+ * cycle's synced append carries it to the disk. Returns the log's fileStamp after the write.
+ */
+export function settleFlight(f: Flight, st: 'c' | 'x'): string {
+  let fd: number;
+  try {
+    fd = openSync(f.file, fsc.O_RDWR);
+  } catch (err) {
+    throw writeError(f.file, err);
+  }
+  try {
+    if (fstatSync(fd).ino !== f.ino) throw new Error('the log was replaced');
+    const was = readAll(fd, 1, f.offset);
+    if (was[0] !== 0x66 /* f */) throw new Error('the wake in flight is not where it was written');
+    if (writeSync(fd, st, f.offset) !== 1) throw new Error('short write');
+    const stamp = statStamp(fstatSync(fd));
+    try {
+      syncLog(fd);
+    } catch {
+      // settled for every reader; durable with the next cycle's append
+    }
+    return stamp;
+  } catch (err) {
+    throw writeError(f.file, err);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

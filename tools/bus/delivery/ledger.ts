@@ -18,7 +18,9 @@
 //
 // Every read-modify-write happens under the ledger's lock, and the scan, the delivery and
 // the record happen inside one hold of it, so two conduits never surface the same message.
-// Delivery comes before the record: a crash in between repeats only the messages in flight.
+// A wake is recorded in flight before it is shown and confirmed after (issue 21 §6,
+// ledger-log.ts InFlight): a record that cannot be written shows nothing, and a wake whose
+// conduit died before confirming it is offered again (a possible repeat, never a loss).
 //
 // In parts: the log (ledger-log.ts), its older forms (ledger-legacy.ts), one delivery cycle
 // and its dry run (take.ts), the walk over the receive directories (walk.ts), the plan
@@ -27,8 +29,9 @@
 import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { dropOwnerFile, withLock } from '../store/lock.js';
 import { ledgerIdOfName, legacyLedgerFile, plainLedgerFile, readLegacyLedger } from './ledger-legacy.js';
-import { type LedgerRead, forgetKept, ledgerDir, ledgerFile, ledgerLock, readLog, sessionLedgerDir, writeLedger } from './ledger-log.js';
-import { consumedIn, parseLedger } from './plan.js';
+import { processAlive } from '../../identity/system.js';
+import { type LedgerRead, flightOf, forgetKept, ledgerDir, ledgerFile, ledgerLock, readLog, sessionLedgerDir, writeLedger } from './ledger-log.js';
+import { type Ledger, consumedIn, parseLedger } from './plan.js';
 
 export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, noteShown } from './plan.js';
 
@@ -37,9 +40,37 @@ export function readLedger(root: string, sid: string): LedgerRead {
   const log = readLog(ledgerFile(root, sid));
   if (log !== undefined) {
     const ledger = log === null ? null : parseLedger(log);
-    return ledger ? { state: 'ok', ledger } : { state: 'corrupt', file: ledgerFile(root, sid) };
+    if (log === null || !ledger) return { state: 'corrupt', file: ledgerFile(root, sid) };
+    // A wake the line had in flight: shown (its ids are consumed), withdrawn (they are not),
+    // or still in flight, for the reader to judge by its owner (settleRead).
+    const flight = flightOf(log);
+    if (flight?.st === 'c') addConsumed(ledger, flight.ids);
+    return flight?.st === 'f' ? { state: 'ok', ledger, flight } : { state: 'ok', ledger };
   }
   return readLegacyLedger(root, sid);
+}
+
+function addConsumed(ledger: Ledger, ids: string[]): void {
+  const have = new Set(ledger.above);
+  for (const id of ids) if (!have.has(id)) ledger.above.push(id);
+}
+
+/**
+ * A wake a read found in flight (issue 21 §6): while its owner lives it counts as shown (the
+ * owner printed it and its confirm did not land, or is about to), and its ids are folded into
+ * the ledger as consumed, so no conduit shows them twice; `folded` says the ledger must be
+ * written for that to last. Once its owner is gone (killed between record and confirm),
+ * nobody can say whether it printed them: they stay pending, and `again` names them, so
+ * the conduit that offers them again can say they may repeat.
+ */
+export function settleRead(read: LedgerRead, alive: (pid: number, start: string) => boolean = processAlive): { folded: boolean; again?: ReadonlySet<string> } {
+  if (read.state !== 'ok' || read.flight === undefined) return { folded: false };
+  const f = read.flight;
+  if (alive(f.pid, f.start)) {
+    addConsumed(read.ledger, f.ids);
+    return { folded: true };
+  }
+  return { folded: false, again: new Set(f.ids) };
 }
 
 /** Remove a session's ledger in every form it may have: the log and the older single files. */
@@ -99,6 +130,8 @@ export function moveLedger(root: string, fromSid: string, toSid: string): boolea
   const moved = withLock(ledgerLock(root, fromSid), () => {
     const read = readLedger(root, fromSid);
     if (read.state !== 'ok' || readLedger(root, toSid).state === 'ok') return false;
+    // A wake in flight moves as what it is: shown while its owner lives, else pending.
+    settleRead(read);
     read.ledger.sid = toSid;
     writeLedger(root, read.ledger);
     forgetKept(ledgerFile(root, fromSid));

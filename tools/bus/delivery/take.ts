@@ -1,7 +1,8 @@
 // One delivery cycle under the ledger's lock (docs/architecture.md, "Delivery"): read the
 // session's ledger (ledger.ts) and each receive directory's new ids (walk.ts), plan what is
-// pending (plan.ts), hand it to the conduit, record what it consumed in the log
-// (ledger-log.ts). And the same cycle as a dry run, for `attend status`.
+// pending (plan.ts), let the conduit choose what it shows, record that in flight in the log
+// (ledger-log.ts), let the conduit show it, then confirm it. And the same cycle as a dry run,
+// for `attend status`.
 
 import { renameSync } from 'node:fs';
 import type { Identity } from '../../identity/resolve.js';
@@ -9,11 +10,11 @@ import type { Scope } from '../../wire/envelope.js';
 import { fileStamp } from '../store/atomic.js';
 import { type Message, type Reporter, readMessage } from '../store/messages.js';
 import { type Gate, createGate } from '../trust/gate.js';
-import { readLedger } from './ledger.js';
+import { readLedger, settleRead } from './ledger.js';
 import { retireLegacy } from './ledger-legacy.js';
-import { type LedgerRead, keep, ledgerFile, ledgerLock, takeKept, writeLedger } from './ledger-log.js';
+import { type Flight, type LedgerRead, appendLedger, keep, ledgerFile, ledgerLock, settleFlight, takeKept, writeLedger } from './ledger-log.js';
 import { clearOwed, readOwed } from './owed.js';
-import { type Ledger, type Pending, newLedger, planPending, recordConsumed } from './plan.js';
+import { type DirListing, type Ledger, type Pending, newLedger, planPending, recordConsumed } from './plan.js';
 import { readDirs } from './walk.js';
 import { withLock, withLockAsync } from '../store/lock.js';
 
@@ -29,16 +30,49 @@ export interface TakeOptions {
 }
 
 /**
- * One delivery cycle under the ledger's lock: read what is needed, plan what is pending for
- * `who` (tools/bus/delivery/plan.ts), hand it to `deliver`, then record what `deliver` says it
- * consumed (plus everything that was never going to be shown). If `deliver` throws, nothing
- * is recorded and the error propagates.
+ * What a cycle offers a conduit: the plan, and `again`, the ids among `fresh` that a conduit
+ * had in flight when it died (issue 21 §6): it may have shown them, so they may repeat.
  */
-export function takePending<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Pending) => { consume: string[]; result: T }): T {
+export interface Offered extends Pending {
+  again?: ReadonlySet<string>;
+}
+
+/**
+ * What a conduit's `deliver` hands back: the ids this wake consumes (`consume`), its result,
+ * and `emit`, which shows them (prints the lines, posts the wake, pushes the notifications).
+ * `emit` runs only once the ledger holds `consume` in flight, and they are confirmed once it
+ * returns (issue 21 §6: on a full disk the sensor printed, then failed to record, and showed
+ * the same messages again). It returns the ids it could not show (a stdout that closed part
+ * way, a post the session refused), which stay pending; if it throws, none of them count as
+ * shown and the error propagates. Without `emit` (nothing to show, or a conduit that showed
+ * nothing: held messages) `consume` is recorded at once.
+ */
+export interface Delivery<T> {
+  consume: string[];
+  result: T;
+  emit?: () => string[] | void;
+}
+
+/**
+ * One delivery cycle under the ledger's lock: read what is needed, plan what is pending for
+ * `who` (tools/bus/delivery/plan.ts), let `deliver` choose what it shows, record it in flight
+ * (with everything that was never going to be shown), show it (Delivery.emit), confirm it.
+ * If `deliver` throws, or the record cannot be written (a full disk), nothing is shown,
+ * nothing is recorded and the error propagates; the messages stay pending.
+ */
+export function takePending<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Offered) => Delivery<T>): T {
   return withLock(ledgerLock(root, who.id), () => {
     const cycle = openCycle(root, who, opts);
-    const { consume, result } = deliver(cycle.pending);
-    cycle.record(consume);
+    const { consume, result, emit } = deliver(cycle.pending);
+    const flight = cycle.record(consume, emit !== undefined);
+    let unshown: string[];
+    try {
+      unshown = handedBack(emit?.());
+    } catch (err) {
+      flight.settle(consume);
+      throw err;
+    }
+    flight.settle(unshown);
     return result;
   });
 }
@@ -46,19 +80,47 @@ export function takePending<T>(root: string, who: Identity, opts: TakeOptions, d
 /**
  * takePending for a conduit whose delivery is asynchronous (the deliverer: a socket post and
  * its receipt, issue 21 §2). The ledger's lock is held across the await, so no other conduit
- * (the Stop hook) takes the same messages while the post is on its way: deliver, then record.
+ * (the Stop hook) takes the same messages while the post is on its way: record in flight,
+ * post, confirm (or withdraw, when a receipt says the post was not delivered).
  */
-export async function takePendingAsync<T>(root: string, who: Identity, opts: TakeOptions, deliver: (p: Pending) => Promise<{ consume: string[]; result: T }>): Promise<T> {
+export async function takePendingAsync<T>(
+  root: string,
+  who: Identity,
+  opts: TakeOptions,
+  deliver: (p: Offered) => { consume: string[]; result: T; emit?: () => Promise<string[] | void> },
+): Promise<T> {
   return withLockAsync(ledgerLock(root, who.id), async () => {
     const cycle = openCycle(root, who, opts);
-    const { consume, result } = await deliver(cycle.pending);
-    cycle.record(consume);
+    const { consume, result, emit } = deliver(cycle.pending);
+    const flight = cycle.record(consume, emit !== undefined);
+    let unshown: string[];
+    try {
+      unshown = handedBack(await emit?.());
+    } catch (err) {
+      flight.settle(consume);
+      throw err;
+    }
+    flight.settle(unshown);
     return result;
   });
 }
 
-/** The cycle's reading and planning, and the recording of what the conduit consumed; under the ledger's lock. */
-function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: Pending; record(consume: string[]): void } {
+/** The ids `emit` handed back: only a list counts (a `void` callback may return anything). */
+function handedBack(back: unknown): string[] {
+  return Array.isArray(back) ? (back as string[]) : [];
+}
+
+interface Cycle {
+  pending: Offered;
+  /**
+   * Record the cycle: `consume` as consumed, or, when the conduit will show it (`showing`),
+   * in flight. Throws when the record cannot be written.
+   */
+  record(consume: string[], showing: boolean): { settle(unshown: string[]): void };
+}
+
+/** The cycle's reading and planning, and its record; under the ledger's lock. */
+function openCycle(root: string, who: Identity, opts: TakeOptions): Cycle {
   const now = opts.now;
   const file = ledgerFile(root, who.id);
   const stamp = fileStamp(file);
@@ -83,6 +145,9 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: P
   // What the ledger said before, less the consumed ids (the costly part, checked by count).
   const keyOf = (l: Ledger) => JSON.stringify({ ...l, above: l.above.length, updated: 0 });
   const was = keyOf(ledger);
+  // A wake the log has in flight: shown while its owner lives (folded in, and written so it
+  // lasts), offered again once the owner is gone.
+  const { folded, again } = settleRead(read);
   const dirs = readDirs(root, who, ledger, cold, now, opts.reporter);
   const owed = readOwed(root, who.id);
   // The one check before anything reaches a conduit (issue 14, tools/bus/trust/gate.ts): a held
@@ -93,12 +158,13 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: P
   const broken = gate.broken();
   if (broken !== null) {
     opts.warn(`attend: ${broken}`);
-    return { pending: { fresh: [], cold, hidden: 0, invited: [], ledger }, record: () => {} };
+    return { pending: { fresh: [], cold, hidden: 0, invited: [], ledger }, record: () => ({ settle: () => {} }) };
   }
   const deferred = opts.verify === 'presented';
   const plan = planPending(ledger, dirs, owed, who, now, gatedReader(root, gate, opts.reporter, deferred));
   const unsettled = dirs.some((d) => d.unsettled === true);
-  const pending: Pending = {
+  const offeredAgain = again && plan.fresh.some((m) => again.has(m.id)) ? new Set(plan.fresh.filter((m) => again.has(m.id)).map((m) => m.id)) : undefined;
+  const pending: Offered = {
     fresh: plan.fresh,
     cold,
     hidden: plan.hidden,
@@ -106,19 +172,97 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): { pending: P
     ledger,
     ...(unsettled ? { unsettled } : {}),
     ...(deferred ? { check: (m: Message) => gate.held(m) } : {}),
+    ...(offeredAgain ? { again: offeredAgain } : {}),
   };
-  const record = (consume: string[]) => {
-    const consumed = [...plan.auto, ...consume];
-    recordConsumed(ledger, dirs, consumed, now);
-    // A cycle that changed nothing writes nothing (a wake on a line still on its way, a tick):
-    // without new consumption `above` only shrinks as the marks move, which the key shows.
-    const legacy = read.state === 'ok' ? read.legacy : undefined;
-    if (read.state !== 'ok' || legacy !== undefined || consumed.length > 0 || keyOf(ledger) !== was) keep(file, writeLedger(root, ledger), ledger);
-    else if (stamp !== '-') keep(file, stamp, ledger);
+  const legacy = read.state === 'ok' ? read.legacy : undefined;
+  // Written, the owed backlog it took is cleared (and an older form of the ledger retired).
+  const written = () => {
     if (legacy !== undefined) retireLegacy(legacy);
     for (const o of owed) clearOwed(root, who.id, o.channel);
   };
+  const record = (consume: string[], showing: boolean) => {
+    const auto = plan.auto;
+    if (!showing || consume.length === 0) {
+      const consumed = [...auto, ...consume];
+      recordConsumed(ledger, dirs, consumed, now);
+      // A cycle that changed nothing writes nothing (a wake on a line still on its way, a tick):
+      // without new consumption `above` only shrinks as the marks move, which the key shows.
+      if (read.state !== 'ok' || legacy !== undefined || folded || again !== undefined || consumed.length > 0 || keyOf(ledger) !== was) keep(file, writeLedger(root, ledger), ledger);
+      else if (stamp !== '-') keep(file, stamp, ledger);
+      written();
+      return { settle: () => {} };
+    }
+    // In flight: what was never going to be shown is consumed, `consume` is not yet (the
+    // watermark stops below it, the index keeps it known), and the line names it and its owner.
+    const before = structuredCopy(ledger);
+    recordConsumed(ledger, dirs, auto, now);
+    const { stamp: flown, flight } = appendLedger(root, ledger, consume);
+    return {
+      settle: (unshown: string[]) => settle(root, { file, ledger, before, dirs, auto, consume, flown, flight: flight!, now, warn: opts.warn }, unshown, written),
+    };
+  };
   return { pending, record };
+}
+
+interface InFlightCycle {
+  file: string;
+  /** The ledger as the in-flight line wrote it. */
+  ledger: Ledger;
+  /** The ledger before that record, to record again with part of the wake (a part shown). */
+  before: Ledger;
+  dirs: DirListing[];
+  auto: string[];
+  consume: string[];
+  flown: string;
+  flight: Flight;
+  now: number;
+  warn(line: string): void;
+}
+
+/**
+ * Settle a wake in flight once the conduit showed it, less `unshown`: all shown, confirm it
+ * (one byte in place, which a full disk cannot refuse); none shown, withdraw it the same
+ * way; a part shown, record that part as a new line (and withdraw it all if even that cannot
+ * be written: a repeat, never a loss).
+ */
+function settle(root: string, c: InFlightCycle, unshown: string[], written: () => void): void {
+  const skip = new Set(unshown);
+  const shown = c.consume.filter((id) => !skip.has(id));
+  if (shown.length === c.consume.length) {
+    recordConsumed(c.ledger, c.dirs, c.consume, c.now);
+    try {
+      keep(c.file, settleFlight(c.flight, 'c'), c.ledger);
+      written();
+    } catch (err) {
+      // The confirm did not land: the wake counts as shown while this process lives, and
+      // the next cycle here (or any conduit's) folds it in and writes it.
+      c.warn(`attend: the wake was shown but its confirm was not recorded (${(err as Error).message}); it is recorded at the next wake`);
+    }
+    return;
+  }
+  if (shown.length > 0) {
+    recordConsumed(c.before, c.dirs, [...c.auto, ...shown], c.now);
+    try {
+      keep(c.file, writeLedger(root, c.before), c.before);
+      written();
+      return;
+    } catch {
+      // withdrawn below: what was shown may repeat
+    }
+  }
+  try {
+    // Withdrawn: the in-flight line stands as the ledger, its wake pending again.
+    keep(c.file, settleFlight(c.flight, 'x'), c.ledger);
+  } catch (err) {
+    c.warn(`attend: a wake that was not shown could not be withdrawn (${(err as Error).message}); it is offered again when this process ends`);
+  }
+}
+
+/** A copy to record again; its late-arrival record keeps no prototype (parseLedger). */
+function structuredCopy(l: Ledger): Ledger {
+  const c = structuredClone(l);
+  if (c.late) c.late = Object.assign(Object.create(null) as Record<string, number>, c.late);
+  return c;
 }
 
 /**
@@ -129,6 +273,8 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
   const now = opts.now;
   const read = readLedger(root, who.id);
   const cold = read.state !== 'ok';
+  // A wake in flight whose owner lives is shown already (ledger.ts settleRead).
+  settleRead(read);
   const ledger = read.state === 'ok' ? read.ledger : newLedger(who.id, now);
   const dirs = readDirs(root, who, ledger, cold, now, opts.reporter, false);
   const gate = createGate(root, who);

@@ -69,7 +69,7 @@ export function readOwner(path: string): LockOwner | null {
 let ownStart: string | undefined;
 
 /** The start time of this process, as the lock records it (read once: it never changes). */
-function selfStart(): string {
+export function selfStart(): string {
   return (ownStart ??= procInfoFromProc(process.pid)?.start ?? '');
 }
 

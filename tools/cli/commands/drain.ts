@@ -1,7 +1,8 @@
 // `attend inbox --drain`: the Stop hook. It writes its own output, inside the ledger's lock,
-// because "deliver first, then record" (docs/architecture.md, "Delivery") leaves no room to return the text and let
-// cli.ts print it after the record. A hook error must never block the session: every
-// failure ends as a line on stderr and exit 0.
+// because a wake is recorded in flight, shown, then confirmed (docs/architecture.md,
+// "Delivery"), which leaves no room to return the text and let cli.ts print it after the
+// record. A hook error must never block the session: every failure ends as a line on stderr
+// and exit 0.
 
 import type { Ctx } from '../context.js';
 import { writePresence } from '../../bus/presence/index.js';

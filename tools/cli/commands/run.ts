@@ -21,8 +21,8 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * A line writer for fd 1 that is synchronous and flushed: each line is out before the
- * ledger records it (deliver first, then record), and a closed pipe throws EPIPE here rather
- * than later in an 'error' event.
+ * ledger confirms the wake it recorded in flight (issue 21 §6), and a closed pipe throws
+ * EPIPE here rather than later in an 'error' event, so what it cut off stays pending.
  */
 function fdLineWriter(fd: number): (line: string) => void {
   return (line) => {
