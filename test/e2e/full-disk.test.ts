@@ -1,13 +1,16 @@
 // Issue #10 item 1: a full disk. The bus lives on a 64 KiB tmpfs; the built CLI runs as a real
 // process. On ENOSPC or a short write the command fails with exit 3, nothing half-written is
 // renamed into place, no temporary or lock file is left behind, and the previous state file is
-// byte for byte what it was.
+// byte for byte what it was. Issue 21 §6: a conduit whose ledger is full shows nothing it has
+// not recorded in flight, and once there is room shows each message once (the session's
+// ledger directory on a tmpfs of its own, so only the ledger is full).
 
 import { spawnSync } from 'node:child_process';
-import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
+import { type FakeSession, type TempBus, fakeSession, makeTempBus, runBin, waitFor } from '../helpers/bus.js';
+import { startSensor } from '../helpers/delivery.js';
 
 /** Can this process mount a tmpfs? Answered once, with the reason when it cannot. */
 function probeMount(): string | null {
@@ -23,8 +26,10 @@ function probeMount(): string | null {
 const cannotMount = probeMount();
 
 let bus: TempBus;
-let fillerFd: number | undefined;
+let filler: { fd: number; path: string } | undefined;
 const sessions: FakeSession[] = [];
+/** Mounts inside the bus (a session's ledger directory), unmounted before the bus is. */
+const inner: string[] = [];
 
 beforeEach(() => {
   if (cannotMount) return;
@@ -36,15 +41,16 @@ beforeEach(() => {
 afterEach(() => {
   if (cannotMount) return;
   for (const s of sessions.splice(0)) s.kill();
-  if (fillerFd !== undefined) closeSync(fillerFd);
-  fillerFd = undefined;
+  if (filler !== undefined) closeSync(filler.fd);
+  filler = undefined;
+  for (const m of inner.splice(0)) spawnSync('umount', [m]);
   spawnSync('umount', [bus.root]);
   bus.cleanup();
 });
 
-/** Fill the bus filesystem, then free `leavePages` pages of 4 KiB. */
-function fill(leavePages = 0): void {
-  const path = join(bus.root, 'filler');
+/** Fill the filesystem of `dir` (the bus's), then free `leavePages` pages of 4 KiB. */
+function fill(leavePages = 0, dir = bus.root): void {
+  const path = join(dir, 'filler');
   const fd = openSync(path, 'w', 0o600);
   const chunk = Buffer.alloc(4096, 120);
   let size = 0;
@@ -58,14 +64,39 @@ function fill(leavePages = 0): void {
     if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
   }
   if (leavePages > 0) ftruncateSync(fd, Math.max(0, size - leavePages * 4096));
-  fillerFd = fd;
+  filler = { fd, path };
 }
 
 function unfill(): void {
-  if (fillerFd !== undefined) closeSync(fillerFd);
-  fillerFd = undefined;
-  rmSync(join(bus.root, 'filler'));
+  if (filler === undefined) return;
+  closeSync(filler.fd);
+  rmSync(filler.path);
+  filler = undefined;
 }
+
+/**
+ * A session whose ledger directory is a 64 KiB tmpfs of its own (made before any conduit
+ * writes there), in a bus grown to room for a running sensor and its messages.
+ */
+function sessionWithSmallLedger(name: string): { s: FakeSession; dir: string; log: string } {
+  expect(spawnSync('mount', ['-o', 'remount,size=4m', bus.root]).status).toBe(0);
+  const s = fakeSession(bus, { name, cwd: join(bus.dir, 'work', name) });
+  sessions.push(s);
+  const dir = join(bus.root, 'state', 'ledger', encodeURIComponent(s.sessionId));
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', dir], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`mount failed: ${r.stderr}`);
+  inner.push(dir);
+  return { s, dir, log: join(dir, 'ledger.jsonl') };
+}
+
+/** The log padded with empty lines (readers pass over them) to a page boundary: its next append needs a page of its own. */
+function padToPage(log: string): void {
+  const size = statSync(log).size;
+  if (size % 4096 !== 0) appendFileSync(log, '\n'.repeat(4096 - (size % 4096)));
+}
+
+const count = (text: string, what: string) => text.split(what).length - 1;
 
 /** Every file under the root but the filler, with its bytes: what "unchanged" means. */
 function tree(dir = bus.root, prefix = ''): Record<string, string> {
@@ -155,11 +186,65 @@ describe.skipIf(cannotMount !== null)(`a full disk (${cannotMount ?? 'tmpfs moun
     // The Stop hook never fails the session (exit 0) but says why nothing was recorded.
     expect(d2.exitCode).toBe(0);
     expect(d2.stderr).toMatch(/no space left on the device \(ENOSPC\)/);
+    expect(d2.stdout).toBe('');
     expect(tree()).toEqual(before);
     unfill();
     const d3 = drain();
     expect(d3.stdout).toContain('second');
     expect(d3.stdout).not.toContain('first');
+  });
+
+  it('the drain: a full ledger shows nothing, and once there is room each message is shown once (issue 21 §6)', () => {
+    const { s, dir, log } = sessionWithSmallLedger('api');
+    const drain = () => runBin(['inbox', '--drain', '--format', 'plain'], { env: s.env, cwd: s.cwd });
+    expect(asHuman(['send', '--to', 'api', 'first']).exitCode).toBe(0);
+    expect(drain().stdout).toContain('first');
+    expect(asHuman(['send', '--to', 'api', 'second']).exitCode).toBe(0);
+    // One page left: the drain's lock takes it (its owner file), and the append finds none.
+    padToPage(log);
+    fill(1, dir);
+    const full = drain();
+    expect(full.exitCode).toBe(0);
+    expect(full.stderr).toMatch(/no space left on the device \(ENOSPC\)/);
+    expect(full.stdout).toBe('');
+    unfill();
+    const d = drain();
+    expect(count(d.stdout, 'second')).toBe(1);
+    expect(d.stdout).not.toContain('first');
+    expect(d.stdout).not.toContain('may repeat');
+    expect(drain().stdout).toBe('');
+  });
+
+  it('the sensor: a wake whose ledger is full prints nothing, tries again by itself, and shows each message once when there is room (issue 21 §6)', async () => {
+    const { s, dir, log } = sessionWithSmallLedger('web');
+    const sensor = startSensor(s.env, [], s.cwd);
+    try {
+      expect(asHuman(['send', '--to', 'web', 'first']).exitCode).toBe(0);
+      await waitFor(() => sensor.stdout().includes('first'), { what: 'the first message' });
+      // Hold the sensor while five messages land and its ledger fills, so its next wake is
+      // the one whose record is refused (its lock needs no page: its owner file is there).
+      sensor.proc.kill('SIGSTOP');
+      for (let i = 0; i < 5; i++) expect(asHuman(['send', '--to', 'web', `while full ${i}`]).exitCode).toBe(0);
+      padToPage(log);
+      fill(0, dir);
+      sensor.proc.kill('SIGCONT');
+      await waitFor(() => /scan failed: .*no space left on the device \(ENOSPC\)/.test(sensor.stderr()), { what: 'the refused wake' });
+      expect(sensor.stdout()).not.toContain('while full');
+      expect(sensor.proc.exitCode).toBeNull();
+      // Room again, and no new message to wake it: it recovers by itself.
+      unfill();
+      await waitFor(() => [0, 1, 2, 3, 4].every((i) => sensor.stdout().includes(`while full ${i}`)), { what: 'the five, after the disk had room' });
+      expect(sensor.stderr()).toContain('attend: delivery recovered');
+      expect(asHuman(['send', '--to', 'web', 'after']).exitCode).toBe(0);
+      await waitFor(() => sensor.stdout().includes('after'), { what: 'the message after' });
+      for (let i = 0; i < 5; i++) expect(count(sensor.stdout(), `while full ${i}`), `while full ${i}`).toBe(1);
+      expect(count(sensor.stdout(), 'first')).toBe(1);
+      expect(sensor.stdout()).not.toContain('may repeat');
+    } finally {
+      sensor.proc.kill('SIGCONT');
+      sensor.proc.kill('SIGTERM');
+      await sensor.exited;
+    }
   });
 
   it('attend install on a full disk: exit 3, settings.json as it was, no half backup', () => {
