@@ -1,5 +1,5 @@
 // The ledger's fdatasync (issue 21 §5: a crash repeats only the messages in flight). Every
-// delivery cycle that consumed something syncs its ledger append before it ends, where
+// delivery cycle that consumed something syncs its ledger log once before it ends, where
 // issue #12 §3 had left it unsynced (one journal commit per session per broadcast). The
 // fan-out of scripts/bench/fanout.mjs with this build and with a copy of it whose append is
 // not synced (the one call removed), in turns, so machine load hits both alike.
@@ -21,7 +21,7 @@ export default async function ({ bin, tmp, quick }) {
   return {
     title: "The ledger's fdatasync",
     markdown: [
-      `${n} live sessions, each with its own \`attend run\`; ${rounds} broadcasts to #open one at a time, timed until the last sensor printed the message's header, as in "Fan-out against live sessions"; ${turns} turn${turns === 1 ? '' : 's'} each of this build and of a copy whose ledger append is not fdatasync'ed, alternating (median of the turns). The sensor prints before it records, so what the sync costs shows as a sensor still in its previous cycle's sync when the next broadcast comes.`,
+      `${n} live sessions, each with its own \`attend run\`; ${rounds} broadcasts to #open one at a time, timed until the last sensor printed the message's header, as in "Fan-out against live sessions"; ${turns} turn${turns === 1 ? '' : 's'} each of this build and of a copy whose ledger append is not fdatasync'ed, alternating (median of the turns). The sensor records a wake in flight, prints it, then settles it and syncs (issue 21 §6), so what the sync costs shows as a sensor still in its previous cycle's sync when the next broadcast comes.`,
       '',
       '| ledger append | last sensor p50 | last sensor p99 |',
       '|---|---|---|',
