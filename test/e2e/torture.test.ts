@@ -67,8 +67,10 @@ function writer(n: number, pauseMs: number): Promise<Written[]> {
   const proc = spawn(process.execPath, ['--input-type=module', '-e', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  // 'close', not 'exit': a writer can exit before its last lines reach this process, and a
+  // message it wrote but that was not counted here reads as delivered to the wrong session.
   return new Promise((resolve, reject) =>
-    proc.on('exit', (code) => {
+    proc.on('close', (code) => {
       if (code !== 0) return reject(new Error(`writer ${n} exited ${code}`));
       resolve(
         out
@@ -178,6 +180,7 @@ describe('torture: both conduits under load', () => {
   it('loses nothing while sensors are SIGKILLed and restarted; repeats only in flight', async () => {
     const r = await round({ pauseMs: 8, kill: true });
     console.log(`torture with SIGKILL: ${r.written} messages, ${r.kills} kills, ${r.drains} drains, ${r.repeats} repeats (in flight at a kill)`);
+    expect(r.written).toBe(WRITERS * PER_WRITER);
     expect(r.kills).toBeGreaterThan(3);
   }, 120_000);
 });
