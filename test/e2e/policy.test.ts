@@ -5,7 +5,6 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentCard } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
-import { cardFor } from '../../tools/bus/trust/cards.js';
 import { EXIT } from '../../tools/wire/errors.js';
 import { groupOf, lineageForest, recordParent } from '../../tools/bus/trust/lineage.js';
 import { allow, deny, formatPolicy, parsePolicy, policyFile, readPolicy, updatePolicy } from '../../tools/bus/trust/policy.js';
@@ -131,8 +130,4 @@ describe('A2A cards', () => {
     for (const c of cards) expect(AgentCard.toJSON(AgentCard.fromJSON(c))).toEqual(AgentCard.toJSON(c));
   });
 
-  it('cardFor marks a human and an agent that is not Claude Code external', () => {
-    expect(cardFor(bus.root, { id: 'codex-1', kind: 'agent', name: 'codex-1', origin: '/w', claude: false }).capabilities?.extensions[0]?.params).toMatchObject({ node_kind: 'external', from_kind: 'agent' });
-    expect(cardFor(bus.root, { id: 'aaron', kind: 'human', name: 'aaron', origin: '/h', claude: false }).capabilities?.extensions[0]?.params).toMatchObject({ node_kind: 'external' });
-  });
 });

@@ -21,6 +21,7 @@ import {
   runPolicy,
   runRotateKey,
   runTree,
+  runVerifyCard,
   runWhoamiCard,
 } from '../../tools/verbs/trust/index.js';
 import { EXIT } from '../../tools/wire/errors.js';
@@ -157,10 +158,13 @@ describe('delegate', () => {
 });
 
 describe('lineage and cards', () => {
-  it('a tree and cards over the live roster, and the caller’s own card', () => {
+  it('a tree and cards over the live roster, and the caller’s own card, signed', async () => {
     expect(runTree(person())).toMatchObject({ tree: expect.any(Array), live: expect.any(Array) });
-    expect(runCards(person(), { version: '9.9.9' })).toHaveLength(runTree(person()).live.length);
-    expect(runWhoamiCard(person(), { version: '9.9.9' })).toMatchObject({ name: ME, version: '9.9.9' });
-    expect(() => runWhoamiCard(person(), { version: '' })).toThrow(expect.objectContaining({ exitCode: EXIT.usage }));
+    expect(await runCards(person(), { version: '9.9.9' })).toHaveLength(runTree(person()).live.length);
+    const card = await runWhoamiCard(person(), { version: '9.9.9' });
+    expect(card).toMatchObject({ name: ME, version: '9.9.9', signatures: [expect.any(Object)] });
+    expect(await runVerifyCard(person(), { text: JSON.stringify(card) })).toMatchObject({ ok: true, node: ME });
+    await expect(runWhoamiCard(person(), { version: '' })).rejects.toMatchObject({ exitCode: EXIT.usage });
+    await expect(runVerifyCard(person(), { text: 'not json' })).rejects.toMatchObject({ exitCode: EXIT.usage });
   });
 });

@@ -41,8 +41,8 @@ const registerCore: Registrar = (program, ctx, io) => {
     .command('whoami')
     .description('show who attend resolves this process as')
     .option('--json', 'print JSON')
-    .option('--card', 'print this node as an A2A AgentCard (JSON)')
-    .addHelpText('after', examples(['attend whoami', 'attend whoami --json', 'attend whoami --card']))
+    .option('--card', 'print this node as an A2A AgentCard (JSON), signed with its key')
+    .addHelpText('after', examples(['attend whoami', 'attend whoami --json', 'attend whoami --card', 'attend whoami --card | attend card verify -']))
     .action(async (opts: { json?: boolean; card?: boolean }) => {
       if (opts.card) return (await import('./register-trust.js')).printWhoamiCard(ctx, io);
       const { runWhoami } = await import('../verbs/whoami.js');

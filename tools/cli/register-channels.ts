@@ -198,7 +198,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .description('every live session and human: name, origin, status, channels, last seen, delivery')
     .option('--json', 'print JSON')
     .option('--tree', 'show the lineage: who started whom (issue 14)')
-    .option('--cards', 'print every live node as an A2A AgentCard (JSON)')
+    .option('--cards', 'print every live node as an A2A AgentCard (JSON): yours signed, the others as they signed them')
     .addHelpText('after', examples(['attend peers', 'attend peers --tree', `attend peers --json | jq '.peers[] | select(.reach.word == "waiting")'`]))
     .action(async (opts: { json?: boolean; tree?: boolean; cards?: boolean }) => {
       if (opts.tree || opts.cards) return (await import('./register-trust.js')).printPeersTrust(ctx, io, opts);

@@ -46,6 +46,29 @@ export const registerTrust: Registrar = (program, ctx, io) => {
       io.out(`${r.current}${r.old ? ` (replaces ${r.old}, which stays published)` : ''}`);
     });
 
+  program
+    .command('card')
+    .description('A2A AgentCards: check one a node signed')
+    .command('verify')
+    .description("check a signed AgentCard by the key it carries, without this bus's key lists (exit 0 verified, 4 it does not verify, 2 not JSON, 1 no such file)")
+    .argument('<file>', "the card (JSON, as attend whoami --card prints it); '-' reads it from stdin")
+    .option('--id <node>', 'fail unless the card is for this node id')
+    .option('--key <key-id>', 'fail unless the card is signed by this key id (one you pinned earlier)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', examples(['attend whoami --card > me.json', 'attend card verify me.json', 'attend whoami --card | attend card verify -', 'attend card verify card.json --id 9a1f… --key U…']))
+    .action(async (file: string, opts: { id?: string; key?: string; json?: boolean }) => {
+      const { runVerifyCard } = await import('../verbs/trust/index.js');
+      const { readCardText } = await import('./card-input.js');
+      const r = await runVerifyCard(ctx, { text: await readCardText(ctx, file), ...(opts.id !== undefined ? { id: opts.id } : {}), ...(opts.key !== undefined ? { key: opts.key } : {}) });
+      if (opts.json) {
+        io.json(r);
+        if (!r.ok) io.setExitCode((await import('../wire/errors.js')).EXIT.refused);
+        return;
+      }
+      if (!r.ok) throw (await import('../wire/errors.js')).refusedError(`the card does not verify: ${r.reason}`);
+      io.out(`verified: ${neutralize(r.name)} (${r.node}), signed by its key ${r.keyId}`);
+    });
+
   const grantCommand = (verb: 'allow' | 'deny', description: string) =>
     program
       .command(verb)
@@ -132,7 +155,7 @@ export const registerTrust: Registrar = (program, ctx, io) => {
 /** `attend peers --tree` / `--cards` (registered with peers in register-channels.ts). */
 export async function printPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; tree?: boolean; cards?: boolean }): Promise<void> {
   const trust = await import('../verbs/trust/index.js');
-  if (opts.cards) return io.json(trust.runCards(ctx, { version: VERSION }));
+  if (opts.cards) return io.json(await trust.runCards(ctx, { version: VERSION }));
   const r = trust.runTree(ctx, {});
   if (opts.json) return io.json({ tree: r.tree });
   const names = new Map(r.live.map((p) => [p.id, `${neutralize(p.name)} (${p.kind})`]));
@@ -151,5 +174,5 @@ export async function printPeersTrust(ctx: Ctx, io: Io, opts: { json?: boolean; 
 /** `attend whoami --card`. */
 export async function printWhoamiCard(ctx: Ctx, io: Io): Promise<void> {
   const { runWhoamiCard } = await import('../verbs/trust/index.js');
-  io.json(runWhoamiCard(ctx, { version: VERSION }));
+  io.json(await runWhoamiCard(ctx, { version: VERSION }));
 }

@@ -2,7 +2,7 @@
 // policy file, lineage, delegations, A2A cards. Outside tools/bus/ this file is the only way
 // into trust.
 
-export { cardFor } from './cards.js';
+export { type CardCheck, type CardJson, cardFor, publishedCardFor, signedCardFor, verifyCard } from './cards.js';
 export { delegate, parseScope, parseTtl, requirePrincipal, type SignedDelegation } from './delegation.js';
 export { checkSend, createGate, type Gate, type Reader } from './gate.js';
 export { describeKeys, type KeysReport, publishedKeysDir, readPublishedKeys, rotateKey, verifyBytes } from './keys.js';
