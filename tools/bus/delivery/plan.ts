@@ -184,6 +184,12 @@ export interface DirListing {
    * unless Ledger.late says they were consumed already.
    */
   late?: string[];
+  /**
+   * Cold start of a tray: the ids that have a signature beside them (issue 20, attack 9).
+   * The cold-start window reads these first, so hand-written lines (which carry none) cannot
+   * push a genuine message out of it however many there are.
+   */
+  signed?: ReadonlySet<string>;
   /** Where the ledger is in the directory's index hint after this read. */
   index?: IndexState | undefined;
   /** A change the index does not explain yet (a line on its way): look again shortly. */
@@ -235,7 +241,7 @@ export function planPending(
   };
 
   const lateDone = new Set(Object.keys(ledger.late ?? {}));
-  for (const { scope, dirName, ids, missed, older, late } of dirs) {
+  for (const { scope, dirName, ids, missed, older, late, signed } of dirs) {
     if (marks[dirName] !== undefined) {
       for (const id of ids) {
         if (isConsumed(dirName, id) || freshIds.has(id)) continue;
@@ -255,11 +261,13 @@ export function planPending(
     // Cold start for this directory.
     if (scope.kind === 'tray') {
       // Addressed mail whatever its age, newest COLD_ADDRESSED_MAX, reading at most
-      // COLD_TRAY_READ_MAX files from the newest.
+      // COLD_TRAY_READ_MAX files: the signed ones newest first, then the rest newest first,
+      // so a flood of unsigned lines cannot crowd a genuine message out of the window.
       let found = 0;
       let readCount = 0;
-      for (let i = ids.length - 1; i >= 0; i--) {
-        const id = ids[i]!;
+      const order = signed ? [...ids.filter((id) => !signed.has(id)), ...ids.filter((id) => signed.has(id))] : ids;
+      for (let i = order.length - 1; i >= 0; i--) {
+        const id = order[i]!;
         if (readCount >= COLD_TRAY_READ_MAX) {
           auto.push(id);
           continue;
