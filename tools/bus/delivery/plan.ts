@@ -185,9 +185,10 @@ export interface DirListing {
    */
   late?: string[];
   /**
-   * Cold start of a tray: the ids that have a signature beside them (issue 20, attack 9).
-   * The cold-start window reads these first, so hand-written lines (which carry none) cannot
-   * push a genuine message out of it however many there are.
+   * For a directory with more new ids than a reader verifies in one pass: the ids that have
+   * a signature beside them (issue 20, attack 9). They are read first — in a tray's
+   * cold-start window too — so hand-written lines (which carry none) cannot push a genuine
+   * message out of a pass however many there are.
    */
   signed?: ReadonlySet<string>;
   /** Where the ledger is in the directory's index hint after this read. */
@@ -221,7 +222,8 @@ export function planPending(
   owed: OwedEntry[],
   who: Identity,
   now: number,
-  read: (scope: Scope, id: string) => Message | null,
+  /** One message through the gate: null when held or unreadable (consumed), undefined when not checked yet (left pending). */
+  read: (scope: Scope, id: string) => Message | null | undefined,
 ): PendingPlan {
   const consumed = new Set(ledger.above);
   const marks = ledger.marks;
@@ -231,7 +233,8 @@ export function planPending(
   const freshIds = new Set<string>();
   let hidden = 0;
   const recentFloor = idFloor(now - COLD_RECENT_MS);
-  const take = (m: Message | null, id: string) => {
+  const take = (m: Message | null | undefined, id: string) => {
+    if (m === undefined) return;
     if (!m || freshIds.has(id) || !maySee(m.scope, m, who.id) || m.fromId === who.id) {
       auto.push(id);
       return;
@@ -243,7 +246,8 @@ export function planPending(
   const lateDone = new Set(Object.keys(ledger.late ?? {}));
   for (const { scope, dirName, ids, missed, older, late, signed } of dirs) {
     if (marks[dirName] !== undefined) {
-      for (const id of ids) {
+      // Signed files first, so a flood left unchecked past the reader's cap is the unsigned one.
+      for (const id of signed ? [...ids.filter((x) => signed.has(x)), ...ids.filter((x) => !signed.has(x))] : ids) {
         if (isConsumed(dirName, id) || freshIds.has(id)) continue;
         take(read(scope, id), id);
       }
@@ -274,6 +278,7 @@ export function planPending(
         }
         readCount++;
         const m = read(scope, id);
+        if (m === undefined) continue;
         // Addressed to this session, which makes it the session's to see (tools/wire/visibility.ts).
         const addressed = m !== null && m.fromId !== who.id && isAddressedTo(m, who.id);
         if (addressed && found < COLD_ADDRESSED_MAX) {
@@ -296,6 +301,7 @@ export function planPending(
         continue;
       }
       const m = read(scope, id);
+      if (m === undefined) continue;
       if (m && now - m.time > COLD_RECENT_MS && m.fromId !== who.id) {
         hidden++;
         auto.push(id);

@@ -16,6 +16,7 @@ import { scopeDir, scopeDirName } from '../store/layout.js';
 import { idsFrom } from '../store/listing.js';
 import { cachedListing } from '../store/listing-cache.js';
 import type { Reporter } from '../store/messages.js';
+import { VERIFY_CAP } from '../trust/held.js';
 import { SIG_EXT } from '../trust/signing.js';
 import { COLD_RECENT_MS, type DirListing, type Ledger, joinMark } from './plan.js';
 import { receiveScopes } from './receive.js';
@@ -52,9 +53,9 @@ export function readDirs(root: string, who: Identity, ledger: Ledger, cold: bool
       // have received them: before its ledger began, or before it joined the channel.
       since: idFloor(scope.kind === 'channel' ? Math.max(ledger.created, joined(scope.name)) : ledger.created),
     });
-    // A tray's cold start reads signed messages first (plan.ts): which ids have a signature
-    // beside them, from one listing of the directory.
-    if (mark === undefined && scope.kind === 'tray' && listed.ids.length > 0) listed.signed = signedIds(scopeDir(root, scope));
+    // More new ids than one pass verifies, or a tray's cold start: signed messages are read
+    // first (plan.ts); which ids have a signature beside them, from one listing.
+    if (listed.ids.length > VERIFY_CAP || (mark === undefined && scope.kind === 'tray' && listed.ids.length > 0)) listed.signed = signedIds(scopeDir(root, scope));
     return listed;
   });
 }
