@@ -297,10 +297,12 @@ function gatedReader(root: string, held: HeldCheck, dirs: DirListing[], reporter
   const signed = new Map(dirs.map((d) => [d.dirName, d.signed]));
   return (scope, id) => {
     const dirSigned = signed.get(scopeDirName(scope));
-    const a = held.admit(scope, id, { signed: dirSigned === undefined || dirSigned.has(id) });
+    const isSigned = dirSigned === undefined || dirSigned.has(id);
+    const a = held.admit(scope, id, { signed: isSigned });
     if (a === UNCHECKED) return undefined;
     if (a !== null) return null;
     const m = readMessage(root, scope, id, reporter);
-    return m !== null && held.held(m, policyOnly) === null ? m : null;
+    // A file known to have no signature is checked in full (no Ed25519 to run), so its verdict is kept.
+    return m !== null && held.held(m, policyOnly && isSigned) === null ? m : null;
   };
 }
