@@ -165,6 +165,8 @@ const registerCore: Registrar = (program, ctx, io) => {
       if (opts.json) return io.json({ ...page, messages: page.messages.map(inbox.messageJson) });
       const missing = unreadable.length === 0 ? '' : `${plural(unreadable.length, 'directory', 'directories')} could not be read (see above)`;
       const none = opts.held ? 'No held messages.' : 'No messages.';
+      // Past the cap of verifications one listing makes: not shown, verified by a later one.
+      if (page.unchecked !== undefined) io.err(`attend: ${plural(page.unchecked, 'message')} not verified yet, so not shown (a later listing verifies them)`);
       if (page.messages.length === 0) return io.out(page.total === 0 ? (missing ? `No messages could be read: ${missing}.` : none) : `No messages on page ${page.page} (${plural(page.pages, 'page')}).`);
       if (missing) io.err(`attend: this listing is incomplete: ${missing}`);
       const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${plural(page.total, 'message')}); --page ${Math.min(page.page + 1, page.pages)} for older` : '';

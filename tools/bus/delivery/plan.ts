@@ -184,6 +184,13 @@ export interface DirListing {
    * unless Ledger.late says they were consumed already.
    */
   late?: string[];
+  /**
+   * For a directory with more new ids than a reader verifies in one pass: the ids that have
+   * a signature beside them (issue 20, attack 9). They are read first — in a tray's
+   * cold-start window too — so hand-written lines (which carry none) cannot push a genuine
+   * message out of a pass however many there are.
+   */
+  signed?: ReadonlySet<string>;
   /** Where the ledger is in the directory's index hint after this read. */
   index?: IndexState | undefined;
   /** A change the index does not explain yet (a line on its way): look again shortly. */
@@ -215,7 +222,8 @@ export function planPending(
   owed: OwedEntry[],
   who: Identity,
   now: number,
-  read: (scope: Scope, id: string) => Message | null,
+  /** One message through the gate: null when held or unreadable (consumed), undefined when not checked yet (left pending). */
+  read: (scope: Scope, id: string) => Message | null | undefined,
 ): PendingPlan {
   const consumed = new Set(ledger.above);
   const marks = ledger.marks;
@@ -225,7 +233,8 @@ export function planPending(
   const freshIds = new Set<string>();
   let hidden = 0;
   const recentFloor = idFloor(now - COLD_RECENT_MS);
-  const take = (m: Message | null, id: string) => {
+  const take = (m: Message | null | undefined, id: string) => {
+    if (m === undefined) return;
     if (!m || freshIds.has(id) || !maySee(m.scope, m, who.id) || m.fromId === who.id) {
       auto.push(id);
       return;
@@ -235,9 +244,10 @@ export function planPending(
   };
 
   const lateDone = new Set(Object.keys(ledger.late ?? {}));
-  for (const { scope, dirName, ids, missed, older, late } of dirs) {
+  for (const { scope, dirName, ids, missed, older, late, signed } of dirs) {
     if (marks[dirName] !== undefined) {
-      for (const id of ids) {
+      // Signed files first, so a flood left unchecked past the reader's cap is the unsigned one.
+      for (const id of signed ? [...ids.filter((x) => signed.has(x)), ...ids.filter((x) => !signed.has(x))] : ids) {
         if (isConsumed(dirName, id) || freshIds.has(id)) continue;
         take(read(scope, id), id);
       }
@@ -255,17 +265,20 @@ export function planPending(
     // Cold start for this directory.
     if (scope.kind === 'tray') {
       // Addressed mail whatever its age, newest COLD_ADDRESSED_MAX, reading at most
-      // COLD_TRAY_READ_MAX files from the newest.
+      // COLD_TRAY_READ_MAX files: the signed ones newest first, then the rest newest first,
+      // so a flood of unsigned lines cannot crowd a genuine message out of the window.
       let found = 0;
       let readCount = 0;
-      for (let i = ids.length - 1; i >= 0; i--) {
-        const id = ids[i]!;
+      const order = signed ? [...ids.filter((id) => !signed.has(id)), ...ids.filter((id) => signed.has(id))] : ids;
+      for (let i = order.length - 1; i >= 0; i--) {
+        const id = order[i]!;
         if (readCount >= COLD_TRAY_READ_MAX) {
           auto.push(id);
           continue;
         }
         readCount++;
         const m = read(scope, id);
+        if (m === undefined) continue;
         // Addressed to this session, which makes it the session's to see (tools/wire/visibility.ts).
         const addressed = m !== null && m.fromId !== who.id && isAddressedTo(m, who.id);
         if (addressed && found < COLD_ADDRESSED_MAX) {
@@ -288,6 +301,7 @@ export function planPending(
         continue;
       }
       const m = read(scope, id);
+      if (m === undefined) continue;
       if (m && now - m.time > COLD_RECENT_MS && m.fromId !== who.id) {
         hidden++;
         auto.push(id);

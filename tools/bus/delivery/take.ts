@@ -9,12 +9,14 @@ import type { Identity } from '../../identity/resolve.js';
 import type { Scope } from '../../wire/envelope.js';
 import { fileStamp } from '../store/atomic.js';
 import { type Message, type Reporter, readMessage } from '../store/messages.js';
-import { type Gate, createGate } from '../trust/gate.js';
+import { createGate } from '../trust/gate.js';
+import { type HeldCheck, UNCHECKED, createHeldCheck } from '../trust/held.js';
 import { readLedger, settleRead } from './ledger.js';
 import { retireLegacy } from './ledger-legacy.js';
 import { type Flight, type LedgerRead, appendLedger, keep, ledgerFile, ledgerLock, settleFlight, takeKept, writeLedger } from './ledger-log.js';
 import { clearOwed, readOwed } from './owed.js';
 import { type DirListing, type Ledger, type Pending, newLedger, planPending, recordConsumed } from './plan.js';
+import { scopeDirName } from '../store/layout.js';
 import { readDirs } from './walk.js';
 import { withLock, withLockAsync } from '../store/lock.js';
 
@@ -161,7 +163,8 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): Cycle {
     return { pending: { fresh: [], cold, hidden: 0, invited: [], ledger }, record: () => ({ settle: () => {} }) };
   }
   const deferred = opts.verify === 'presented';
-  const plan = planPending(ledger, dirs, owed, who, now, gatedReader(root, gate, opts.reporter, deferred));
+  const held = createHeldCheck(root, gate);
+  const plan = planPending(ledger, dirs, owed, who, now, gatedReader(root, held, dirs, opts.reporter, deferred));
   const unsettled = dirs.some((d) => d.unsettled === true);
   const offeredAgain = again && plan.fresh.some((m) => again.has(m.id)) ? new Set(plan.fresh.filter((m) => again.has(m.id)).map((m) => m.id)) : undefined;
   const pending: Offered = {
@@ -171,7 +174,7 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): Cycle {
     invited: plan.invited,
     ledger,
     ...(unsettled ? { unsettled } : {}),
-    ...(deferred ? { check: (m: Message) => gate.held(m) } : {}),
+    ...(deferred ? { check: (m: Message) => held.held(m) } : {}),
     ...(offeredAgain ? { again: offeredAgain } : {}),
   };
   const legacy = read.state === 'ok' ? read.legacy : undefined;
@@ -181,6 +184,7 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): Cycle {
     for (const o of owed) clearOwed(root, who.id, o.channel);
   };
   const record = (consume: string[], showing: boolean) => {
+    held.save();
     const auto = plan.auto;
     if (!showing || consume.length === 0) {
       const consumed = [...auto, ...consume];
@@ -279,14 +283,26 @@ export function peekPending(root: string, who: Identity, opts: Pick<TakeOptions,
   const dirs = readDirs(root, who, ledger, cold, now, opts.reporter, false);
   const gate = createGate(root, who);
   if (gate.broken() !== null) return { fresh: [], cold, hidden: 0, invited: [], ledger };
-  const plan = planPending(ledger, dirs, readOwed(root, who.id), who, now, gatedReader(root, gate, opts.reporter));
+  const plan = planPending(ledger, dirs, readOwed(root, who.id), who, now, gatedReader(root, createHeldCheck(root, gate), dirs, opts.reporter));
   return { fresh: plan.fresh, cold, hidden: plan.hidden, invited: plan.invited, ledger };
 }
 
-/** readMessage through the gate: what it holds reads as null (consumed, never surfaced). */
-function gatedReader(root: string, gate: Gate, reporter: Reporter, policyOnly = false): (scope: Scope, id: string) => Message | null {
+/**
+ * readMessage through the gate: what it holds reads as null (consumed, never surfaced), and a
+ * file its kept verdict says is held is not read at all. Past the pass's cap of verifications
+ * (tools/bus/trust/held.ts) a file without a signature beside it reads as undefined: neither
+ * surfaced nor consumed, so a later cycle verifies it.
+ */
+function gatedReader(root: string, held: HeldCheck, dirs: DirListing[], reporter: Reporter, policyOnly = false): (scope: Scope, id: string) => Message | null | undefined {
+  const signed = new Map(dirs.map((d) => [d.dirName, d.signed]));
   return (scope, id) => {
+    const dirSigned = signed.get(scopeDirName(scope));
+    const isSigned = dirSigned === undefined || dirSigned.has(id);
+    const a = held.admit(scope, id, { signed: isSigned });
+    if (a === UNCHECKED) return undefined;
+    if (a !== null) return null;
     const m = readMessage(root, scope, id, reporter);
-    return m !== null && (policyOnly ? gate.heldByPolicy(m) : gate.held(m)) === null ? m : null;
+    // A file known to have no signature is checked in full (no Ed25519 to run), so its verdict is kept.
+    return m !== null && held.held(m, policyOnly && isSigned) === null ? m : null;
   };
 }

@@ -5,6 +5,7 @@
 // (IndexState.lmark), the late arrivals the index names below it, and, for a cold start of
 // #open or a channel, the recent ids from the scope's listing cache instead of a listing.
 
+import { readdirSync } from 'node:fs';
 import type { Identity } from '../../identity/resolve.js';
 import type { Scope } from '../../wire/envelope.js';
 import { idFloor, isMessageId } from '../../wire/ids.js';
@@ -15,6 +16,8 @@ import { scopeDir, scopeDirName } from '../store/layout.js';
 import { idsFrom } from '../store/listing.js';
 import { cachedListing } from '../store/listing-cache.js';
 import type { Reporter } from '../store/messages.js';
+import { VERIFY_CAP } from '../trust/held.js';
+import { SIG_EXT } from '../trust/signing.js';
 import { COLD_RECENT_MS, type DirListing, type Ledger, joinMark } from './plan.js';
 import { receiveScopes } from './receive.js';
 
@@ -36,7 +39,7 @@ export function readDirs(root: string, who: Identity, ledger: Ledger, cold: bool
       const fromCache = coldFromListing(root, scope, dirName, now, reporter);
       if (fromCache) return fromCache;
     }
-    return listDir(scopeDir(root, scope), scope, dirName, {
+    const listed = listDir(scopeDir(root, scope), scope, dirName, {
       mark,
       prev: ledger.index[dirName],
       now,
@@ -50,7 +53,22 @@ export function readDirs(root: string, who: Identity, ledger: Ledger, cold: bool
       // have received them: before its ledger began, or before it joined the channel.
       since: idFloor(scope.kind === 'channel' ? Math.max(ledger.created, joined(scope.name)) : ledger.created),
     });
+    // More new ids than one pass verifies, or a tray's cold start: signed messages are read
+    // first (plan.ts); which ids have a signature beside them, from one listing.
+    if (listed.ids.length > VERIFY_CAP || (mark === undefined && scope.kind === 'tray' && listed.ids.length > 0)) listed.signed = signedIds(scopeDir(root, scope));
+    return listed;
   });
+}
+
+/** The ids in `dir` with a signature file beside them (`<id>.sig`), from one listing. */
+function signedIds(dir: string): Set<string> {
+  const out = new Set<string>();
+  try {
+    for (const name of readdirSync(dir)) if (name.endsWith(SIG_EXT)) out.add(name.slice(0, -SIG_EXT.length));
+  } catch {
+    // The listing just read it; gone since: nothing is signed.
+  }
+  return out;
 }
 
 /**

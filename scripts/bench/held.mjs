@@ -1,0 +1,118 @@
+// Held messages cost a reader O(1) (issue 20, must-have 5 and attack 9): a session's tray
+// holding 20,000 hand-written lines that claim a signing node without a signature (each is
+// held: "unsigned, but <node> signs its messages"), against the same tray with none. Timed
+// as processes (node start-up included), medians:
+//   - `attend inbox` as a session whose tray holds the flood, once earlier listings have
+//     verified it (the held verdicts are kept with the listing cache);
+//   - the Stop-hook drain (`attend inbox --drain --format hook`) right after the flood
+//     arrived, the first drain to meet it (a new flood for each run), with one genuine
+//     message that is new as well.
+// Both ratios are measured in one run (goal ≤ 1.5×).
+
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { busLib, fakeSession } from './latency.mjs';
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function timed(bin, s, args, input) {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: s.cwd, env: s.env, input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`attend ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return { ms, out: r.stdout };
+}
+
+async function measure(bin, tmp, flood, runs) {
+  const s = fakeSession(tmp, `held-${flood}`);
+  const { writeSignal, createIdFactory } = await busLib(bin);
+  const tools = dirname(dirname(bin));
+  const { attendKey } = await import(pathToFileURL(join(tools, 'wire/names.js')).href);
+  const { createSigner } = await import(pathToFileURL(join(tools, 'bus/trust/signing.js')).href);
+  const tray = { kind: 'tray', key: attendKey(s.cwd) };
+  const dir = join(s.root, 'signals', tray.key);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const signer = createSigner({ keysDir: join(tmp, `keys-${flood}`), root: s.root, host: 'bench', now: Date.now });
+  const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  let n = 0;
+  const genuine = () => writeSignal(s.root, tray, newId(), { from: 'claude:sid-lead', project: 'p', cwd: '/p', fromKind: 'agent', fromId: 'sid-lead', to: s.sessionId, body: `genuine ${n++}` }, signer);
+  const floodNow = () => {
+    for (let i = 0; i < flood; i++) writeFileSync(join(dir, `${newId()}.signal`), `claude:sid-lead|p|/p|from_kind:agent|from_id:sid-lead|to:${s.sessionId}|forged ${i}\n`, { mode: 0o600 });
+  };
+  const drain = () => {
+    const r = timed(bin, s, ['inbox', '--drain', '--format', 'hook'], '{"stop_hook_active":false}');
+    if (!r.out.includes('additionalContext') || r.out.includes('forged')) throw new Error(`the drain did not deliver the genuine message alone: ${r.out.slice(0, 300)}`);
+    return r.ms;
+  };
+  try {
+    // The session's first drain starts its ledger; then each run: a genuine message, the
+    // flood after it, and the drain that meets them.
+    genuine();
+    drain();
+    const drains = [];
+    for (let r = 0; r < runs; r++) {
+      genuine();
+      floodNow();
+      drains.push(drain());
+    }
+    return { drain: median(drains), inbox: await inboxMs(bin, tmp, flood, runs, { writeSignal, createIdFactory, attendKey, createSigner }) };
+  } finally {
+    s.proc.kill('SIGKILL');
+  }
+}
+
+/**
+ * `attend inbox` as a session whose tray holds one genuine message and, newer, the flood,
+ * once earlier listings have verified it (each verifies at most 200 unseen files).
+ */
+async function inboxMs(bin, tmp, flood, runs, lib) {
+  const s = fakeSession(tmp, `held-inbox-${flood}`);
+  try {
+    const tray = { kind: 'tray', key: lib.attendKey(s.cwd) };
+    const dir = join(s.root, 'signals', tray.key);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const signer = lib.createSigner({ keysDir: join(tmp, `ikeys-${flood}`), root: s.root, host: 'bench', now: Date.now });
+    const newId = lib.createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+    lib.writeSignal(s.root, tray, newId(), { from: 'claude:sid-lead', project: 'p', cwd: '/p', fromKind: 'agent', fromId: 'sid-lead', to: s.sessionId, body: 'genuine' }, signer);
+    for (let i = 0; i < flood; i++) writeFileSync(join(dir, `${newId()}.signal`), `claude:sid-lead|p|/p|from_kind:agent|from_id:sid-lead|to:${s.sessionId}|forged ${i}\n`, { mode: 0o600 });
+    let passes = 0;
+    for (;;) {
+      const r = spawnSync(process.execPath, [bin, 'inbox'], { cwd: s.cwd, env: s.env, encoding: 'utf8' });
+      passes++;
+      if (!r.stderr.includes('not verified yet')) break;
+      if (passes > flood / 100) throw new Error('the inbox never verified the flood');
+    }
+    inboxMs.passes = passes;
+    const inbox = [];
+    for (let r = 0; r < runs; r++) {
+      const { ms, out } = timed(bin, s, ['inbox']);
+      if (!out.includes('genuine') || out.includes('forged')) throw new Error(`the inbox did not show the genuine messages alone: ${out.slice(0, 300)}`);
+      inbox.push(ms);
+    }
+    return median(inbox);
+  } finally {
+    s.proc.kill('SIGKILL');
+  }
+}
+
+export default async function ({ bin, tmp, quick }) {
+  const runs = quick ? 3 : 5;
+  const flood = 20_000;
+  const none = await measure(bin, tmp, 0, runs);
+  const full = await measure(bin, tmp, flood, runs);
+  full.passes = inboxMs.passes;
+  const row = (what, a, b) => `| ${what} | ${a.toFixed(0)} ms | ${b.toFixed(0)} ms | ${(b / a).toFixed(2)}× |`;
+  return {
+    title: 'Held messages: a flood of 20,000 held lines',
+    markdown: [
+      `A session's tray with ${flood.toLocaleString('en-US')} hand-written lines per run that claim a signing node without a signature (all held), against none; as processes (median of ${runs}; node start-up included). The drain is the first to meet a new flood (plus one genuine message, which it delivers); \`attend inbox\` lists a tray holding one genuine message and, newer, the flood, once earlier listings verified it (each verifies at most 200 files it has no verdict for; it took ${full.passes} listings). Goal ≤ 1.5×.`,
+      '',
+      '| reader | no held lines | with the flood | ratio |',
+      '|---|---|---|---|',
+      row('Stop-hook drain (`attend inbox --drain --format hook`)', none.drain, full.drain),
+      row('`attend inbox`', none.inbox, full.inbox),
+    ].join('\n'),
+  };
+}
