@@ -90,6 +90,8 @@ export interface ImportContext {
   keyKnown(origin: string, node: string, keyId: string): boolean;
   /** Does `origin`'s node sign its messages from `t` on (a key published before `t`)? */
   nodeSigns(origin: string, node: string, t: number): boolean;
+  /** Why `origin` cannot speak for `node` (a session of this machine, or pinned to another), or null (tools/bus/trust/remote-keys.ts). */
+  claim(origin: string, node: string): string | null;
   /** A channel dissolved here with no newer channel of that name (tools/bus/channels/membership.ts). */
   dissolved(name: string): { at: number; by: string } | null;
   /** Planned in this batch and not on disk yet: path → bytes. */
@@ -163,6 +165,8 @@ function checkSig(ctx: ImportContext, origin: string, id: string, scope: Scope, 
   if (typeof side === 'string') return side;
   if (side.host !== origin) return `signed on host '${side.host}' but relayed by '${origin}'`;
   if (node === undefined) return 'a signature on a line without from_id';
+  const claimed = ctx.claim(origin, node);
+  if (claimed !== null) return claimed;
   const bytes = messageSigningBytes({ id, dest: destinationOf(scope), host: side.host, envelope: env });
   if (!verifyBytes(side.keyId, bytes, side.sig)) return 'the signature does not match this message (altered, moved, or another message’s signature)';
   if (!ctx.keyKnown(origin, node, side.keyId)) {

@@ -5,7 +5,7 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import { pathToFileURL } from 'node:url';
 import { attendKey } from '../../wire/names.js';
-import { readPublishedKeys } from './keys.js';
+import { localAnchor } from './anchors.js';
 import { scopeDir } from '../store/layout.js';
 import { readLineage } from './lineage.js';
 
@@ -24,7 +24,7 @@ const NODE_EXTENSION = 'urn:attend:node:v1';
 export function cardFor(root: string, node: CardNode, version = '0.1.0'): AgentCard {
   const claude = node.claude;
   const inbox = node.kind === 'agent' ? scopeDir(root, { kind: 'tray', key: attendKey(node.origin) }) : scopeDir(root, { kind: 'open' });
-  const keys = readPublishedKeys(root, node.id);
+  const keys = localAnchor(root, node.id).keys;
   const parent = readLineage(root).parentOf(node.id) ?? null;
   return {
     name: node.name,
