@@ -27,6 +27,8 @@ import { isMissingOnHub } from './nats-errors.js';
 import { park } from './store.js';
 
 export const STATE_BUCKET = 'attend-state';
+/** How long "is this session this machine's" is kept (state.ts SharedState.local). */
+const LOCAL_TTL_MS = 5_000;
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 const unb64 = (s: string) => Buffer.from(s, 'base64url').toString('utf8');
@@ -69,6 +71,7 @@ export class SharedState {
   private readonly keysCache = new Map<string, ReturnType<typeof readRemoteKeys>>();
   /** Claims refused in this run, each told once (the watch hands every entry again after a reconnect). */
   private readonly refused = new Set<string>();
+  private readonly localCache = new Map<string, { local: boolean; at: number }>();
   private channelsCache: { stamp: string; store: ChannelStore } | null = null;
   private pushing: Promise<void> | null = null;
   private again = false;
@@ -236,9 +239,19 @@ export class SharedState {
     return v;
   }
 
-  /** Is `node` this machine's: a record or key here, a lineage entry, or live here now? */
+  /**
+   * Is `node` this machine's: a record or key here, a lineage entry, or live here now? Asked
+   * for every imported message of a session, so the answer is kept a few seconds (the live
+   * roster is a listing of session records).
+   */
   private local(node: string): boolean {
-    return this.names().has(node) || isLocalNode(this.root, this.keysDir, node);
+    const now = Date.now();
+    const hit = this.localCache.get(node);
+    if (hit && now - hit.at < LOCAL_TTL_MS) return hit.local;
+    if (this.localCache.size > 10_000) this.localCache.clear();
+    const local = isLocalNode(this.root, this.keysDir, node) || this.names().has(node);
+    this.localCache.set(node, { local, at: now });
+    return local;
   }
 
   private record(origin: string, node: string, text: string, key: string): void {
@@ -262,6 +275,7 @@ export class SharedState {
 
   /** Why a message of `origin`'s node `node` cannot be taken as that machine's (a session id claimed twice), or null. */
   claim(origin: string, node: string): string | null {
+    if (!isGlobalId(node)) return null;
     return claimProblem(this.keysDir, origin, node, (n) => this.local(n));
   }
 

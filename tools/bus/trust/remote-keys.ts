@@ -64,16 +64,29 @@ export function readRemoteKeys(keysDir: string, host: string, node: string): Pub
   }
 }
 
+/**
+ * Pins as read, per process: one is never rewritten (O_EXCL), so a pin once read stands; "no
+ * pin" is asked again after NO_PIN_MS. Every remote message of a session asks.
+ */
+const NO_PIN_MS = 2_000;
+const pins = new Map<string, { pin: { host: string; at: number } | null; at: number }>();
+
 /** The machine a session id is pinned to, with when; null when none published it yet. */
-export function pinnedHost(keysDir: string, node: string): { host: string; at: number } | null {
+export function pinnedHost(keysDir: string, node: string, now = Date.now()): { host: string; at: number } | null {
   const path = pinPath(keysDir, node);
   if (!path) return null;
+  const hit = pins.get(path);
+  if (hit && (hit.pin !== null || now - hit.at < NO_PIN_MS)) return hit.pin;
+  let pin: { host: string; at: number } | null = null;
   try {
     const [host, at] = readFileSync(path, 'utf8').trim().split(' ');
-    return host && HOST.test(host) ? { host, at: Number(at) || 0 } : null;
+    if (host && HOST.test(host)) pin = { host, at: Number(at) || 0 };
   } catch {
-    return null;
+    // none yet
   }
+  if (pins.size > 10_000) pins.clear();
+  pins.set(path, { pin, at: now });
+  return pin;
 }
 
 /** Pin `node` to `host` unless it is pinned already (O_EXCL: the first writer wins). */
@@ -84,7 +97,10 @@ function pin(keysDir: string, node: string, host: string, now: number): { host: 
   try {
     fd = openSync(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, FILE_MODE);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return pinnedHost(keysDir, node) ?? { host: '?', at: 0 };
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+      pins.delete(path);
+      return pinnedHost(keysDir, node) ?? { host: '?', at: 0 };
+    }
     throw err;
   }
   try {
@@ -92,6 +108,7 @@ function pin(keysDir: string, node: string, host: string, now: number): { host: 
   } finally {
     closeSync(fd);
   }
+  pins.delete(path);
   return { host, at: now };
 }
 
