@@ -288,11 +288,13 @@ async function lookupScale(bin, tmp, rounds) {
       L.writeSignal(root, { kind: 'open' }, newId(), { from: `claude:${node}`, project: 'b', cwd: '/b', fromKind: 'agent', fromId: node, to: '*', body: `m ${i}` }, signer);
     }
     if (name === 'large') {
-      for (let i = 0; i < 1000; i++) cpSync(join(keysDir, 'signer-0.chain'), join(keysDir, `other-${i}.chain`));
+      // The records sit in trust/ beside the key directory (tools/bus/trust/anchors.ts).
+      const trust = join(dirname(keysDir), 'trust');
+      for (let i = 0; i < 1000; i++) cpSync(join(trust, 'signer-0.chain'), join(trust, `other-${i}.chain`));
       const list = readFileSync(join(root, 'keys', 'signer-0.pub'), 'utf8');
       for (let h = 0; h < 100; h++) {
-        mkdirSync(join(keysDir, 'hosts', `host-${h}`), { recursive: true, mode: 0o700 });
-        for (let n = 0; n < 10; n++) writeFileSync(join(keysDir, 'hosts', `host-${h}`, `node-${n}.pub`), list, { mode: 0o600 });
+        mkdirSync(join(trust, 'hosts', `host-${h}`), { recursive: true, mode: 0o700 });
+        for (let n = 0; n < 10; n++) writeFileSync(join(trust, 'hosts', `host-${h}`, `node-${n}.pub`), list, { mode: 0o600 });
       }
     }
     sides[name] = { PATH: process.env.PATH, HOME: home, ATTEND_HOME: root, CLAUDE_CONFIG_DIR: join(home, 'claude'), USER: 'bench' };
@@ -361,7 +363,7 @@ export default async function ({ bin, tmp, quick }) {
       '',
       `The unsigned side still looks for a sidecar (one failed open per message), as every reader of this build does. One Ed25519 verification costs ${read.verifyUs.toFixed(0)} µs here (node:crypto, in process): against a bare read of ${read.unsigned.toFixed(0)} µs per message, or a drain's ${drain.unsigned.toFixed(0)} µs per message including its process, that alone sets the floor of the ratios above.`,
       '',
-      `Key lookup (issue 20: readers take a local node's keys from its record in the key directory, one file per signer, never a listing): \`attend inbox --json\` over 100 messages from 100 signers, each verified, **${lookup.small.toFixed(0)} ms** with only their 100 records in the key directory and **${lookup.large.toFixed(0)} ms** with 1,000 more records and the keys of 1,000 nodes on 100 other machines beside them (${(lookup.large / lookup.small).toFixed(2)}×; medians of ${lookupRounds} interleaved runs).`,
+      `Key lookup (issue 20: readers take a local node's keys from its record beside the key directory, one file per signer, never a listing): \`attend inbox --json\` over 100 messages from 100 signers, each verified, **${lookup.small.toFixed(0)} ms** with only their 100 records beside the key directory and **${lookup.large.toFixed(0)} ms** with 1,000 more records and the keys of 1,000 nodes on 100 other machines beside them (${(lookup.large / lookup.small).toFixed(2)}×; medians of ${lookupRounds} interleaved runs).`,
       '',
       `Permission check (\`permit\`, in process, per message, median of 5 runs): **${perm.one.toFixed(2)} µs** with 1 grant, **${perm.thousand.toFixed(2)} µs** with 1,000 grants (${(perm.thousand / perm.one).toFixed(2)}×; the grants are hash-set lookups).`,
     ].join('\n'),

@@ -6,7 +6,7 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, renameS
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AttendError, EXIT } from '../../tools/wire/errors.js';
-import { anchorOf, chainPath, keyDirectoryProblem, keysHealth } from '../../tools/bus/trust/anchors.js';
+import { anchorOf, chainPath, keyDirectoryProblem, keysHealth, trustDirOf } from '../../tools/bus/trust/anchors.js';
 import { describeKeys, loadOrCreateKey, privateKeyPath, publicKeysPath, rotateKey } from '../../tools/bus/trust/keys.js';
 import { type Message, readMessage, silentReporter, writeSignal } from '../../tools/bus/store/messages.js';
 import { createSigner } from '../../tools/bus/trust/signing.js';
@@ -111,10 +111,20 @@ describe('the key directory', () => {
     expect(keyDirectoryProblem(keysDir())?.message).toMatch(/mode 755/);
   });
 
-  it('readers refuse every key in a directory that is not private (anyone could have put a record there)', () => {
+  it('readers refuse every record in a trust directory that is not private (anyone could have put one there)', () => {
     const id = write(LEAD);
-    chmodSync(keysDir(), 0o777);
-    expect(read(id)).toMatchObject({ sig: 'bad', sigReason: expect.stringMatching(/is open to group or others \(mode 777\)/) });
+    chmodSync(trustDirOf(keysDir()), 0o777);
+    expect(read(id)).toMatchObject({ sig: 'bad', sigReason: expect.stringMatching(/the trust directory .* is open to group or others \(mode 777\)/) });
+    // A send refuses it too.
+    expectEnv(() => loadOrCreateKey({ keysDir: keysDir(), root: bus.root, node: WORKER, now: Date.now() }), /^the trust directory .* is open to group or others \(mode 777\)$/, `run: chmod 700 ${trustDirOf(keysDir())}`);
+  });
+
+  it('readers do not need the key directory: a reader that cannot see it (a sandbox hides it) still verifies', () => {
+    const id = write(LEAD);
+    // What a command in the sandbox sees: an empty directory (a tmpfs over it).
+    renameSync(keysDir(), `${keysDir()}.hidden`);
+    mkdirSync(keysDir(), { mode: 0o700 });
+    expect(read(id).sig).toBe('ok');
   });
 
   it('a symbolic link is refused, whatever it points at', () => {
@@ -152,8 +162,9 @@ describe('a key that disappears', () => {
 
   it('with its record gone too, the bus cache still shows it had one: the new key says reset', () => {
     write(LEAD);
-    // The whole key directory moved away (a new machine, a wiped config).
+    // The whole config moved away (a new machine, a wiped config).
     renameSync(keysDir(), `${keysDir()}.gone`);
+    renameSync(trustDirOf(keysDir()), `${trustDirOf(keysDir())}.gone`);
     const after = write(LEAD);
     expect(readFileSync(chainPath(keysDir(), LEAD), 'utf8')).toMatch(/ reset /);
     expect(read(after).newKeySince).toEqual(expect.any(Number));

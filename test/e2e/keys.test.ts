@@ -10,7 +10,7 @@ import { EXIT } from '../../tools/wire/errors.js';
 import type { Envelope, Scope } from '../../tools/wire/envelope.js';
 import { type FakeSession, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 import { ids, startSensor } from '../helpers/delivery.js';
-import { keyIdOfFile, keysDirOf, writeSignedWith } from '../helpers/keys.js';
+import { keyIdOfFile, keysDirOf, trustDirOf, writeSignedWith } from '../helpers/keys.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -77,7 +77,7 @@ describe('a worker that can write the bus cannot sign as the lead', () => {
 });
 
 describe('the key directory (attack 10)', () => {
-  it('open to others, or a symbolic link, is refused by a send with the fix, exit 5, and nothing is written', () => {
+  it('open to others, or a symbolic link, is refused by a send with the fix, exit 5, and nothing is written; readers refuse records that are not private', () => {
     const s = session();
     send(s, 'first');
     const dir = keysDirOf(bus.home);
@@ -90,10 +90,15 @@ describe('the key directory (attack 10)', () => {
     symlinkSync(`${dir}.real`, dir);
     const l = runBin(['send', 'third'], { env: s.env, cwd: s.cwd });
     expect(l.exitCode).toBe(EXIT.environment);
-    expect(l.stderr).toBe(`attend: the key directory ${dir} is a symbolic link; make it a directory of its own (mkdir -m 700) and move the key files into it\n`);
-    // Nothing was written; and readers refuse the keys of a directory that is a link too.
+    expect(l.stderr).toBe(`attend: the key directory ${dir} is a symbolic link; make it a directory of its own (mkdir -m 700) and move its files into it\n`);
+    // Nothing was written; readers read only the records beside it, which still hold.
+    expect(shown().map((m) => m.body)).toEqual(['first']);
+    // Records anyone could have written are refused by readers as well.
+    const trust = trustDirOf(bus.home);
+    chmodSync(trust, 0o777);
     expect(shown()).toEqual([]);
-    expect(held().map((m) => [m.body, m.held])).toEqual([['first', expect.stringContaining(`the key directory ${dir} is a symbolic link`)]]);
+    expect(held().map((m) => [m.body, m.held])).toEqual([['first', expect.stringContaining(`the trust directory ${trust} is open to group or others (mode 777)`)]]);
+    chmodSync(trust, 0o700);
     // attend doctor names it too.
     const doctor = JSON.parse(runBin(['doctor', '--json'], { env: s.env, cwd: s.cwd }).stdout) as { checks: { name: string; status: string; detail: string }[] };
     expect(doctor.checks.find((c) => c.name === 'keys')).toMatchObject({ status: 'fail', detail: `the key directory ${dir} is a symbolic link` });

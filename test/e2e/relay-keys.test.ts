@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { fakeSession, runBin, waitFor } from '../helpers/bus.js';
 import { type Machine, useRelayWorld } from '../helpers/relay.js';
 import { listParked } from '../../tools/relay/store.js';
-import { keysDirOf } from '../helpers/keys.js';
+import { trustDirOf } from '../helpers/keys.js';
 
 const world = useRelayWorld();
 const T = { timeoutMs: 20_000 };
@@ -22,10 +22,10 @@ interface Json {
   body: string;
 }
 
-/** The machine a session id is pinned to in `m`'s key directory (tools/bus/trust/remote-keys.ts). */
+/** The machine a session id is pinned to in `m`'s trust directory (tools/bus/trust/remote-keys.ts). */
 const pinOf = (m: Machine, id: string): string | null => {
   try {
-    return readFileSync(join(keysDirOf(m.bus.home), 'pins', id), 'utf8').split(' ')[0] ?? null;
+    return readFileSync(join(trustDirOf(m.bus.home), 'pins', id), 'utf8').split(' ')[0] ?? null;
   } catch {
     return null;
   }

@@ -11,6 +11,8 @@ import { destinationOf, encodeKeyId, formatSidecar, messageSigningBytes } from '
 import { scopeDir } from '../../tools/bus/store/layout.js';
 
 export const keysDirOf = (home: string) => join(home, '.config', 'attend', 'keys');
+/** The records beside it: rotation records, other machines' keys, pins (tools/bus/trust/anchors.ts). */
+export const trustDirOf = (home: string) => join(home, '.config', 'attend', 'trust');
 
 /** The key id of a JWK key file. */
 export function keyIdOfFile(file: string): string {

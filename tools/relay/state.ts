@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type ChannelStore, dissolvedChannel, readChannels, updateChannels } from '../bus/channels/index.js';
-import { anchorOf, claimProblem, isLocalNode, publishedKeysDir, readRemoteKeys, recordRemoteKeys } from '../bus/trust/index.js';
+import { anchorOf, chainPath, claimProblem, isLocalNode, publishedKeysDir, readRemoteKeys, recordRemoteKeys } from '../bus/trust/index.js';
 import { scopeDir, stateDir } from '../bus/store/index.js';
 import { isGlobalId } from '../wire/hosts.js';
 import { parseChannelName } from '../wire/names.js';
@@ -193,7 +193,7 @@ export class SharedState {
       let stamp = '';
       try {
         const st = statSync(join(publishedKeysDir(this.root), n));
-        const rec = statSync(join(this.keysDir, `${node}.chain`), { throwIfNoEntry: false });
+        const rec = statSync(chainPath(this.keysDir, node), { throwIfNoEntry: false });
         stamp = `${st.mtimeMs}:${st.size}:${rec ? `${rec.mtimeMs}:${rec.size}` : '-'}`;
       } catch {
         continue;

@@ -1,24 +1,26 @@
 // Local keys anchored outside the bus (issue 20, Must have 2). Which keys are a node's of this
-// machine is decided by the node's rotation record in the key directory, beside its private
-// key, never by anything under the bus root:
+// machine is decided by the node's rotation record, kept beside the key directory in the
+// user's config dir, never by anything under the bus root:
 //
-//   <keysDir>/<node>.key     the private key (keys.ts)
-//   <keysDir>/<node>.chain   the rotation record (tools/wire/key-chain.ts): each key after the
-//                            first signed by the one before, append-only
-//   <root>/keys/<node>.pub   a cache of the record for this bus (the relay's list of nodes,
-//                            older readers); never read to decide whose a key is
+//   <config>/attend/keys/<node>.key     the private key (keys.ts)
+//   <config>/attend/trust/<node>.chain  the rotation record (tools/wire/key-chain.ts): each key
+//                                       after the first signed by the one before, append-only
+//   <root>/keys/<node>.pub              a cache of the record for this bus (the relay's list of
+//                                       nodes, older readers); never read to decide whose a key is
 //
 // So a process that can write the bus (a worker appending its own key id to the lead's
-// `.pub`) cannot make a key the lead's; it would have to write the key directory. The key
-// directory must be a directory of its own (not a symbolic link), the user's, mode 0700:
-// anything else is refused like a key file that others can read.
+// `.pub`) cannot make a key the lead's; it would have to write the config dir. The records
+// are public and the keys are not, so they are two directories: a sandbox that hides the key
+// directory from a session's commands (issue 20 §7) still lets them read the records, and
+// neither is writable from inside it. Both must be directories of their own (not symbolic
+// links), the user's, mode 0700: anything else is refused like a key file others can read.
 //
 // Readers take only a bus root (readMessage and its ~40 callers), so where that root's key
 // directory is comes from the composition root once per process (useKeyDirectory, called
 // by the verbs' context and by a signer), like the root itself.
 
 import { closeSync, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, statSync, writeSync, constants as fsc } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type Chain, type ChainKey, type ChainLink, formatLink, readChain } from '../../wire/key-chain.js';
 import { AttendError, EXIT } from '../../wire/errors.js';
 import { readAll, syncDirs } from '../store/atomic.js';
@@ -41,44 +43,60 @@ export function keyDirectoryOf(root: string): string | undefined {
   return directories.get(root);
 }
 
-// --- The directory itself ------------------------------------------------------------------
+// --- The directories themselves -------------------------------------------------------------
 
-/** Why a key directory cannot be trusted; 'absent' when it does not exist yet; null when it is fine. */
-function inspectKeyDirectory(keysDir: string, uid: number | undefined): AttendError | 'absent' | null {
+/** Where the records are: `trust/` beside the key directory (`<config>/attend/keys`). */
+export function trustDirOf(keysDir: string): string {
+  return join(dirname(keysDir), 'trust');
+}
+
+type Which = 'key directory' | 'trust directory';
+
+/** Why a directory cannot be trusted; 'absent' when it does not exist yet; null when it is fine. */
+function inspectDirectory(dir: string, which: Which, uid: number | undefined): AttendError | 'absent' | null {
   let st;
   try {
-    st = lstatSync(keysDir);
+    st = lstatSync(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? 'absent' : envError(`cannot read the key directory ${keysDir} (${code ?? 'error'})`);
+    return code === 'ENOENT' ? 'absent' : envError(`cannot read the ${which} ${dir} (${code ?? 'error'})`);
   }
-  if (st.isSymbolicLink()) return envError(`the key directory ${keysDir} is a symbolic link`, `make it a directory of its own (mkdir -m 700) and move the key files into it`);
-  if (!st.isDirectory()) return envError(`the key directory ${keysDir} is not a directory`);
-  if (uid !== undefined && st.uid !== uid) return envError(`the key directory ${keysDir} is owned by uid ${st.uid}, not you (uid ${uid})`);
-  if ((st.mode & 0o077) !== 0) return envError(`the key directory ${keysDir} is open to group or others (mode ${(st.mode & 0o777).toString(8)})`, `run: chmod 700 ${keysDir}`);
+  if (st.isSymbolicLink()) return envError(`the ${which} ${dir} is a symbolic link`, `make it a directory of its own (mkdir -m 700) and move its files into it`);
+  if (!st.isDirectory()) return envError(`the ${which} ${dir} is not a directory`);
+  if (uid !== undefined && st.uid !== uid) return envError(`the ${which} ${dir} is owned by uid ${st.uid}, not you (uid ${uid})`);
+  if ((st.mode & 0o077) !== 0) return envError(`the ${which} ${dir} is open to group or others (mode ${(st.mode & 0o777).toString(8)})`, `run: chmod 700 ${dir}`);
   return null;
 }
 
-/** Why a key directory cannot be trusted, or null (also when it does not exist yet). */
-export function keyDirectoryProblem(keysDir: string, uid: number | undefined = process.getuid?.()): AttendError | null {
-  const r = inspectKeyDirectory(keysDir, uid);
+function problemOf(dir: string, which: Which, uid: number | undefined): AttendError | null {
+  const r = inspectDirectory(dir, which, uid);
   return r === 'absent' ? null : r;
 }
 
-/** The key directory for writing: made 0700 when missing, refused (exit 5) when it is not private. */
-export function openKeyDirectory(keysDir: string, uid: number | undefined = process.getuid?.()): void {
-  let r = inspectKeyDirectory(keysDir, uid);
+/** Why the key directory or the trust directory beside it cannot be trusted, or null (also when they do not exist yet). */
+export function keyDirectoryProblem(keysDir: string, uid: number | undefined = process.getuid?.()): AttendError | null {
+  return problemOf(keysDir, 'key directory', uid) ?? problemOf(trustDirOf(keysDir), 'trust directory', uid);
+}
+
+function openDirectory(dir: string, which: Which, uid: number | undefined): void {
+  let r = inspectDirectory(dir, which, uid);
   if (r === 'absent') {
-    ensureDir(keysDir);
-    r = inspectKeyDirectory(keysDir, uid);
+    ensureDir(dir);
+    r = inspectDirectory(dir, which, uid);
   }
   if (r !== null && r !== 'absent') throw r;
+}
+
+/** The key directory and the trust directory for writing: made 0700 when missing, refused (exit 5) when not private. */
+export function openKeyDirectory(keysDir: string, uid: number | undefined = process.getuid?.()): void {
+  openDirectory(keysDir, 'key directory', uid);
+  openDirectory(trustDirOf(keysDir), 'trust directory', uid);
 }
 
 // --- The rotation record ---------------------------------------------------------------------
 
 export function chainPath(keysDir: string, node: string): string {
-  return join(keysDir, `${node}.chain`);
+  return join(trustDirOf(keysDir), `${node}.chain`);
 }
 
 /** The record's text, null when there is none; a string problem when it may not be read. */
@@ -122,7 +140,7 @@ export function appendLink(keysDir: string, node: string, link: ChainLink): void
     writeSync(fd, formatLink(link));
     fsyncSync(fd);
     // A record made just now: its name must survive a power cut too.
-    if (st.size === 0) syncDirs([keysDir]);
+    if (st.size === 0) syncDirs([trustDirOf(keysDir)]);
   } finally {
     closeSync(fd);
   }
@@ -162,11 +180,14 @@ function stampOf(path: string): string {
   return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '-';
 }
 
-/** Why the key directory is not trusted now (cached for STALE_MS), or null. */
+/**
+ * Why the records cannot be trusted now (cached for STALE_MS), or null. Readers read only the
+ * trust directory: a reader inside a sandbox that hides the key directory still verifies.
+ */
 export function dirProblem(keysDir: string, now = Date.now()): string | null {
   const hit = dirChecks.get(keysDir);
   if (hit && now - hit.at < STALE_MS) return hit.problem;
-  const problem = keyDirectoryProblem(keysDir)?.message ?? null;
+  const problem = problemOf(trustDirOf(keysDir), 'trust directory', process.getuid?.())?.message ?? null;
   dirChecks.set(keysDir, { at: now, problem });
   return problem;
 }
@@ -212,7 +233,7 @@ export function localAnchor(root: string, node: string, wanted?: string): Anchor
 }
 
 export interface KeysHealth {
-  /** The key directory cannot be trusted (a symbolic link, not the user's, open to others). */
+  /** The key or trust directory cannot be trusted (a symbolic link, not the user's, open to others). */
   problem: AttendError | null;
   /** How many nodes have a record here. */
   nodes: number;
@@ -222,20 +243,20 @@ export interface KeysHealth {
   resets: { node: string; since: number }[];
 }
 
-/** `attend doctor`: the key directory and every record in it (reads them all; for doctor, not readers). */
+/** `attend doctor`: the key and trust directories and every record (reads them all; for doctor, not readers). */
 export function keysHealth(keysDir: string): KeysHealth {
   const problem = keyDirectoryProblem(keysDir);
   const out: KeysHealth = { problem, nodes: 0, broken: [], resets: [] };
   if (problem) return out;
   let names: string[];
   try {
-    names = readdirSync(keysDir).filter((n) => n.endsWith('.chain') && !n.startsWith('.'));
+    names = readdirSync(trustDirOf(keysDir)).filter((n) => n.endsWith('.chain') && !n.startsWith('.'));
   } catch {
     return out;
   }
   for (const n of names.sort()) {
     const node = n.slice(0, -'.chain'.length);
-    const r = readRecordText(join(keysDir, n));
+    const r = readRecordText(join(trustDirOf(keysDir), n));
     out.nodes++;
     if ('problem' in r) {
       out.broken.push({ node, reason: r.problem });

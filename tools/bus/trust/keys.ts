@@ -4,7 +4,8 @@
 //   <keysDir>/<node>.key   the private key as a JWK (RFC 8037: kty OKP, crv Ed25519, d, x),
 //                          mode 0600, in a 0700 directory OUTSIDE the bus root (the env-paths
 //                          config dir, tools/verbs/env.ts)
-//   <keysDir>/<node>.chain the node's rotation record (anchors.ts): which keys are the node's
+//   <trust>/<node>.chain   the node's rotation record (anchors.ts; `trust/` beside the key
+//                          directory): which keys are the node's
 //   <root>/keys/<node>.pub a cache of the record's key ids for this bus, one `<key id>
 //                          <created ms>` a line: what the relay lists, never an authority
 //
@@ -28,7 +29,7 @@ import { decodeKeyId, encodeKeyId } from '../../wire/sign.js';
 import { readTextIfAny, writeFileAtomic, readAll } from '../store/atomic.js';
 import { AttendError, EXIT, usageError } from '../../wire/errors.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
-import { anchorOf, appendLink, chainPath, openKeyDirectory, recordLists, recordText } from './anchors.js';
+import { anchorOf, appendLink, chainPath, openKeyDirectory, recordLists, recordText, trustDirOf } from './anchors.js';
 import { crypto, signBytes } from './ed25519.js';
 
 const NODE_FILE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
@@ -52,11 +53,16 @@ export function publicKeysPath(root: string, node: string): string {
 
 const envError = (msg: string, hint?: string) => new AttendError(msg, EXIT.environment, hint);
 
-/** The keys dir must not be inside the bus root: the root is shared, the private key is not. */
+/**
+ * The key and trust directories must not be inside the bus root: the root is shared, the
+ * private keys are not, and the records are what the bus must not be able to change.
+ */
 function checkKeysDir(keysDir: string, root: string): void {
-  const rel = relative(root, keysDir);
-  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
-    throw envError(`the key directory ${keysDir} is inside the bus root ${root}`, 'set XDG_CONFIG_HOME (or ATTEND_HOME) so they are apart');
+  for (const [dir, which] of [[keysDir, 'key directory'], [trustDirOf(keysDir), 'trust directory']] as const) {
+    const rel = relative(root, dir);
+    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
+      throw envError(`the ${which} ${dir} is inside the bus root ${root}`, 'set XDG_CONFIG_HOME (or ATTEND_HOME) so they are apart');
+    }
   }
 }
 

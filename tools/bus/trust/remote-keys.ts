@@ -1,13 +1,15 @@
 // Public keys of parties on other machines (issue 13 with issue 14; pinned in issue 20):
 // recorded by `attend relay` from what each machine's relay published on the hub, read by
 // every reader that checks a remote message's signature (tools/bus/trust/signing.ts). They
-// live in this user's key directory, out of the bus, like the local records (anchors.ts): a
+// live in this user's trust directory, out of the bus, like the local records (anchors.ts): a
 // process that can write the bus cannot add a host or a key.
 //
-//   <keysDir>/hosts/<host>/<node>.pub   the key ids machine <host> published for its node
-//                                       <node>, one `<key id> <created ms>` a line
-//   <keysDir>/pins/<session id>         `<host> <ms>`: the machine that first published a
-//                                       key for that session (trust on first use)
+//   <trust>/hosts/<host>/<node>.pub   the key ids machine <host> published for its node
+//                                     <node>, one `<key id> <created ms>` a line
+//   <trust>/pins/<session id>         `<host> <ms>`: the machine that first published a key
+//                                     for that session (trust on first use)
+//
+// (<trust> is the trust directory beside the key directory, anchors.ts trustDirOf.)
 //
 // A machine can only ever vouch for keys under its own name (the hub lets a host put only
 // `<host>.keys.…`), and its list is kept under that name, so no machine can add a key to a
@@ -27,7 +29,7 @@ import { decodeKeyId } from '../../wire/sign.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
 import { localHostName, relayStateDir } from '../presence/remote.js';
-import { chainPath } from './anchors.js';
+import { chainPath, openKeyDirectory, trustDirOf } from './anchors.js';
 import type { PublishedKey } from './keys.js';
 import { hasParentRecord } from './lineage.js';
 
@@ -37,11 +39,11 @@ const NODE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 /** Null when host or node cannot name a file (never a path out of the key directory). */
 function remoteKeysPath(keysDir: string, host: string, node: string): string | null {
   if (!HOST.test(host) || !NODE.test(node)) return null;
-  return join(keysDir, 'hosts', host, `${node}.pub`);
+  return join(trustDirOf(keysDir), 'hosts', host, `${node}.pub`);
 }
 
 function pinPath(keysDir: string, node: string): string | null {
-  return NODE.test(node) ? join(keysDir, 'pins', node) : null;
+  return NODE.test(node) ? join(trustDirOf(keysDir), 'pins', node) : null;
 }
 
 function parseKeyLines(text: string): PublishedKey[] {
@@ -92,7 +94,7 @@ export function pinnedHost(keysDir: string, node: string, now = Date.now()): { h
 /** Pin `node` to `host` unless it is pinned already (O_EXCL: the first writer wins). */
 function pin(keysDir: string, node: string, host: string, now: number): { host: string; at: number } {
   const path = pinPath(keysDir, node)!;
-  ensureDir(join(keysDir, 'pins'));
+  ensureDir(join(trustDirOf(keysDir), 'pins'));
   let fd: number;
   try {
     fd = openSync(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, FILE_MODE);
@@ -140,6 +142,7 @@ export function recordRemoteKeys(opts: { keysDir: string; host: string; node: st
   if (!path) return { refused: `'${host.slice(0, 40)}' and '${node.slice(0, 40)}' cannot name a key list` };
   const problem = claimProblem(keysDir, host, node, opts.local);
   if (problem !== null) return { refused: problem };
+  openKeyDirectory(keysDir);
   if (isGlobalId(node)) {
     const p = pin(keysDir, node, host, opts.now);
     // Another relay of this user pinned it a moment ago.
@@ -149,7 +152,7 @@ export function recordRemoteKeys(opts: { keysDir: string; host: string; node: st
   const known = new Set(have.map((k) => k.keyId));
   const add = parseKeyLines(opts.text).filter((k) => !known.has(k.keyId) && (known.add(k.keyId), true));
   if (add.length === 0) return { added: false };
-  ensureDir(join(keysDir, 'hosts', host));
+  ensureDir(join(trustDirOf(keysDir), 'hosts', host));
   writeFileAtomic(path, [...have, ...add].map((k) => `${k.keyId} ${k.created}\n`).join(''));
   return { added: true };
 }
