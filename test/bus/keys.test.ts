@@ -170,6 +170,19 @@ describe('a key that disappears', () => {
     expect(read(after).newKeySince).toEqual(expect.any(Number));
   });
 
+  it('a key the bus never knew for the node, with the record gone, is a new identity (not taken as the key of before)', () => {
+    const before = write(LEAD);
+    write(WORKER);
+    // Someone removes the lead's record and puts another key in its place.
+    rmSync(chainPath(keysDir(), LEAD));
+    renameSync(privateKeyPath(keysDir(), WORKER), privateKeyPath(keysDir(), LEAD));
+    const after = write(LEAD);
+    expect(readFileSync(chainPath(keysDir(), LEAD), 'utf8')).toMatch(/^\S+ \d+ reset /);
+    expect(read(after)).toMatchObject({ sig: 'ok', newKeySince: expect.any(Number) });
+    // The old key is in no record any more: what it signed no longer verifies.
+    expect(read(before).sig).toBe('bad');
+  });
+
   it('a key file whose record lists other keys (restored, or put there by hand) is a new identity too', () => {
     write(LEAD);
     const other = join(bus.dir, 'other.key');

@@ -4,11 +4,14 @@
 // (parked with the reason, said in the relay's log), both on the session's own machine and on
 // a third one, which keeps naming the right host for the genuine messages.
 import { readFileSync } from 'node:fs';
+import { connect, headers } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fakeSession, runBin, waitFor } from '../helpers/bus.js';
 import { type Machine, useRelayWorld } from '../helpers/relay.js';
 import { listParked } from '../../tools/relay/store.js';
+import { createIdFactory } from '../../tools/wire/ids.js';
 import { trustDirOf } from '../helpers/keys.js';
 
 const world = useRelayWorld();
@@ -52,8 +55,8 @@ describe('attend relay: a session id published from two hosts', () => {
 
     const parkedAt = (m: Machine) => listParked(m.bus.root).find((p) => p.id === forged);
     await waitFor(() => parkedAt(a) && parkedAt(c), { ...T, what: 'the forged message parked at alpha and charlie' });
-    expect(parkedAt(a)?.reason).toBe(`bad signature: bravo published a key for ${lead.sessionId}, a session of this machine: refused (a session id is one machine's)`);
-    expect(parkedAt(c)?.reason).toMatch(new RegExp(`^bad signature: bravo published a key for session ${lead.sessionId}, which alpha published first \\(pinned [^)]+\\): refused`));
+    expect(parkedAt(a)?.reason).toBe(`bad signature: ${lead.sessionId} is a session of this machine, not bravo's (a session id is one machine's)`);
+    expect(parkedAt(c)?.reason).toMatch(new RegExp(`^bad signature: session ${lead.sessionId} is alpha's \\(its key was published there first, pinned [^)]+\\), not bravo's`));
     for (const m of [a, c]) {
       expect(m.ids('_broadcast')).not.toContain(forged);
       // Loudly: the relay says so, and the key claim itself is parked, for relay status and doctor.
@@ -62,6 +65,19 @@ describe('attend relay: a session id published from two hosts', () => {
       const doctor = JSON.parse(runBin(['doctor', '--json'], { env: m.bus.env }).stdout) as { checks: { name: string; status: string; detail: string }[] };
       expect(doctor.checks.find((x) => x.name === 'relay')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/\d+ parked/) });
     }
+    // Unsigned, the claim is refused all the same: bravo's relay may publish a bare line as the lead.
+    const bare = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random })();
+    const nc = await connect({ servers: world.url() });
+    try {
+      const h = headers();
+      h.set('Attend-Id', bare);
+      h.set('Attend-Origin', 'bravo');
+      await jetstream(nc).publish('attend.v1.bravo.bcast', new TextEncoder().encode(`claude:${lead.sessionId}|p|/p|from_kind:agent|from_id:${lead.sessionId}|to:*|unsigned, as the lead\n`), { headers: h });
+    } finally {
+      await nc.close();
+    }
+    await waitFor(() => listParked(a.bus.root).some((p) => p.id === bare) && listParked(c.bus.root).some((p) => p.id === bare), { ...T, what: 'the unsigned claim parked at alpha and charlie' });
+    expect(listParked(c.bus.root).find((p) => p.id === bare)?.reason).toMatch(new RegExp(`^bad signature: session ${lead.sessionId} is alpha's`));
     // charlie names the right host: the genuine message is alpha's lead, verified.
     expect(inbox(c).find((m) => m.id === genuine)).toMatchObject({ fromId: lead.sessionId, fromHost: 'alpha', sig: 'ok' });
     expect(pinOf(c, lead.sessionId)).toBe('alpha');

@@ -150,6 +150,10 @@ function checkIncoming(self: string, m: Incoming): { ok: true; scope: Scope; id:
  */
 function checkSig(ctx: ImportContext, origin: string, id: string, scope: Scope, env: Envelope, sig: Uint8Array | undefined): string | null | 'need-key' {
   const node = env.fromId;
+  // A session of this machine, or one pinned to another, is never this origin's to speak for,
+  // signed or not (tools/bus/trust/remote-keys.ts).
+  const claimed = node === undefined ? null : ctx.claim(origin, node);
+  if (claimed !== null) return claimed;
   if (!sig || sig.length === 0) {
     // As a reader judges a local line (tools/bus/trust/signing.ts): unsigned after its first key is a forgery.
     if (node !== undefined && ctx.nodeSigns(origin, node, idTime(id) ?? Number.POSITIVE_INFINITY)) return `unsigned, but ${node} on ${origin} signs its messages`;
@@ -165,8 +169,6 @@ function checkSig(ctx: ImportContext, origin: string, id: string, scope: Scope, 
   if (typeof side === 'string') return side;
   if (side.host !== origin) return `signed on host '${side.host}' but relayed by '${origin}'`;
   if (node === undefined) return 'a signature on a line without from_id';
-  const claimed = ctx.claim(origin, node);
-  if (claimed !== null) return claimed;
   const bytes = messageSigningBytes({ id, dest: destinationOf(scope), host: side.host, envelope: env });
   if (!verifyBytes(side.keyId, bytes, side.sig)) return 'the signature does not match this message (altered, moved, or another message’s signature)';
   if (!ctx.keyKnown(origin, node, side.keyId)) {

@@ -267,7 +267,7 @@ export class SharedState {
     this.refused.add(k);
     this.log(`attend relay: refused ${origin}'s key for ${node}: ${reason}`);
     try {
-      park(this.root, { at: Date.now(), kind: 'reject', reason: `key refused: ${reason}`, subject: `${STATE_BUCKET} ${key}`, origin });
+      park(this.root, { at: Date.now(), kind: 'reject', reason: `key refused: ${origin} published a key for ${node}: ${reason}`, subject: `${STATE_BUCKET} ${key}`, origin });
     } catch {
       // the log line is said; a bus that cannot take the record is reported elsewhere
     }

@@ -249,15 +249,26 @@ export function loadOrCreateKey(opts: KeyOptions): NodeKey {
     appendLink(opts.keysDir, opts.node, linkFor(opts.node, lastListed(record), lost ? 'reset' : 'first', file, opts.now, file.key));
     if (lost) replaced = opts.now;
   } else if (!recordLists(record, file.keyId)) {
-    // A key the record does not list: one an attend from before the record made (no record
-    // yet: its first link), or one the record never had (a new identity).
-    const kind = record === null ? 'first' : 'reset';
+    // A key the record does not list: one an attend from before the record made (its first
+    // link), or one the record never had, or that replaced what the bus knew (a new identity).
+    const kind = legacyKind(opts.root, opts.node, record, file.keyId);
     const created = readPublishedKeys(opts.root, opts.node).find((k) => k.keyId === file!.keyId)?.created ?? opts.now;
     appendLink(opts.keysDir, opts.node, linkFor(opts.node, lastListed(record), kind, file, created, file.key));
     if (kind === 'reset') replaced = opts.now;
   }
   publishKey(opts.root, opts.node, file.keyId, opts.now);
   return { node: opts.node, keyId: file.keyId, privateKey: file.key, path, ...(replaced !== undefined ? { replaced } : {}) };
+}
+
+/**
+ * How a key the record does not list enters it: `first` for the key an attend from before the
+ * record left (no record yet, and the bus's list has it or nothing), else `reset`: the record
+ * knew other keys, or the bus knew the node by other keys only.
+ */
+function legacyKind(root: string, node: string, record: string | null, keyId: string): LinkKind {
+  if (record !== null) return 'reset';
+  const listed = readPublishedKeys(root, node);
+  return listed.length === 0 || listed.some((k) => k.keyId === keyId) ? 'first' : 'reset';
 }
 
 /**
@@ -272,7 +283,7 @@ export function anchorLegacyKey(opts: { keysDir: string; root: string; node: str
     const file = readPrivateKeyFile(privateKeyPath(opts.keysDir, opts.node));
     if (file === null) return false;
     const created = readPublishedKeys(opts.root, opts.node).find((k) => k.keyId === file.keyId)?.created ?? 0;
-    appendLink(opts.keysDir, opts.node, linkFor(opts.node, '', 'first', file, created, file.key));
+    appendLink(opts.keysDir, opts.node, linkFor(opts.node, '', legacyKind(opts.root, opts.node, null, file.keyId), file, created, file.key));
     return true;
   } catch {
     return false;

@@ -120,12 +120,12 @@ export function isLocalNode(root: string, keysDir: string, node: string): boolea
   return existsSync(chainPath(keysDir, node)) || existsSync(join(keysDir, `${node}.key`)) || hasParentRecord(root, node);
 }
 
-/** Why `host` may not vouch for `node` here, or null. `local` says whether `node` is this machine's. */
+/** Why `host` may not speak for `node` here, or null. `local` says whether `node` is this machine's. */
 export function claimProblem(keysDir: string, host: string, node: string, local: (node: string) => boolean): string | null {
   if (!isGlobalId(node)) return null;
-  if (local(node)) return `${host} published a key for ${node}, a session of this machine: refused (a session id is one machine's)`;
+  if (local(node)) return `${node} is a session of this machine, not ${host}'s (a session id is one machine's)`;
   const p = pinnedHost(keysDir, node);
-  if (p !== null && p.host !== host) return `${host} published a key for session ${node}, which ${p.host} published first (pinned ${new Date(p.at).toISOString()}): refused (a session id is one machine's)`;
+  if (p !== null && p.host !== host) return `session ${node} is ${p.host}'s (its key was published there first, pinned ${new Date(p.at).toISOString()}), not ${host}'s (a session id is one machine's)`;
   return null;
 }
 
