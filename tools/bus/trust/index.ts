@@ -5,7 +5,7 @@
 export { cardFor } from './cards.js';
 export { delegate, parseScope, parseTtl, requirePrincipal, type SignedDelegation } from './delegation.js';
 export { checkSend, createGate, type Gate, type Reader } from './gate.js';
-export { anchorOf, chainPath, keysHealth, useKeyDirectory } from './anchors.js';
+export { anchorOf, chainPath, keysHealth, trustDirOf, useKeyDirectory } from './anchors.js';
 export { verifyBytes } from './ed25519.js';
 export { describeKeys, type KeysReport, publishedKeysDir, rotateKey } from './keys.js';
 export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent, type TreeNode } from './lineage.js';
