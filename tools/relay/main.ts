@@ -37,7 +37,7 @@ function toRemoteMember(p: Peer, host: string, now: number): RemoteMember {
 
 export async function relayRun(opts: {
   root: string;
-  /** This user's key directory (the nodes' records, and the other machines' keys recorded there). */
+  /** This user's key directory (the nodes' records, and the other machines' keys, are in trust/ beside it). */
   keysDir: string;
   flags: RelayFlags;
   now(): number;

@@ -3,12 +3,12 @@
 //
 //   <host>.channels          that machine's channel view (tools/relay/channel-sync.ts)
 //   <host>.keys.<node b64>   the public key ids it published for its node: what the node's
-//                            record in the key directory vouches for (never the bus's list)
+//                            record in the trust directory vouches for (never the bus's list)
 //
 // A host's user may put only under its own name (tools/relay/hub-config.ts), so a machine
 // vouches for its own members and keys and for nobody else's. Each relay puts its own entries
 // when they change and applies the others' to this bus: channels into state/channels.json,
-// keys into the key directory's hosts/<host>/ (tools/bus/trust/remote-keys.ts), where readers
+// keys into the trust directory's hosts/<host>/ (tools/bus/trust/remote-keys.ts), where readers
 // verify remote messages. A session id is pinned to the first machine that published a key
 // for it; another machine's key for it (or any machine's for a session of this machine) is
 // refused loudly: logged, parked (`attend relay status`, `attend doctor`), never recorded.
@@ -81,7 +81,7 @@ export class SharedState {
     private readonly nc: NatsConnection,
     private readonly host: string,
     private readonly root: string,
-    /** This user's key directory: local records, and the remote keys recorded here. */
+    /** This user's key directory: the records beside it, and the remote keys recorded there. */
     private readonly keysDir: string,
     /** Display names of this machine's live members. */
     private readonly names: () => Map<string, string>,
@@ -225,7 +225,7 @@ export class SharedState {
 
   /**
    * What `origin` published for `node`, as recorded here. Cached: this relay is the one
-   * writer of the key directory's hosts/ (it drops an entry whenever it records one), and
+   * writer of the trust directory's hosts/ (it drops an entry whenever it records one), and
    * every import asks, so a burst does not read (or fail to read) the same file thousands of times.
    */
   private remoteKeys(origin: string, node: string) {

@@ -62,7 +62,7 @@ interface VerbCtxOptions {
 export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
   const { env, cwd, pid } = opts;
   const paths = resolvePaths(env);
-  // Readers of this bus verify its local nodes against the records in this key directory
+  // Readers of this bus verify its local nodes against the records beside this key directory
   // (tools/bus/trust/anchors.ts); readMessage takes only the root, so it is said once here.
   useKeyDirectory(paths.root, paths.keysDir);
   const now = opts.now ?? Date.now;

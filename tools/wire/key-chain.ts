@@ -1,5 +1,5 @@
 // A node's rotation record (issue 20, Must have 2): the authority for which keys are a local
-// node's, kept in the key directory beside the private key, never in the bus. Pure: the
+// node's, kept in the trust directory beside the private keys, never in the bus. Pure: the
 // signature check comes in as a function (tools/bus/trust/anchors.ts passes node:crypto's).
 //
 //   <key id> <created ms> <kind> <signature, base64>     one line per key, oldest first

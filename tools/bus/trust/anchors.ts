@@ -155,7 +155,7 @@ export interface Anchor {
   keys: ChainKey[];
   /** A record exists for the node (even one refused or broken): the node is this machine's. */
   recorded: boolean;
-  /** Why all or part of the record is refused (a broken link, a key directory that is not private). */
+  /** Why all or part of the record is refused (a broken link, a trust directory that is not private). */
   problem?: string;
 }
 

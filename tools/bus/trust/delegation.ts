@@ -108,7 +108,7 @@ function readDelegation(root: string, principal: string, delegateId: string): Si
 
 /**
  * Is `on_behalf_of` verified for this message? The delegation must be signed by a key
- * published for the principal, name this sender (and, when it names one, a key of the
+ * in the principal's key record, name this sender (and, when it names one, a key of the
  * sender's), cover the message's directory or origin, and be in force both when the
  * message was written and now. The message itself must carry a good signature.
  */

@@ -36,7 +36,7 @@ import { hasParentRecord } from './lineage.js';
 const HOST = /^[a-z0-9-]{1,32}$/;
 const NODE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 
-/** Null when host or node cannot name a file (never a path out of the key directory). */
+/** Null when host or node cannot name a file (never a path out of the trust directory). */
 function remoteKeysPath(keysDir: string, host: string, node: string): string | null {
   if (!HOST.test(host) || !NODE.test(node)) return null;
   return join(trustDirOf(keysDir), 'hosts', host, `${node}.pub`);

@@ -69,7 +69,7 @@ export interface SigCheck {
 }
 
 /**
- * Keys as readers find them: a local node's from its record in the key directory
+ * Keys as readers find them: a local node's from its record in the trust directory
  * (anchors.ts, which caches and re-reads on change); another machine's from the lists its
  * relay recorded there (remote-keys.ts), re-read when a key id is missing or, for a node
  * with none, after NEGATIVE_TTL_MS, so a long-running sensor notices a node's first key

@@ -137,7 +137,7 @@ export function runDoctor(ctx: Ctx): DoctorResult {
 }
 
 /**
- * The signing keys (issue 20 §2): a key directory that is not private is refused by every
+ * The signing keys (issue 20 §2): a key or trust directory that is not private is refused by every
  * send; a record whose link does not hold refuses the keys after it; a node whose key was
  * replaced without the old one has a new identity, which readers mark `key=new`.
  */
