@@ -1,7 +1,7 @@
 // The rotation record (issue 20 §2, tools/wire/key-chain.ts): each key after the first is
 // signed by the one before it; a link that does not hold refuses every key from there on.
 // Real Ed25519 keys from node:crypto; the record's rule is pure.
-import { type KeyObject, generateKeyPairSync, sign, verify, createPublicKey } from 'node:crypto';
+import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type ChainLink, type LinkKind, formatLink, readChain, rotationSigningBytes } from '../../tools/wire/key-chain.js';
@@ -13,9 +13,10 @@ interface Pair {
 }
 
 const pair = (): Pair => {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const x = publicKey.export({ format: 'jwk' }).x as string;
-  return { keyId: encodeKeyId(Uint8Array.from(Buffer.from(x, 'base64url'))), key: privateKey };
+  // Generated as JWK (tools/bus/trust/keys.ts newKey says why not exported afterwards).
+  const { privateKey: jwk } = generateKeyPairSync('ed25519', { publicKeyEncoding: { format: 'jwk' }, privateKeyEncoding: { format: 'jwk' } });
+  const x = (jwk as unknown as { x: string }).x;
+  return { keyId: encodeKeyId(Uint8Array.from(Buffer.from(x, 'base64url'))), key: createPrivateKey({ key: jwk as unknown as JsonWebKey, format: 'jwk' }) };
 };
 // Made once: a property run reuses them in new orders.
 const POOL = Array.from({ length: 10 }, pair);

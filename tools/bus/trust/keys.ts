@@ -203,9 +203,18 @@ function readPrivateKeyFile(path: string, uid: number | undefined = process.getu
   return parsed;
 }
 
+/**
+ * A fresh key. Generated straight to JWK and imported from it rather than exported from the
+ * generated KeyObject: on Node 20 exporting a just-generated key as a JWK can deadlock the
+ * process (the export holds the key's mutex while it allocates, a GC then finalizes the
+ * finished key-generation job, whose destructor takes the same mutex; seen in a process that
+ * made 200 keys). The imported key shares nothing with the job.
+ */
 function newKey(): KeyFile {
-  const { privateKey } = crypto().generateKeyPairSync('ed25519');
-  return { key: privateKey, keyId: keyIdOfX(xOf(privateKey)), pem: false };
+  const { privateKey: jwk } = crypto().generateKeyPairSync('ed25519', { publicKeyEncoding: { format: 'jwk' }, privateKeyEncoding: { format: 'jwk' } });
+  const { x, d } = jwk as unknown as { x: string; d: string };
+  const key = crypto().createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x, d }, format: 'jwk' });
+  return { key, keyId: keyIdOfX(x), pem: false };
 }
 
 /** A link of the record for `key`, signed by `signer` (the key before it for `rotated`, else itself). */
