@@ -18,7 +18,7 @@ describe('attend install: sandbox rules', () => {
       signer: '127.0.0.1:23456',
       keysDir: '/home/u/.config/attend/keys',
       writable: ['signals', 'state', 'cache', 'quarantine'].map((d) => `/home/u/.cache/attend/${d}`),
-      deny: ['Read(~/.config/attend/keys/**)', 'Edit(~/.config/attend/keys/**)'],
+      deny: ['Read(~/.config/attend/keys/**)', 'Edit(~/.config/attend/keys/**)', 'Edit(~/.config/attend/trust/**)'],
     });
     const fresh = sandboxRulesFor({ settings: null, keysDir: '/k', root: '/r', home: '/home/u', random: () => 0.5 });
     expect(fresh.signer).toBe('127.0.0.1:26000');

@@ -9,6 +9,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkSignature } from '../../tools/bus/trust/signing.js';
+import { useKeyDirectory } from '../../tools/bus/trust/anchors.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { runBin, waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
@@ -92,6 +93,8 @@ describe("claude code's sandbox", () => {
       'env -i PATH="$PATH" HOME="$HOME" ATTEND_HOME="$ATTEND_HOME" attend send "as the person"; echo rc=$?',
       // The worker asks the signer itself, through its proxy, to sign a line as the person.
       `NO_PROXY= no_proxy= curl -sS --proxy "$HTTP_PROXY" -H 'content-type: application/json' --data '${JSON.stringify({ root: h.root, id: 'forged1', scope: { kind: 'open' }, line: forged })}' http://${signer}/sign`,
+      // A reader in the sandbox verifies by the records beside the hidden key directory (issue 20).
+      "attend inbox --json --limit 5 | tr -d ' \\n'",
     ]);
     expect(results[0]).toContain('KEYS-DONE');
     expect(results[0]).not.toContain('"d":');
@@ -101,8 +104,11 @@ describe("claude code's sandbox", () => {
     expect(results[3]).toContain('rc=4');
     expect(results[3]).toContain("runs in Claude Code's sandbox");
     expect(results[4]).toContain(`this connection is session ${sessionId}`);
+    expect(results[5]).toContain('"body":"fromtheperson","legacy":false,"sig":"ok"');
     const sent = broadcastFrom(h, sessionId);
     expect(sent?.envelope).toMatchObject({ from: `claude:${sessionId}`, fromKind: 'agent', body: 'hello from the sandbox' });
+    // Checked here as any reader of this bus checks it: against the records beside keysDir (issue 20).
+    useKeyDirectory(h.root, keysDir);
     expect(checkSignature(h.root, { id: sent!.id, scope: { kind: 'open' }, path: sent!.path, envelope: sent!.envelope!, fromId: sessionId })).toMatchObject({ sig: 'ok' });
     expect(readdirSync(join(h.root, 'signals', '_broadcast')).filter((f) => f.endsWith('.signal'))).toHaveLength(2);
     // The person reads it outside, as attend shows it to anyone: signed by the session.

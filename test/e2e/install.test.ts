@@ -57,9 +57,9 @@ describe('attend install', () => {
     expect(settings.model).toBe('opus');
     expect(settings.permissions.allow).toEqual(foreignSettings.permissions.allow);
     // attend's sandbox rules (docs/trust.md, "Inside Claude Code's sandbox"): the key directory
-    // out of the Read and Edit tools and of sandboxed commands, the bus's message directories
-    // writable, one address for the signer.
-    expect(settings.permissions.deny).toEqual(['Read(~/.config/attend/keys/**)', 'Edit(~/.config/attend/keys/**)']);
+    // out of the Read and Edit tools and of sandboxed commands, the records beside it out of
+    // the Edit tool, the bus's message directories writable, one address for the signer.
+    expect(settings.permissions.deny).toEqual(['Read(~/.config/attend/keys/**)', 'Edit(~/.config/attend/keys/**)', 'Edit(~/.config/attend/trust/**)']);
     expect(settings.sandbox.filesystem.denyRead).toEqual([join(bus.home, '.config', 'attend', 'keys')]);
     expect(settings.sandbox.filesystem.allowWrite).toEqual(['signals', 'state', 'cache', 'quarantine'].map((d) => join(bus.root, d)));
     expect(settings.env.ATTEND_SIGNER).toMatch(/^127\.0\.0\.1:\d+$/);

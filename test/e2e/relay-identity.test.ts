@@ -16,6 +16,7 @@ import { type Machine, useRelayWorld } from '../helpers/relay.js';
 import { readPresence, writePresence } from '../../tools/bus/presence/heartbeats.js';
 import { remoteMembers } from '../../tools/bus/presence/remote.js';
 import { readRemoteKeys } from '../../tools/bus/trust/remote-keys.js';
+import { keysDirOf } from '../helpers/keys.js';
 import { listParked } from '../../tools/relay/store.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 import { attendKey } from '../../tools/wire/names.js';
@@ -78,7 +79,7 @@ describe('attend relay: a human on another machine', () => {
     // it and alpha's key was recorded); bravo's own is its own tester's.
     await waitFor(() => b.ids('_broadcast').includes(fromA) && a.ids('_broadcast').includes(fromB), { ...T, what: 'both broadcasts both ways' });
     expect(existsSync(join(b.bus.root, 'signals', '_broadcast', `${fromA}.sig`))).toBe(true);
-    expect(readRemoteKeys(b.bus.root, 'alpha', `${ME}`)).toHaveLength(1);
+    expect(readRemoteKeys(keysDirOf(b.bus.home), 'alpha', `${ME}`)).toHaveLength(1);
     const atB = inbox(b);
     expect(atB.find((m) => m.id === fromA)).toMatchObject({ fromId: `alpha:${ME}`, fromHost: 'alpha', sig: 'ok' });
     expect(atB.find((m) => m.id === fromB)).toMatchObject({ fromId: `${ME}`, sig: 'ok' });

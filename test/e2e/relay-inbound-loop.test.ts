@@ -40,7 +40,7 @@ function bravo() {
   const status = new StatusBoard(bus.root, Date.now, { pid: process.pid, host: 'bravo', hub: hub().url, parked: 0 }, () => 0).status;
   const senders = new Map<string, string>();
   const logs: string[] = [];
-  const state = { keyKnown: () => false, nodeSigns: () => false, dissolved: () => null, fetchKeys: async () => {} };
+  const state = { keyKnown: () => false, nodeSigns: () => false, claim: () => null, dissolved: () => null, fetchKeys: async () => {} };
   const importer = new Importer({ root: bus.root, self: 'bravo', imported: new ImportedSet(bus.root), now: Date.now, state, trace: null, ...importOutcomes({ root: bus.root, status, senders, host: 'bravo', now: Date.now, log: (l) => logs.push(l) }) });
   return { status, senders, logs, importer };
 }

@@ -47,7 +47,7 @@ async function machine(host: string, made: string[] = []) {
   updateChannels(bus.root, () => {});
   for (const name of made) create(name);
   const nc = await connectTo(host);
-  const state = new SharedState(nc, host, bus.root, () => new Map(), () => {});
+  const state = new SharedState(nc, host, bus.root, join(bus.home, '.config', 'attend', 'keys'), () => new Map(), () => {});
   running.push(state);
   await state.start(() => false);
   // As run.ts wires it: the watch starts over after a reconnect.

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBusSource } from '../../tools/chat/bus-source.js';
 import { sidecarPath } from '../../tools/bus/trust/signing.js';
+import { useKeyDirectory } from '../../tools/bus/trust/anchors.js';
 import { EXIT } from '../../tools/wire/errors.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
@@ -191,6 +192,8 @@ describe('tampering seen by the sensor and by chat', () => {
     const other = session({ name: 'other' });
     tamper(victim, reader, other);
     const statuses: string[] = [];
+    // As attend chat's context does: this bus's local keys are in this key directory (issue 20).
+    useKeyDirectory(bus.root, join(bus.home, '.config', 'attend', 'keys'));
     const src = createBusSource({ root: bus.root, reader: { id: 'tester', kind: 'human' } });
     src.start({ arrived: () => {}, status: (t) => t && statuses.push(t), channels: () => {} });
     try {

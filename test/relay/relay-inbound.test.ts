@@ -21,6 +21,7 @@ const ctx = (imported: ImportedSet, self = 'bravo'): ImportContext => ({
   now: Date.now(),
   keyKnown: () => false,
   nodeSigns: () => false,
+  claim: () => null,
   dissolved: () => null,
 });
 

@@ -114,7 +114,7 @@ describe('mail from another machine in a tray (issue 19: the listing and the mes
         const id = newId();
         signer.sidecar(id, tray, env); // makes and publishes alpha's key for the node
         // What alpha's relay published, as bravo's relay records it.
-        recordRemoteKeys(bus.root, 'alpha', fromId, readFileSync(join(alphaRoot, 'keys', `${fromId}.pub`), 'utf8'));
+        recordRemoteKeys({ keysDir: join(bus.home, '.config', 'attend', 'keys'), host: 'alpha', node: fromId, text: readFileSync(join(alphaRoot, 'keys', `${fromId}.pub`), 'utf8'), now: Date.now(), local: () => false });
         writeSignal(bus.root, tray, id, env, signer);
         return id;
       };

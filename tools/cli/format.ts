@@ -46,7 +46,7 @@ export function formatBlock(m: Message, names: NameLookup, now: number): string 
   const lines = [
     `── ${m.id}  ${neutralize(scopeName(m.scope))}  ${new Date(m.time).toISOString()} (${formatAge(now - m.time)} ago)`,
     ...(m.heldReason !== undefined ? [`held: ${neutralize(m.heldReason)}`] : []),
-    `from: ${from}${m.sig !== undefined ? ` sig=${m.sig}` : ''}${m.onBehalfOf ? ` on behalf of ${neutralize(m.onBehalfOf)} (${m.obo === 'verified' ? 'verified' : 'claimed'})` : ''}`,
+    `from: ${from}${m.sig !== undefined ? ` sig=${m.sig}` : ''}${m.newKeySince !== undefined ? ` (a new key since ${new Date(m.newKeySince).toISOString()}: not signed by its key before)` : ''}${m.onBehalfOf ? ` on behalf of ${neutralize(m.onBehalfOf)} (${m.obo === 'verified' ? 'verified' : 'claimed'})` : ''}`,
     `to: ${neutralize(addresseeLabel(m, names))}`,
   ];
   if (m.re) lines.push(`re: ${m.re}`);

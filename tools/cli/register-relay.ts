@@ -47,6 +47,7 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
       const { relayRun } = await import('../relay/main.js');
       await relayRun({
         root: ctx.root(),
+        keysDir: ctx.paths.keysDir,
         flags: opts,
         now: ctx.now,
         log: (line) => io.err(line),
@@ -88,7 +89,7 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
     .option('--json', 'print JSON')
     .action(async (opts: Flags & { since: string; json?: boolean }) => {
       const { relayResync, parseSince } = await import('../relay/main.js');
-      const r = await relayResync({ root: ctx.root(), flags: hubFlags(opts), since: parseSince(opts.since, ctx.now()), now: ctx.now });
+      const r = await relayResync({ root: ctx.root(), keysDir: ctx.paths.keysDir, flags: hubFlags(opts), since: parseSince(opts.since, ctx.now()), now: ctx.now });
       if (opts.json) return io.json(r);
       io.out(`published ${r.published}, already on the hub ${r.duplicates}, failed ${r.failed}`);
       if (r.failed > 0) io.setExitCode(3);

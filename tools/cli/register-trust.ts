@@ -29,13 +29,17 @@ export const registerTrust: Registrar = (program, ctx, io) => {
           `node:        ${r.node}`,
           `key:         ${r.current ?? '(none yet: created on the first message this node writes)'}`,
           `private key: ${r.privateKey}`,
-          ...(r.published.length > 0 ? ['published:', ...r.published.map((k) => `  ${k.keyId}  ${k.created}${k.current ? '  (current)' : ''}`)] : ['published:   (none)']),
+          `record:      ${r.record}`,
+          ...(r.published.length > 0
+            ? ['keys:', ...r.published.map((k) => `  ${k.keyId}  ${k.created}${k.current ? '  (current)' : ''}${k.newIdentitySince !== undefined ? `  (a new identity since ${k.newIdentitySince})` : ''}`)]
+            : ['keys:        (none)']),
+          ...(r.problem !== undefined ? [`problem:     ${neutralize(r.problem)}`] : []),
         ].join('\n'),
       );
     });
   keys
     .command('rotate')
-    .description('make a new signing key; the old key id stays published, so old signatures still verify')
+    .description('make a new signing key, signed by the old one in the key record, so old signatures still verify')
     .option('--json', 'print JSON')
     // `keys` has --json too and commander gives a flag to the parent first: read both.
     .action(async (_opts: unknown, cmd: Command) => {
@@ -43,7 +47,7 @@ export const registerTrust: Registrar = (program, ctx, io) => {
       const { runRotateKey } = await import('../verbs/trust/index.js');
       const r = runRotateKey(ctx, {});
       if (opts.json) return io.json(r);
-      io.out(`${r.current}${r.old ? ` (replaces ${r.old}, which stays published)` : ''}`);
+      io.out(`${r.current}${r.old ? ` (replaces ${r.old}, which stays in the record)` : ''}`);
     });
 
   program

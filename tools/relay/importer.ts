@@ -21,7 +21,7 @@ export interface ImporterDeps {
   self: string;
   imported: ImportedSet;
   now(): number;
-  state: Pick<SharedState, 'keyKnown' | 'nodeSigns' | 'dissolved' | 'fetchKeys'>;
+  state: Pick<SharedState, 'keyKnown' | 'nodeSigns' | 'claim' | 'dissolved' | 'fetchKeys'>;
   trace: ((line: string) => void) | null;
   /** `from`: the sender of a written message, as its line says. */
   onResult(m: JsMsg, out: Result, from: Sender | undefined): void;
@@ -73,7 +73,7 @@ export class Importer {
     const d = this.deps;
     const t0 = Date.now();
     const pending = new Map<string, Uint8Array>();
-    const ctx = { root: d.root, self: d.self, imported: d.imported, now: d.now(), pending, keyKnown: d.state.keyKnown.bind(d.state), nodeSigns: d.state.nodeSigns.bind(d.state), dissolved: d.state.dissolved.bind(d.state) };
+    const ctx = { root: d.root, self: d.self, imported: d.imported, now: d.now(), pending, keyKnown: d.state.keyKnown.bind(d.state), nodeSigns: d.state.nodeSigns.bind(d.state), claim: d.state.claim.bind(d.state), dissolved: d.state.dissolved.bind(d.state) };
     const plans: { m: JsMsg; plan: Plan }[] = [];
     const writes: Write[] = [];
     for (const m of batch) {

@@ -90,6 +90,8 @@ export interface ImportContext {
   keyKnown(origin: string, node: string, keyId: string): boolean;
   /** Does `origin`'s node sign its messages from `t` on (a key published before `t`)? */
   nodeSigns(origin: string, node: string, t: number): boolean;
+  /** Why `origin` cannot speak for `node` (a session of this machine, or pinned to another), or null (tools/bus/trust/remote-keys.ts). */
+  claim(origin: string, node: string): string | null;
   /** A channel dissolved here with no newer channel of that name (tools/bus/channels/membership.ts). */
   dissolved(name: string): { at: number; by: string } | null;
   /** Planned in this batch and not on disk yet: path → bytes. */
@@ -148,6 +150,10 @@ function checkIncoming(self: string, m: Incoming): { ok: true; scope: Scope; id:
  */
 function checkSig(ctx: ImportContext, origin: string, id: string, scope: Scope, env: Envelope, sig: Uint8Array | undefined): string | null | 'need-key' {
   const node = env.fromId;
+  // A session of this machine, or one pinned to another, is never this origin's to speak for,
+  // signed or not (tools/bus/trust/remote-keys.ts).
+  const claimed = node === undefined ? null : ctx.claim(origin, node);
+  if (claimed !== null) return claimed;
   if (!sig || sig.length === 0) {
     // As a reader judges a local line (tools/bus/trust/signing.ts): unsigned after its first key is a forgery.
     if (node !== undefined && ctx.nodeSigns(origin, node, idTime(id) ?? Number.POSITIVE_INFINITY)) return `unsigned, but ${node} on ${origin} signs its messages`;

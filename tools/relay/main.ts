@@ -37,6 +37,8 @@ function toRemoteMember(p: Peer, host: string, now: number): RemoteMember {
 
 export async function relayRun(opts: {
   root: string;
+  /** This user's key directory (the nodes' records, and the other machines' keys, are in trust/ beside it). */
+  keysDir: string;
   flags: RelayFlags;
   now(): number;
   log(line: string): void;
@@ -54,6 +56,7 @@ export async function relayRun(opts: {
   try {
     await runRelay({
       root: opts.root,
+      keysDir: opts.keysDir,
       settings,
       now: opts.now,
       log: opts.log,
@@ -140,10 +143,10 @@ export function formatStatus(v: StatusView, now: number): string {
 }
 
 /** `attend relay resync --since <time>`: republish local messages since then, then exit. */
-export async function relayResync(opts: { root: string; flags: RelayFlags; since: number; now(): number }): Promise<{ published: number; duplicates: number; failed: number }> {
+export async function relayResync(opts: { root: string; keysDir: string; flags: RelayFlags; since: number; now(): number }): Promise<{ published: number; duplicates: number; failed: number }> {
   const settings = checkSettings(settingsFrom(opts.root, opts.flags));
   const { resync } = await import('./resync.js');
-  return resync(opts.root, settings, opts.since, opts.now);
+  return resync({ root: opts.root, keysDir: opts.keysDir }, settings, opts.since, opts.now);
 }
 
 /** `2026-11-30T10:00Z`, an epoch in ms, or a duration back from now (`90m`, `2h`, `3d`). */

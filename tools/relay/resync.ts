@@ -11,7 +11,7 @@ import { Publisher, pubHeaders } from './publish.js';
 import { openStateBucket, putKeyLists } from './state.js';
 import { remoteHostOf } from '../bus/presence/index.js';
 
-export async function resync(root: string, settings: RelaySettings & { servers: string[] }, since: number, now: () => number): Promise<{ published: number; duplicates: number; failed: number }> {
+export async function resync({ root, keysDir }: { root: string; keysDir: string }, settings: RelaySettings & { servers: string[] }, since: number, now: () => number): Promise<{ published: number; duplicates: number; failed: number }> {
   const hostOf = (id: string) => remoteHostOf(root, id);
   const outbox = new Outbox(root, settings.host, new ImportedSet(root), { since, dirs: {} }, hostOf);
   const nc = await connectHub(settings, `attend-resync-${settings.host}`);
@@ -19,7 +19,7 @@ export async function resync(root: string, settings: RelaySettings & { servers: 
     await ensureStream(await jetstreamManager(nc));
     const pending = outbox.scan(now());
     // The signers' keys first, as the running relay does: receivers check every signature.
-    await putKeyLists(await openStateBucket(nc), settings.host, root, new Set(pending.flatMap((p) => (p.signer ? [p.signer.node] : []))));
+    await putKeyLists(await openStateBucket(nc), settings.host, keysDir, new Set(pending.flatMap((p) => (p.signer ? [p.signer.node] : []))));
     const pub = new Publisher(nc, `_INBOX_${settings.host}`);
     let published = 0;
     let duplicates = 0;

@@ -29,6 +29,7 @@ import { watchStalls } from './trace.js';
 
 interface RelayDeps {
   root: string;
+  keysDir: string;
   settings: HubSettings;
   now(): number;
   log(line: string): void;
@@ -106,7 +107,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 
   const trace = deps.trace === true ? log : null;
   const stopStalls = trace ? watchStalls(trace) : () => {};
-  const state = new SharedState(nc, host, root, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log);
+  const state = new SharedState(nc, host, root, deps.keysDir, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log);
   const stateReady = state.start(isStopping);
   const importer = new Importer({ root, self: host, imported, now, state, trace, ...importOutcomes({ root, status, senders, host, now, log }) });
   const inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped });

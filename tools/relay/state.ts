@@ -2,26 +2,33 @@
 // (a machine that is away keeps its entries, so one that joins later still learns them):
 //
 //   <host>.channels          that machine's channel view (tools/relay/channel-sync.ts)
-//   <host>.keys.<node b64>   the public key ids it published for its node (keys/<node>.pub)
+//   <host>.keys.<node b64>   the public key ids it published for its node: what the node's
+//                            record in the trust directory vouches for (never the bus's list)
 //
 // A host's user may put only under its own name (tools/relay/hub-config.ts), so a machine
 // vouches for its own members and keys and for nobody else's. Each relay puts its own entries
 // when they change and applies the others' to this bus: channels into state/channels.json,
-// keys into keys/@<host>/ (tools/bus/trust/remote-keys.ts), where readers verify remote messages.
+// keys into the trust directory's hosts/<host>/ (tools/bus/trust/remote-keys.ts), where readers
+// verify remote messages. A session id is pinned to the first machine that published a key
+// for it; another machine's key for it (or any machine's for a session of this machine) is
+// refused loudly: logged, parked (`attend relay status`, `attend doctor`), never recorded.
 
 import { readdirSync, rmSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type ChannelStore, dissolvedChannel, readChannels, updateChannels } from '../bus/channels/index.js';
-import { publishedKeysDir, readPublishedKeys } from '../bus/trust/index.js';
+import { anchorOf, chainPath, claimProblem, isLocalNode, publishedKeysDir, readRemoteKeys, recordRemoteKeys } from '../bus/trust/index.js';
 import { scopeDir, stateDir } from '../bus/store/index.js';
-import { readRemoteKeys, recordRemoteKeys } from '../bus/trust/index.js';
+import { isGlobalId } from '../wire/hosts.js';
 import { parseChannelName } from '../wire/names.js';
 import { applySnapshot, parseHostChannels, snapshotOf } from './channel-sync.js';
 import { isMissingOnHub } from './nats-errors.js';
+import { park } from './store.js';
 
 export const STATE_BUCKET = 'attend-state';
+/** How long "is this session this machine's" is kept (state.ts SharedState.local). */
+const LOCAL_TTL_MS = 5_000;
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 const unb64 = (s: string) => Buffer.from(s, 'base64url').toString('utf8');
@@ -35,11 +42,18 @@ export function openStateBucket(nc: NatsConnection): Promise<KV> {
   return new Kvm(nc).create(STATE_BUCKET, { history: 1 });
 }
 
+/** What this machine puts for its node: the keys the node's record vouches for, one a line. */
+function keyListText(keysDir: string, node: string): string {
+  return anchorOf(keysDir, node)
+    .keys.map((k) => `${k.keyId} ${k.created}\n`)
+    .join('');
+}
+
 /** Put this machine's key lists for `nodes` (what `attend relay resync` needs before it publishes). */
-export async function putKeyLists(kv: KV, host: string, root: string, nodes: Iterable<string>): Promise<void> {
+export async function putKeyLists(kv: KV, host: string, keysDir: string, nodes: Iterable<string>): Promise<void> {
   for (const node of nodes) {
-    const keys = readPublishedKeys(root, node);
-    if (keys.length > 0) await kv.put(`${host}.keys.${b64(node)}`, keys.map((k) => `${k.keyId} ${k.created}\n`).join(''));
+    const text = keyListText(keysDir, node);
+    if (text !== '') await kv.put(`${host}.keys.${b64(node)}`, text);
   }
 }
 
@@ -55,6 +69,9 @@ export class SharedState {
   private readonly putIds = new Set<string>();
   private readonly keyStamps = new Map<string, string>();
   private readonly keysCache = new Map<string, ReturnType<typeof readRemoteKeys>>();
+  /** Claims refused in this run, each told once (the watch hands every entry again after a reconnect). */
+  private readonly refused = new Set<string>();
+  private readonly localCache = new Map<string, { local: boolean; at: number }>();
   private channelsCache: { stamp: string; store: ChannelStore } | null = null;
   private pushing: Promise<void> | null = null;
   private again = false;
@@ -64,6 +81,8 @@ export class SharedState {
     private readonly nc: NatsConnection,
     private readonly host: string,
     private readonly root: string,
+    /** This user's key directory: the records beside it, and the remote keys recorded there. */
+    private readonly keysDir: string,
     /** Display names of this machine's live members. */
     private readonly names: () => Map<string, string>,
     private readonly log: (line: string) => void,
@@ -167,29 +186,32 @@ export class SharedState {
       return;
     }
     for (const n of names) {
-      // Only a list that changed is read again: the beat runs every few seconds.
+      // Only a node whose list or record changed is read again: the beat runs every few
+      // seconds. The bus's list only says which nodes there are; what is put comes from the
+      // node's record (a key appended to the list by hand is never put).
+      const node = n.slice(0, -'.pub'.length);
       let stamp = '';
       try {
         const st = statSync(join(publishedKeysDir(this.root), n));
-        stamp = `${st.mtimeMs}:${st.size}`;
+        const rec = statSync(chainPath(this.keysDir, node), { throwIfNoEntry: false });
+        stamp = `${st.mtimeMs}:${st.size}:${rec ? `${rec.mtimeMs}:${rec.size}` : '-'}`;
       } catch {
         continue;
       }
       if (this.keyStamps.get(n) === stamp) continue;
-      await this.putKey(n.slice(0, -'.pub'.length));
+      await this.putKey(node);
       this.keyStamps.set(n, stamp);
     }
   }
 
   private async putKey(node: string): Promise<void> {
     if (!this.kv) throw new Error('the state bucket is not open yet');
-    const keys = readPublishedKeys(this.root, node);
-    if (keys.length === 0) return;
-    const text = keys.map((k) => `${k.keyId} ${k.created}\n`).join('');
+    const text = keyListText(this.keysDir, node);
+    if (text === '') return;
     if (this.putKeys.get(node) === text) return;
     await this.kv.put(`${this.host}.keys.${b64(node)}`, text);
     this.putKeys.set(node, text);
-    for (const k of keys) this.putIds.add(k.keyId);
+    for (const line of text.split('\n')) if (line) this.putIds.add(line.split(' ')[0]!);
   }
 
   /**
@@ -203,23 +225,58 @@ export class SharedState {
 
   /**
    * What `origin` published for `node`, as recorded here. Cached: this relay is the one
-   * writer of keys/@<host>/ (it drops an entry whenever it records one), and every import
-   * asks, so a burst does not read (or fail to read) the same file thousands of times.
+   * writer of the trust directory's hosts/ (it drops an entry whenever it records one), and
+   * every import asks, so a burst does not read (or fail to read) the same file thousands of times.
    */
   private remoteKeys(origin: string, node: string) {
     const k = `${origin}\n${node}`;
     let v = this.keysCache.get(k);
     if (!v) {
       if (this.keysCache.size > 10_000) this.keysCache.clear();
-      v = readRemoteKeys(this.root, origin, node);
+      v = readRemoteKeys(this.keysDir, origin, node);
       this.keysCache.set(k, v);
     }
     return v;
   }
 
-  private record(origin: string, node: string, text: string): void {
+  /**
+   * Is `node` this machine's: a record or key here, a lineage entry, or live here now? Asked
+   * for every imported message of a session, so the answer is kept a few seconds (the live
+   * roster is a listing of session records).
+   */
+  private local(node: string): boolean {
+    const now = Date.now();
+    const hit = this.localCache.get(node);
+    if (hit && now - hit.at < LOCAL_TTL_MS) return hit.local;
+    if (this.localCache.size > 10_000) this.localCache.clear();
+    const local = isLocalNode(this.root, this.keysDir, node) || this.names().has(node);
+    this.localCache.set(node, { local, at: now });
+    return local;
+  }
+
+  private record(origin: string, node: string, text: string, key: string): void {
     this.keysCache.delete(`${origin}\n${node}`);
-    recordRemoteKeys(this.root, origin, node, text);
+    const r = recordRemoteKeys({ keysDir: this.keysDir, host: origin, node, text, now: Date.now(), local: (n) => this.local(n) });
+    if ('refused' in r) this.refuse(origin, node, key, r.refused);
+  }
+
+  /** Loudly: a line in the relay's log and a parked record (`attend relay status`, `attend doctor`), once a run. */
+  private refuse(origin: string, node: string, key: string, reason: string): void {
+    const k = `${origin}\n${node}`;
+    if (this.refused.has(k)) return;
+    this.refused.add(k);
+    this.log(`attend relay: refused ${origin}'s key for ${node}: ${reason}`);
+    try {
+      park(this.root, { at: Date.now(), kind: 'reject', reason: `key refused: ${origin} published a key for ${node}: ${reason}`, subject: `${STATE_BUCKET} ${key}`, origin });
+    } catch {
+      // the log line is said; a bus that cannot take the record is reported elsewhere
+    }
+  }
+
+  /** Why a message of `origin`'s node `node` cannot be taken as that machine's (a session id claimed twice), or null. */
+  claim(origin: string, node: string): string | null {
+    if (!isGlobalId(node)) return null;
+    return claimProblem(this.keysDir, origin, node, (n) => this.local(n));
   }
 
   /** Is `keyId` one that `origin` published for `node`, as recorded here? */
@@ -233,12 +290,27 @@ export class SharedState {
     return first !== undefined && first.created <= t;
   }
 
-  /** Ask the hub for what `origin` published for `node` (a message came before the watch did). */
+  /**
+   * Ask the hub for what `origin` published for `node` (a message came before the watch did).
+   * For a session id every machine's entry for it is read, oldest revision first, so the pin
+   * goes to the machine that published first, as the watch would have applied them.
+   */
   async fetchKeys(origin: string, node: string): Promise<void> {
     if (!this.kv) return;
     try {
-      const e = await this.kv.get(`${origin}.keys.${b64(node)}`);
-      if (e && e.operation === 'PUT') this.record(origin, node, new TextDecoder().decode(e.value));
+      const names: string[] = [];
+      if (isGlobalId(node)) for await (const k of await this.kv.keys(`*.keys.${b64(node)}`)) names.push(k);
+      else names.push(`${origin}.keys.${b64(node)}`);
+      const entries = [];
+      for (const name of names) {
+        const e = await this.kv.get(name);
+        if (e && e.operation === 'PUT') entries.push(e);
+      }
+      entries.sort((a, b) => a.revision - b.revision);
+      for (const e of entries) {
+        const host = e.key.slice(0, e.key.indexOf('.'));
+        if (host !== this.host) this.record(host, node, new TextDecoder().decode(e.value), e.key);
+      }
     } catch {
       // not there, or the hub is away: the message is judged without it
     }
@@ -273,7 +345,7 @@ export class SharedState {
           const text = new TextDecoder().decode(e.value);
           try {
             if (rest === 'channels') this.applyChannels(host, text);
-            else if (rest.startsWith('keys.')) this.record(host, unb64(rest.slice('keys.'.length)), text);
+            else if (rest.startsWith('keys.')) this.record(host, unb64(rest.slice('keys.'.length)), text, e.key);
           } catch (err) {
             this.log(`attend relay: applying ${e.key}: ${(err as Error).message}`);
           }

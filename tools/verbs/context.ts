@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js';
 import { findParent } from '../identity/lineage.js';
-import { hasParentRecord, recordParent } from '../bus/trust/index.js';
+import { hasParentRecord, recordParent, useKeyDirectory } from '../bus/trust/index.js';
 import { type Signer, type SignerAddress, createRemoteSigner, createSigner, inClaudeSandbox, sandboxSigner, signerSession } from '../bus/trust/index.js';
 import { normalizeOrigin, resolveIdentity } from '../identity/resolve.js';
 import { refusedError } from '../wire/errors.js';
@@ -62,6 +62,9 @@ interface VerbCtxOptions {
 export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
   const { env, cwd, pid } = opts;
   const paths = resolvePaths(env);
+  // Readers of this bus verify its local nodes against the records beside this key directory
+  // (tools/bus/trust/anchors.ts); readMessage takes only the root, so it is said once here.
+  useKeyDirectory(paths.root, paths.keysDir);
   const now = opts.now ?? Date.now;
   const warn = opts.warn ?? (() => {});
   const procInfo = opts.procInfo ?? systemProcInfo;
@@ -119,7 +122,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
     signer() {
       // The signed origin host is this machine's name on the hub when it has one, so other
       // machines read its messages as this machine's (issue 13; tools/bus/trust/origin.ts).
-      signer ??= inSandbox() ? createRemoteSigner(signerFor(env), ctx.root()) : createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now });
+      signer ??= inSandbox() ? createRemoteSigner(signerFor(env), ctx.root()) : createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now, warn });
       return signer;
     },
   };

@@ -36,6 +36,8 @@ export function messageJson(m: Message) {
     // Issue 14: the signature check, whether on_behalf_of is vouched for, why it is held.
     sig: m.sig ?? null,
     ...(m.sigReason !== undefined ? { sigReason: m.sigReason } : {}),
+    // Issue 20: signed by a key that replaced a lost one, so not provably the sender of before.
+    ...(m.newKeySince !== undefined ? { newKeySince: new Date(m.newKeySince).toISOString() } : {}),
     ...(m.onBehalfOf !== undefined ? { onBehalfOfStatus: m.obo ?? 'claimed', ...(m.oboReason !== undefined ? { onBehalfOfReason: m.oboReason } : {}) } : {}),
     ...(m.heldReason !== undefined ? { held: m.heldReason } : {}),
     ...('access' in m ? { access: (m as ReadMessage).access } : {}),

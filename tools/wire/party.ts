@@ -14,6 +14,8 @@ export interface DeliveryMessage extends ResolvedEnvelope {
   time: number;
   /** The reader's signature check (issue 14), shown in the header as `sig=`. */
   sig?: 'ok' | 'none' | 'bad' | undefined;
+  /** Signed by a new identity of the sender (a lost key replaced, issue 20): shown as `key=new`. */
+  newKeySince?: number | undefined;
   /** Whether `on_behalf_of` is covered by a signed delegation (issue 14 §5). */
   obo?: 'verified' | 'claimed' | undefined;
 }

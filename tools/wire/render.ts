@@ -89,11 +89,13 @@ function headerValue(value: string): string {
  * The machine-readable header both conduits carry:
  * `[attend message from_kind=agent from=<id> sig=ok to=* id=<id>]`.
  */
-export function messageHeader(env: ResolvedEnvelope & { sig?: 'ok' | 'none' | 'bad' | undefined; obo?: 'verified' | 'claimed' | undefined }, id: string): string {
+export function messageHeader(env: ResolvedEnvelope & { sig?: 'ok' | 'none' | 'bad' | undefined; newKeySince?: number | undefined; obo?: 'verified' | 'claimed' | undefined }, id: string): string {
   const parts = [`from_kind=${env.fromKind}`, `from=${headerValue(env.fromId)}`];
   // Whether the sender is proven (issue 14): ok (signed by a key of from), none (unsigned).
   // A `bad` message is held, never surfaced; the value is here for completeness.
   if (env.sig !== undefined) parts.push(`sig=${env.sig}`);
+  // A key that replaced a lost one (issue 20): signed, but not by the identity of before.
+  if (env.newKeySince !== undefined) parts.push('key=new');
   // A file written without attend may carry any length: cut as the writer's cap would.
   // `(verified)` only while a signed delegation covers the message (issue 14 §5).
   if (env.onBehalfOf !== undefined) {

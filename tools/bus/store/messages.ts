@@ -31,6 +31,8 @@ export interface Message extends ResolvedEnvelope {
   /** The signature check (issue 14): ok, none (unsigned) or bad, with the reason; set by every read from disk. */
   sig?: SigCheck['sig'];
   sigReason?: string;
+  /** Signed by a key of a new identity of the sender (its key record has a reset since then: issue 20 §2). */
+  newKeySince?: number;
   /** The machine a message came from, when another one (issue 13; tools/bus/trust/origin.ts). */
   fromHost?: string;
   /** Set by a reader that lists held messages: why the gate holds it back. */
@@ -309,6 +311,7 @@ export function readMessage(root: string, scope: Scope, id: string, reporter: Re
     get: () => (verify().sig === 'bad' ? verify().sigReason : undefined),
     set: (v) => Object.defineProperty(m, 'sigReason', { value: v, enumerable: true, writable: true, configurable: true }),
   });
+  Object.defineProperty(m, 'newKeySince', { enumerable: true, configurable: true, get: () => (verify().sig === 'ok' ? verify().newKeySince : undefined) });
   if (res.envelope.onBehalfOf !== undefined) {
     let obo: OboCheck | null | undefined;
     const checkObo = () => (obo ??= checkOnBehalfOf(root, m, Date.now()));

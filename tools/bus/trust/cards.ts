@@ -22,7 +22,8 @@ import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { attendKey } from '../../wire/names.js';
 import { decodeKeyId, encodeKeyId } from '../../wire/sign.js';
-import { loadOrCreateKey, readPublishedKeys } from './keys.js';
+import { localAnchor } from './anchors.js';
+import { loadOrCreateKey } from './keys.js';
 import { scopeDir } from '../store/layout.js';
 import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
 import { ensureDir } from '../store/root.js';
@@ -52,7 +53,7 @@ interface PublicJwk {
 function buildCard(root: string, node: CardNode, version: string, signing?: { keyId: string; jwk: PublicJwk }): AgentCard {
   const claude = node.claude;
   const inbox = node.kind === 'agent' ? scopeDir(root, { kind: 'tray', key: attendKey(node.origin) }) : scopeDir(root, { kind: 'open' });
-  const keys = readPublishedKeys(root, node.id).map((k) => k.keyId);
+  const keys = localAnchor(root, node.id).keys.map((k) => k.keyId);
   if (signing && !keys.includes(signing.keyId)) keys.push(signing.keyId);
   const parent = readLineage(root).parentOf(node.id) ?? null;
   return {
@@ -156,7 +157,7 @@ export async function publishedCardFor(root: string, node: CardNode, version: st
       parsed = null;
     }
     const check = await verifyCard(parsed, { id: node.id });
-    if (check.ok && check.keyId === readPublishedKeys(root, node.id).at(-1)?.keyId) return parsed as CardJson;
+    if (check.ok && check.keyId === localAnchor(root, node.id).keys.at(-1)?.keyId) return parsed as CardJson;
   }
   return cardFor(root, node, version);
 }

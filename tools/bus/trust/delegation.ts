@@ -13,7 +13,9 @@ import { type Delegation, decodeKeyId, delegationSigningBytes, destinationOf, sc
 import type { Scope } from '../../wire/envelope.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { refusedError, usageError } from '../../wire/errors.js';
-import { loadOrCreateKey, readPublishedKeys, signBytes, verifyBytes } from './keys.js';
+import { anchorOf, localAnchor } from './anchors.js';
+import { signBytes, verifyBytes } from './ed25519.js';
+import { loadOrCreateKey } from './keys.js';
 
 const NODE_FILE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 
@@ -62,7 +64,7 @@ export function delegate(opts: {
   requirePrincipal(opts.principal);
   if (!WIDE_CLASS.test(opts.delegate)) throw usageError('not a valid delegate id');
   const key = loadOrCreateKey({ keysDir: opts.keysDir, root: opts.root, node: opts.principal.id, now: opts.now });
-  const dk = readPublishedKeys(opts.root, opts.delegate).at(-1)?.keyId ?? '';
+  const dk = anchorOf(opts.keysDir, opts.delegate).keys.at(-1)?.keyId ?? '';
   const d: Delegation = {
     principal: opts.principal.id,
     principalKey: key.keyId,
@@ -106,7 +108,7 @@ function readDelegation(root: string, principal: string, delegateId: string): Si
 
 /**
  * Is `on_behalf_of` verified for this message? The delegation must be signed by a key
- * published for the principal, name this sender (and, when it names one, a key of the
+ * in the principal's key record, name this sender (and, when it names one, a key of the
  * sender's), cover the message's directory or origin, and be in force both when the
  * message was written and now. The message itself must carry a good signature.
  */
@@ -116,11 +118,11 @@ export function checkOnBehalfOf(root: string, m: { id: string; scope: Scope; cwd
   const d = readDelegation(root, m.onBehalfOf, m.fromId);
   if (typeof d === 'string') return { state: 'claimed', reason: d };
   if (d.principal !== m.onBehalfOf || d.delegate !== m.fromId) return { state: 'claimed', reason: 'the delegation names someone else' };
-  if (!decodeKeyId(d.principalKey) || !readPublishedKeys(root, d.principal).some((k) => k.keyId === d.principalKey)) {
+  if (!decodeKeyId(d.principalKey) || !localAnchor(root, d.principal, d.principalKey).keys.some((k) => k.keyId === d.principalKey)) {
     return { state: 'claimed', reason: `the delegation is signed by a key that is not ${d.principal}'s` };
   }
   if (!verifyBytes(d.principalKey, delegationSigningBytes(d), d.sig)) return { state: 'claimed', reason: 'the delegation signature does not verify' };
-  if (d.delegateKey !== '' && !readPublishedKeys(root, d.delegate).some((k) => k.keyId === d.delegateKey)) {
+  if (d.delegateKey !== '' && !localAnchor(root, d.delegate, d.delegateKey).keys.some((k) => k.keyId === d.delegateKey)) {
     return { state: 'claimed', reason: `the delegation names a key that is not ${d.delegate}'s` };
   }
   const t = idTime(m.id) ?? now;

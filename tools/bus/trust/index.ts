@@ -6,9 +6,11 @@ export { type CardCheck, type CardJson, cardFor, publishedCardFor, signedCardFor
 export { delegate, parseScope, parseTtl, requirePrincipal, type SignedDelegation } from './delegation.js';
 export { checkSend, createGate, type Gate, type Reader } from './gate.js';
 export { createHeldCheck, type HeldCheck, UNCHECKED } from './held.js';
-export { describeKeys, type KeysReport, publishedKeysDir, readPublishedKeys, rotateKey, verifyBytes } from './keys.js';
+export { anchorOf, chainPath, keysHealth, trustDirOf, useKeyDirectory } from './anchors.js';
+export { verifyBytes } from './ed25519.js';
+export { describeKeys, type KeysReport, publishedKeysDir, rotateKey } from './keys.js';
 export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent, type TreeNode } from './lineage.js';
 export { allow, deny, nodeArg, policyFile, readPolicy, requireOwner, updatePolicy } from './policy.js';
-export { readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
+export { claimProblem, isLocalNode, readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
 export { createSigner, SIG_EXT, type Signer } from './signing.js';
 export { askSigner, createRemoteSigner, createSignerService, inClaudeSandbox, sandboxSigner, type SignerAddress, signerPort, signerSession } from './signer.js';

@@ -1,14 +1,20 @@
-// Node keys (spec §7, issue 14): one Ed25519 key per node, created on first use.
+// Node keys (spec §7, issue 14; anchored in issue 20): one Ed25519 key per node, created on
+// first use.
 //
 //   <keysDir>/<node>.key   the private key as a JWK (RFC 8037: kty OKP, crv Ed25519, d, x),
 //                          mode 0600, in a 0700 directory OUTSIDE the bus root (the env-paths
 //                          config dir, tools/verbs/env.ts)
-//   <root>/keys/<node>.pub the node's public key ids, one `<key id> <created ms>` a line,
-//                          oldest first, so readers can find them by node id
+//   <trust>/<node>.chain   the node's rotation record (anchors.ts; `trust/` beside the key
+//                          directory): which keys are the node's
+//   <root>/keys/<node>.pub a cache of the record's key ids for this bus, one `<key id>
+//                          <created ms>` a line: what the relay lists, never an authority
 //
-// Rotation writes a new private key and appends its id: old signatures stay verifiable
-// because a key id is the whole public key and the list only grows. These keys sign
-// messages and delegations only; a NATS authentication key is never used here (spec §7).
+// Rotation appends a link signed by the old key: old signatures stay verifiable because a
+// key id is the whole public key and the record only grows. A key that is gone (deleted,
+// lost) is replaced by a new one whose link says `reset`, so readers and `attend doctor` say
+// the node has a new identity since then rather than taking it silently as the old one.
+// These keys sign messages and delegations only; a NATS authentication key is never used
+// here (spec §7).
 //
 // Why a JWK and not PKCS#8 PEM (what attend wrote first, still read and rewritten on first
 // use): every `attend send` loads its key, and OpenSSL's PEM/DER decoders cost ~0.5 ms a
@@ -18,20 +24,13 @@
 import type { KeyObject } from 'node:crypto';
 import { appendFileSync, closeSync, fstatSync, openSync, rmSync, constants as fsc } from 'node:fs';
 import { join, relative, isAbsolute } from 'node:path';
+import { type ChainLink, type LinkKind, rotationSigningBytes } from '../../wire/key-chain.js';
 import { decodeKeyId, encodeKeyId } from '../../wire/sign.js';
 import { readTextIfAny, writeFileAtomic, readAll } from '../store/atomic.js';
 import { AttendError, EXIT, usageError } from '../../wire/errors.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
-
-type Crypto = typeof import('node:crypto');
-let cryptoModule: Crypto | undefined;
-/**
- * node:crypto loads on the first signature or check, not with this module: loading it costs
- * ~3 ms, which commands that never sign or verify (peers, whoami, status) do without.
- */
-function crypto(): Crypto {
-  return (cryptoModule ??= process.getBuiltinModule('node:crypto') as Crypto);
-}
+import { anchorOf, appendLink, chainPath, openKeyDirectory, recordLists, recordText, trustDirOf } from './anchors.js';
+import { crypto, signBytes } from './ed25519.js';
 
 const NODE_FILE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 
@@ -54,11 +53,16 @@ export function publicKeysPath(root: string, node: string): string {
 
 const envError = (msg: string, hint?: string) => new AttendError(msg, EXIT.environment, hint);
 
-/** The keys dir must not be inside the bus root: the root is shared, the private key is not. */
+/**
+ * The key and trust directories must not be inside the bus root: the root is shared, the
+ * private keys are not, and the records are what the bus must not be able to change.
+ */
 function checkKeysDir(keysDir: string, root: string): void {
-  const rel = relative(root, keysDir);
-  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
-    throw envError(`the key directory ${keysDir} is inside the bus root ${root}`, 'set XDG_CONFIG_HOME (or ATTEND_HOME) so they are apart');
+  for (const [dir, which] of [[keysDir, 'key directory'], [trustDirOf(keysDir), 'trust directory']] as const) {
+    const rel = relative(root, dir);
+    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
+      throw envError(`the ${which} ${dir} is inside the bus root ${root}`, 'set XDG_CONFIG_HOME (or ATTEND_HOME) so they are apart');
+    }
   }
 }
 
@@ -101,6 +105,8 @@ export interface NodeKey {
   keyId: string;
   privateKey: KeyObject;
   path: string;
+  /** Set when the node's key was gone and this one replaced it (a new identity): when. */
+  replaced?: number;
 }
 
 interface KeyFile {
@@ -197,77 +203,165 @@ function readPrivateKeyFile(path: string, uid: number | undefined = process.getu
   return parsed;
 }
 
-function writeNewKey(keysDir: string, node: string): KeyFile {
-  ensureDir(keysDir);
-  const { privateKey } = crypto().generateKeyPairSync('ed25519');
-  writeFileAtomic(privateKeyPath(keysDir, node), jwkText(privateKey));
-  return { key: privateKey, keyId: keyIdOfX(xOf(privateKey)), pem: false };
+/**
+ * A fresh key. Generated straight to JWK and imported from it rather than exported from the
+ * generated KeyObject: on Node 20 exporting a just-generated key as a JWK can deadlock the
+ * process (the export holds the key's mutex while it allocates, a GC then finalizes the
+ * finished key-generation job, whose destructor takes the same mutex; seen in a process that
+ * made 200 keys). The imported key shares nothing with the job.
+ */
+function newKey(): KeyFile {
+  const { privateKey: jwk } = crypto().generateKeyPairSync('ed25519', { publicKeyEncoding: { format: 'jwk' }, privateKeyEncoding: { format: 'jwk' } });
+  const { x, d } = jwk as unknown as { x: string; d: string };
+  const key = crypto().createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x, d }, format: 'jwk' });
+  return { key, keyId: keyIdOfX(x), pem: false };
 }
 
-/** The node's key: loaded, or created (and published) on first use. */
-export function loadOrCreateKey(opts: { keysDir: string; root: string; node: string; now: number }): NodeKey {
-  checkKeysDir(opts.keysDir, opts.root);
-  const path = privateKeyPath(opts.keysDir, opts.node);
-  const { key: privateKey, keyId } = readPrivateKeyFile(path) ?? writeNewKey(opts.keysDir, opts.node);
-  publishKey(opts.root, opts.node, keyId, opts.now);
-  return { node: opts.node, keyId, privateKey, path };
+/** A link of the record for `key`, signed by `signer` (the key before it for `rotated`, else itself). */
+function linkFor(node: string, prev: string, kind: LinkKind, key: KeyFile, created: number, signer: KeyObject): ChainLink {
+  const unsigned = { keyId: key.keyId, created, kind };
+  return { ...unsigned, sig: signBytes(signer, rotationSigningBytes(node, prev, unsigned)) };
 }
 
-/** A new key for the node; the old key id stays published so its signatures still verify. */
-export function rotateKey(opts: { keysDir: string; root: string; node: string; now: number }): { old: string | null; key: NodeKey } {
+/** The last key id the raw record lists, '' when none. */
+function lastListed(text: string | null): string {
+  const lines = (text ?? '').split('\n').filter((l) => l.length > 0);
+  return lines[lines.length - 1]?.split(' ')[0] ?? '';
+}
+
+interface KeyOptions {
+  keysDir: string;
+  root: string;
+  node: string;
+  now: number;
+}
+
+/**
+ * The node's key: loaded, or created on first use; anchored in the node's record and cached
+ * in the bus's list. A node whose key is gone (its record or the bus's list shows it had one)
+ * gets a new key whose link says `reset`: a new identity, which readers and `attend doctor`
+ * show (issue 20 §2: a key that disappears is not silently replaced).
+ */
+export function loadOrCreateKey(opts: KeyOptions): NodeKey {
   checkKeysDir(opts.keysDir, opts.root);
+  openKeyDirectory(opts.keysDir);
   const path = privateKeyPath(opts.keysDir, opts.node);
-  let old: string | null = null;
+  const record = recordText(opts.keysDir, opts.node);
+  let file = readPrivateKeyFile(path);
+  let replaced: number | undefined;
+  if (file === null) {
+    const lost = record !== null || readPublishedKeys(opts.root, opts.node).length > 0;
+    file = newKey();
+    // The key file first: a crash before the link leaves a key without a record, which the
+    // next load anchors (below) rather than losing.
+    writeFileAtomic(path, jwkText(file.key));
+    appendLink(opts.keysDir, opts.node, linkFor(opts.node, lastListed(record), lost ? 'reset' : 'first', file, opts.now, file.key));
+    if (lost) replaced = opts.now;
+  } else if (!recordLists(record, file.keyId)) {
+    // A key the record does not list: one an attend from before the record made (its first
+    // link), or one the record never had, or that replaced what the bus knew (a new identity).
+    const kind = legacyKind(opts.root, opts.node, record, file.keyId);
+    const created = readPublishedKeys(opts.root, opts.node).find((k) => k.keyId === file!.keyId)?.created ?? opts.now;
+    appendLink(opts.keysDir, opts.node, linkFor(opts.node, lastListed(record), kind, file, created, file.key));
+    if (kind === 'reset') replaced = opts.now;
+  }
+  publishKey(opts.root, opts.node, file.keyId, opts.now);
+  return { node: opts.node, keyId: file.keyId, privateKey: file.key, path, ...(replaced !== undefined ? { replaced } : {}) };
+}
+
+/**
+ * How a key the record does not list enters it: `first` for the key an attend from before the
+ * record left (no record yet, and the bus's list has it or nothing), else `reset`: the record
+ * knew other keys, or the bus knew the node by other keys only.
+ */
+function legacyKind(root: string, node: string, record: string | null, keyId: string): LinkKind {
+  if (record !== null) return 'reset';
+  const listed = readPublishedKeys(root, node);
+  return listed.length === 0 || listed.some((k) => k.keyId === keyId) ? 'first' : 'reset';
+}
+
+/**
+ * For a reader: anchor the key an attend from before the record left in the key directory
+ * (a key file, no record), so what that node signed then still verifies. False when there is
+ * nothing to anchor or it cannot be read.
+ */
+export function anchorLegacyKey(opts: { keysDir: string; root: string; node: string }): boolean {
+  if (!NODE_FILE.test(opts.node)) return false;
   try {
-    old = readPrivateKeyFile(path)?.keyId ?? null;
+    if (recordText(opts.keysDir, opts.node) !== null) return false;
+    const file = readPrivateKeyFile(privateKeyPath(opts.keysDir, opts.node));
+    if (file === null) return false;
+    const created = readPublishedKeys(opts.root, opts.node).find((k) => k.keyId === file.keyId)?.created ?? 0;
+    appendLink(opts.keysDir, opts.node, linkFor(opts.node, '', legacyKind(opts.root, opts.node, null, file.keyId), file, created, file.key));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A new key for the node, linked to the old one (signed by it) so old signatures still verify
+ * and readers see one identity; without a readable old key the link says `reset`.
+ */
+export function rotateKey(opts: KeyOptions): { old: string | null; key: NodeKey } {
+  checkKeysDir(opts.keysDir, opts.root);
+  openKeyDirectory(opts.keysDir);
+  const path = privateKeyPath(opts.keysDir, opts.node);
+  let old: KeyFile | null = null;
+  try {
+    old = readPrivateKeyFile(path);
   } catch {
     // A key file we refuse to read is exactly what a rotation replaces.
   }
-  if (old) publishKey(opts.root, opts.node, old, opts.now);
-  const { key: privateKey, keyId } = writeNewKey(opts.keysDir, opts.node);
-  publishKey(opts.root, opts.node, keyId, opts.now);
-  return { old, key: { node: opts.node, keyId, privateKey, path } };
-}
-
-export function signBytes(key: KeyObject, bytes: Uint8Array): string {
-  return crypto().sign(null, bytes, key).toString('base64');
-}
-
-const publicKeyCache = new Map<string, KeyObject>();
-
-/** Check a base64 signature against the public key a key id names. */
-export function verifyBytes(keyId: string, bytes: Uint8Array, sigB64: string): boolean {
-  let pub = publicKeyCache.get(keyId);
-  if (!pub) {
-    const raw = decodeKeyId(keyId);
-    if (!raw) return false;
-    pub = crypto().createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(raw).toString('base64url') }, format: 'jwk' });
-    publicKeyCache.set(keyId, pub);
+  let record = recordText(opts.keysDir, opts.node);
+  if (old !== null && !recordLists(record, old.keyId)) {
+    // The old key is not in the record yet (made before it): anchored first, so what it
+    // signed keeps verifying and the new key can be linked to it.
+    appendLink(opts.keysDir, opts.node, linkFor(opts.node, lastListed(record), record === null ? 'first' : 'reset', old, opts.now, old.key));
+    record = recordText(opts.keysDir, opts.node);
   }
-  const sig = Buffer.from(sigB64, 'base64');
-  if (sig.length !== 64) return false;
-  return crypto().verify(null, bytes, pub, sig);
+  const prev = lastListed(record);
+  const next = newKey();
+  // The link first: a crash before the key file is written leaves the old key in use and
+  // still in the record.
+  const chained = old !== null && prev === old.keyId;
+  appendLink(opts.keysDir, opts.node, chained ? linkFor(opts.node, prev, 'rotated', next, opts.now, old!.key) : linkFor(opts.node, prev, record === null ? 'first' : 'reset', next, opts.now, next.key));
+  writeFileAtomic(path, jwkText(next.key));
+  if (old) publishKey(opts.root, opts.node, old.keyId, opts.now);
+  publishKey(opts.root, opts.node, next.keyId, opts.now);
+  return { old: old?.keyId ?? null, key: { node: opts.node, keyId: next.keyId, privateKey: next.key, path } };
 }
-
 
 export interface KeysReport {
   node: string;
   /** The key this node signs with now, or null when it has none yet (created on first send). */
   current: string | null;
   privateKey: string;
-  /** Every key id published for the node, oldest first (old ones verify old messages). */
-  published: { keyId: string; created: string; current: boolean }[];
+  /** The rotation record: which keys readers take as this node's. */
+  record: string;
+  /** Every key the record vouches for, oldest first (old ones verify old messages). */
+  published: { keyId: string; created: string; current: boolean; newIdentitySince?: string }[];
+  /** Why all or part of the record is refused, when it is. */
+  problem?: string;
 }
 
-/** `attend keys`: the caller's key and what readers can find for it. Never creates a key. */
+/** `attend keys`: the caller's key and what readers take as its keys. Never creates a key. */
 export function describeKeys(opts: { keysDir: string; root: string; node: string }): KeysReport {
   checkKeysDir(opts.keysDir, opts.root);
   const path = privateKeyPath(opts.keysDir, opts.node);
   const current = readPrivateKeyFile(path)?.keyId ?? null;
+  const anchor = anchorOf(opts.keysDir, opts.node);
   return {
     node: opts.node,
     current,
     privateKey: path,
-    published: readPublishedKeys(opts.root, opts.node).map((k) => ({ keyId: k.keyId, created: new Date(k.created).toISOString(), current: k.keyId === current })),
+    record: chainPath(opts.keysDir, opts.node),
+    published: anchor.keys.map((k) => ({
+      keyId: k.keyId,
+      created: new Date(k.created).toISOString(),
+      current: k.keyId === current,
+      ...(k.newSince !== undefined ? { newIdentitySince: new Date(k.newSince).toISOString() } : {}),
+    })),
+    ...(anchor.problem !== undefined ? { problem: anchor.problem } : {}),
   };
 }

@@ -13,34 +13,10 @@
 // small read of each message's sidecar, and for a remote message the signature check
 // (which a reader makes anyway before surfacing it).
 
-import { readFileSync, statSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { localizeId, localizeTo } from '../../wire/hosts.js';
-import { localHostName, relayStateDir } from '../presence/remote.js';
+import { localHosts } from './remote-keys.js';
 import type { SigCheck } from './signing.js';
-
-interface LocalHosts {
-  /** This machine's name on the hub, when it has one. */
-  self: string | null;
-  /** Names a sidecar written here may carry (the relay's host, the OS hostname). */
-  names: Set<string>;
-}
-
-const CACHE_MS = 5_000;
-const cache = new Map<string, { at: number; hosts: LocalHosts | null }>();
-
-/** Null when no relay ever ran or was configured here: then nothing on this bus is remote. */
-function localHosts(root: string, now = Date.now()): LocalHosts | null {
-  const hit = cache.get(root);
-  if (hit && now - hit.at < CACHE_MS) return hit.hosts;
-  let hosts: LocalHosts | null = null;
-  if (statSync(relayStateDir(root), { throwIfNoEntry: false })) {
-    const self = localHostName(root);
-    hosts = { self, names: new Set([hostname(), ...(self !== null ? [self] : [])]) };
-  }
-  cache.set(root, { at: now, hosts });
-  return hosts;
-}
 
 /** The `host` line of a sidecar, unverified; null when there is none. */
 function sidecarHost(path: string): string | null {

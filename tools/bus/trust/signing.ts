@@ -4,10 +4,14 @@
 
 import { readFileSync } from 'node:fs';
 import type { Envelope, Scope } from '../../wire/envelope.js';
+import { isGlobalId } from '../../wire/hosts.js';
 import { idTime } from '../../wire/ids.js';
+import type { ChainKey } from '../../wire/key-chain.js';
 import { type Sidecar, destinationOf, formatSidecar, messageSigningBytes, parseSidecar } from '../../wire/sign.js';
-import { type NodeKey, type PublishedKey, loadOrCreateKey, readPublishedKeys, signBytes, verifyBytes } from './keys.js';
-import { readRemoteKeys } from './remote-keys.js';
+import { type Anchor, dirProblem, keyDirectoryOf, localAnchor, useKeyDirectory } from './anchors.js';
+import { signBytes, verifyBytes } from './ed25519.js';
+import { type NodeKey, type PublishedKey, anchorLegacyKey, loadOrCreateKey } from './keys.js';
+import { localHosts, pinnedHost, readRemoteKeys } from './remote-keys.js';
 
 export const SIG_EXT = '.sig';
 
@@ -21,9 +25,13 @@ interface SignerOptions {
   root: string;
   host: string;
   now: () => number;
+  /** Told when a node's key was gone and a new one (a new identity) replaced it. */
+  warn?: (line: string) => void;
 }
 
 export function createSigner(opts: SignerOptions): Signer {
+  // What this process signs for the bus, it reads with the same keys.
+  useKeyDirectory(opts.root, opts.keysDir);
   const keys = new Map<string, NodeKey>();
   return {
     sidecar(id, scope, env) {
@@ -33,6 +41,9 @@ export function createSigner(opts: SignerOptions): Signer {
       if (!key) {
         key = loadOrCreateKey({ keysDir: opts.keysDir, root: opts.root, node, now: opts.now() });
         keys.set(node, key);
+        if (key.replaced !== undefined) {
+          opts.warn?.(`attend: the signing key of ${node} was gone; a new key replaces it, and readers see a new identity (key=new) from now on (attend keys)`);
+        }
       }
       const bytes = messageSigningBytes({ id, dest: destinationOf(scope), host: opts.host, envelope: env });
       const s: Sidecar = { keyId: key.keyId, host: opts.host, sig: signBytes(key.privateKey, bytes) };
@@ -53,42 +64,54 @@ export interface SigCheck {
   host?: string;
   /** Verified with a key another machine (`host`) published for the node: a remote party. */
   remote?: boolean;
+  /** For `ok`: the key belongs to a new identity of the node (a reset in its record) since then. */
+  newKeySince?: number;
 }
 
 /**
- * Published key lists, read once per node and re-read when a key id is missing (a rotation
- * or a node that got its first key since). A negative answer is trusted for NEGATIVE_TTL_MS
- * so a long-running sensor notices a node's first key soon.
+ * Keys as readers find them: a local node's from its record in the trust directory
+ * (anchors.ts, which caches and re-reads on change); another machine's from the lists its
+ * relay recorded there (remote-keys.ts), re-read when a key id is missing or, for a node
+ * with none, after NEGATIVE_TTL_MS, so a long-running sensor notices a node's first key
+ * soon. Each question reads one file named by the node (and host): the cost does not grow
+ * with the number of nodes, keys or hosts.
  */
 const NEGATIVE_TTL_MS = 2_000;
 
 interface KeyLookup {
-  keys(node: string, wanted?: string): PublishedKey[];
+  local(node: string, wanted?: string): Anchor;
+  remote(host: string, node: string, wanted: string): PublishedKey[];
 }
 
 function createKeyLookup(root: string, now: () => number = Date.now): KeyLookup {
-  const cache = new Map<string, { keys: PublishedKey[]; at: number }>();
+  const remote = new Map<string, { keys: PublishedKey[]; at: number }>();
+  const legacyTried = new Set<string>();
   return {
-    keys(node, wanted) {
-      const hit = cache.get(node);
-      const fresh =
-        hit &&
-        (wanted === undefined ? hit.keys.length > 0 || now() - hit.at < NEGATIVE_TTL_MS : hit.keys.some((k) => k.keyId === wanted));
-      if (hit && fresh) return hit.keys;
-      let keys: PublishedKey[] = [];
-      try {
-        keys = readPublishedKeys(root, node);
-      } catch {
-        keys = [];
+    local(node, wanted) {
+      let a = localAnchor(root, node, wanted);
+      const keysDir = keyDirectoryOf(root);
+      // A key an attend from before the record left behind: anchored once, on first sight.
+      if (!a.recorded && keysDir !== undefined && !legacyTried.has(node)) {
+        legacyTried.add(node);
+        if (anchorLegacyKey({ keysDir, root, node })) a = localAnchor(root, node, wanted);
       }
-      cache.set(node, { keys, at: now() });
+      return a;
+    },
+    remote(host, node, wanted) {
+      const keysDir = keyDirectoryOf(root);
+      if (keysDir === undefined) return [];
+      const k = `${host}\n${node}`;
+      const hit = remote.get(k);
+      if (hit && (hit.keys.some((x) => x.keyId === wanted) || now() - hit.at < NEGATIVE_TTL_MS)) return hit.keys;
+      const keys = readRemoteKeys(keysDir, host, node);
+      remote.set(k, { keys, at: now() });
       return keys;
     },
   };
 }
 
 // One lookup per bus root per process: readers (sensor, drain, inbox, chat) call readMessage
-// without a context, and the lists only grow, so sharing them is safe.
+// without a context, and the records only grow, so sharing them is safe.
 const lookups = new Map<string, KeyLookup>();
 function keyLookupFor(root: string): KeyLookup {
   let l = lookups.get(root);
@@ -105,13 +128,41 @@ export function sidecarPath(signalPath: string): string {
 }
 
 /**
+ * Is `keyId` one that machine `host` published for `node`, as this machine's relay recorded?
+ * Only on a bus with a relay (a known host), never for a node of this machine, and for a
+ * session id only from the machine it is pinned to (remote-keys.ts).
+ */
+function remoteKey(root: string, lookup: KeyLookup, host: string, node: string, keyId: string): true | string {
+  const local = localHosts(root);
+  if (local === null) return 'no relay runs here, so no other machine is known';
+  if (local.names.has(host)) return `${host} is this machine`;
+  const keysDir = keyDirectoryOf(root);
+  if (keysDir === undefined) return 'this process was not told where the key directory is';
+  const refused = dirProblem(keysDir);
+  if (refused !== null) return refused;
+  if (isGlobalId(node)) {
+    const p = pinnedHost(keysDir, node);
+    if (p !== null && p.host !== host) return `session ${node} is ${p.host}'s (pinned), not ${host}'s`;
+  }
+  return lookup.remote(host, node, keyId).some((k) => k.keyId === keyId) ? true : `${host} has not published it`;
+}
+
+function firstKey(a: Anchor): ChainKey | undefined {
+  return a.keys[0];
+}
+
+/**
  * Check one message as it sits on disk: its raw envelope (as written, not the legacy
  * derivation), its id, its directory and its sidecar.
- *   ok   a valid signature by a key published for the message's from_id
- *   none no sidecar, from a node that has never published a key (or before its first key)
+ *   ok   a valid signature by a key of the message's from_id: one its record in the key
+ *        directory vouches for (a node of this machine), or one the machine the sidecar
+ *        names published for it (a party of that machine)
+ *   none no sidecar, from a node that has never had a key (or before its first key)
  *   bad  anything else: a sidecar that does not parse, a key that is not from_id's, a
  *        signature that does not match (altered, copied, or another message's sidecar), or
  *        no sidecar where from_id signs its messages (a hand-written line claiming it)
+ * The bus's own key lists (keys/*.pub) are never consulted: anyone who can write the bus
+ * could add a key to them (issue 20, attack 3).
  */
 export function checkSignature(root: string, m: { id: string; scope: Scope; path: string; envelope: Envelope; fromId: string }, lookup: KeyLookup = keyLookupFor(root)): SigCheck {
   let text: string | null = null;
@@ -121,8 +172,7 @@ export function checkSignature(root: string, m: { id: string; scope: Scope; path
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return { sig: 'bad', sigReason: `cannot read the signature (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
   }
   if (text === null) {
-    const keys = lookup.keys(m.fromId);
-    const first = keys[0];
+    const first = firstKey(lookup.local(m.fromId));
     const t = idTime(m.id);
     if (first && (t === null || t >= first.created)) return { sig: 'bad', sigReason: `unsigned, but ${m.fromId} signs its messages` };
     return { sig: 'none', sigReason: 'unsigned' };
@@ -130,12 +180,20 @@ export function checkSignature(root: string, m: { id: string; scope: Scope; path
   const side = parseSidecar(text);
   if (typeof side === 'string') return { sig: 'bad', sigReason: side };
   if (m.envelope.fromId === undefined) return { sig: 'bad', sigReason: 'a signature on a line without from_id' };
-  const owned = lookup.keys(m.fromId, side.keyId).some((k) => k.keyId === side.keyId);
-  // Not a key of this machine's node: a party of the machine the sidecar names, when that
-  // machine's relay published the key for it (issue 13; tools/bus/trust/remote-keys.ts).
-  const remote = !owned && readRemoteKeys(root, side.host, m.fromId).some((k) => k.keyId === side.keyId);
-  if (!owned && !remote) return { sig: 'bad', sigReason: `the signing key does not belong to ${m.fromId}` };
+  const anchor = lookup.local(m.fromId, side.keyId);
+  const own = anchor.keys.find((k) => k.keyId === side.keyId);
+  let remote = false;
+  if (!own) {
+    // A session of this machine signs only with keys its record vouches for; anything else
+    // is the key of a party of the machine the sidecar names, when that machine's relay
+    // published it for the node (issue 13; remote-keys.ts). A username is every machine's
+    // own (`tester` here, `box:tester` there), so a record here does not rule out box's.
+    const local = anchor.recorded ? (anchor.problem ?? 'not in its key record') : null;
+    const why = local !== null && isGlobalId(m.fromId) ? local : remoteKey(root, lookup, side.host, m.fromId, side.keyId);
+    if (why !== true) return { sig: 'bad', sigReason: `the signing key does not belong to ${m.fromId} (${local !== null && local !== why ? `${local}; ` : ''}${why})` };
+    remote = true;
+  }
   const bytes = messageSigningBytes({ id: m.id, dest: destinationOf(m.scope), host: side.host, envelope: m.envelope });
   if (!verifyBytes(side.keyId, bytes, side.sig)) return { sig: 'bad', sigReason: 'the signature does not match this message (altered, moved, or another message’s signature)' };
-  return { sig: 'ok', keyId: side.keyId, host: side.host, ...(remote ? { remote: true } : {}) };
+  return { sig: 'ok', keyId: side.keyId, host: side.host, ...(remote ? { remote: true } : {}), ...(own?.newSince !== undefined ? { newKeySince: own.newSince } : {}) };
 }

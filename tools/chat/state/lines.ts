@@ -123,6 +123,8 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
   if (m.fromKind === 'human' && m.fromId !== lc.me) header.push({ text: ' (human)', dim: true });
   // A signed message is the norm; an unsigned one says so (issue 14: chat shows sig).
   if (m.sig === 'none') header.push({ text: ' unsigned', dim: true });
+  // Signed by a key that replaced a lost one (issue 20): a new identity, said in every reader.
+  if (m.newKeySince !== undefined) header.push({ text: ' new key', dim: true });
   const ids = addressees(m.to);
   if (ids.length > 0) header.push({ text: ` → ${neutralize(addresseeLabel(m, lc))}` });
   const tag = scopeTag(m);

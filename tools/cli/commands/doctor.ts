@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { AttendError, hintForCli } from '../../wire/errors.js';
 import { isFresh, readPresence } from '../../bus/presence/index.js';
 import { checkRoot, checkRootPath } from '../../bus/store/index.js';
+import { keysHealth } from '../../bus/trust/index.js';
 import { findOnPath, hasAttendHooks, howToInstall, isAttendMcp, readJsonObject, targetsFor } from './install.js';
 
 export type Status = 'ok' | 'warn' | 'fail';
@@ -109,6 +110,8 @@ export function runDoctor(ctx: Ctx): DoctorResult {
     }
   }
 
+  checks.push(keysCheck(ctx.paths.keysDir));
+
   // The cross-machine relay, when one is configured or ran here (issue 13).
   const relay = relayHealth(root, ctx.now(), (pid) => ctx.procInfo(pid) !== null);
   if (relay) {
@@ -131,6 +134,23 @@ export function runDoctor(ctx: Ctx): DoctorResult {
     checks.push({ name: 'session', status: 'warn', detail: `not inside a Claude Code session: ${who.reason}; attend writes as ${who.id} (human)`, fix: 'run attend doctor from a Claude Code session (the Bash tool) to check the session pieces' });
   }
   return { ok: !checks.some((c) => c.status === 'fail'), checks };
+}
+
+/**
+ * The signing keys (issue 20 §2): a key or trust directory that is not private is refused by every
+ * send; a record whose link does not hold refuses the keys after it; a node whose key was
+ * replaced without the old one has a new identity, which readers mark `key=new`.
+ */
+function keysCheck(keysDir: string): Check {
+  const h = keysHealth(keysDir);
+  if (h.problem) return { name: 'keys', status: 'fail', detail: h.problem.message, fix: h.problem.hint ? hintForCli(h.problem.hint) : null };
+  const said = (xs: string[]) => (xs.length > 3 ? [...xs.slice(0, 3), `${xs.length - 3} more`] : xs).join('; ');
+  const findings = [
+    ...(h.broken.length > 0 ? [`key records broken, their later keys refused: ${said(h.broken.map((b) => `${b.node} (${b.reason})`))}`] : []),
+    ...(h.resets.length > 0 ? [`a new identity (the key was replaced without the old one): ${said(h.resets.map((r) => `${r.node} since ${new Date(r.since).toISOString()}`))}`] : []),
+  ];
+  if (findings.length > 0) return { name: 'keys', status: 'warn', detail: findings.join('; '), fix: 'attend keys (shows the record); a reset is expected only after a key was lost' };
+  return { name: 'keys', status: 'ok', detail: `${h.nodes} ${h.nodes === 1 ? 'node' : 'nodes'} anchored in ${keysDir} (private)`, fix: null };
 }
 
 /**

@@ -9,9 +9,11 @@
 //   sandbox.filesystem.allowWrite           + the bus directories a send writes (signals, state,
 //                                           cache, quarantine); the root itself, policy.json,
 //                                           lineage/, keys/, delegations/, relay/ stay read-only
-//   permissions.deny                        + Read and Edit of the key directory: the Read and
-//                                           Edit tools run in the claude process, outside the
-//                                           sandbox, and only a permission rule stops them
+//   permissions.deny                        + Read and Edit of the key directory, and Edit of the
+//                                           trust directory beside it (the records readers verify
+//                                           by): the Read and Edit tools run in the claude
+//                                           process, outside the sandbox, and only a permission
+//                                           rule stops them
 //
 // Every path named here exists before a sandboxed command runs (install makes them): for a
 // path that does not exist, bwrap leaves an empty placeholder at that name on the host while
@@ -21,7 +23,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { relative, isAbsolute } from 'node:path';
 import { AttendError, EXIT } from '../../wire/errors.js';
-import { signerPort } from '../../bus/trust/index.js';
+import { signerPort, trustDirOf } from '../../bus/trust/index.js';
 import { ensureDir, ensureRoot, sandboxWritableDirs } from '../../bus/store/index.js';
 
 type Json = Record<string, unknown>;
@@ -80,7 +82,8 @@ export function sandboxRulesFor(opts: { settings: Json | null; keysDir: string; 
   const current = typeof env === 'object' && env !== null ? signerPort(env as Record<string, string>) : null;
   const port = current ?? choosePort(opts.random ?? Math.random);
   const keys = rulePath(opts.keysDir, opts.home);
-  return { signer: `127.0.0.1:${port}`, keysDir: opts.keysDir, writable: sandboxWritableDirs(opts.root), deny: [`Read(${keys}/**)`, `Edit(${keys}/**)`] };
+  const trust = rulePath(trustDirOf(opts.keysDir), opts.home);
+  return { signer: `127.0.0.1:${port}`, keysDir: opts.keysDir, writable: sandboxWritableDirs(opts.root), deny: [`Read(${keys}/**)`, `Edit(${keys}/**)`, `Edit(${trust}/**)`] };
 }
 
 export function foreign(path: string, what: string): AttendError {
