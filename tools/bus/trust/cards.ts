@@ -22,7 +22,7 @@ import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { attendKey } from '../../wire/names.js';
 import { decodeKeyId, encodeKeyId } from '../../wire/sign.js';
-import { localAnchor } from './anchors.js';
+import { localAnchor, useKeyDirectory } from './anchors.js';
 import { loadOrCreateKey } from './keys.js';
 import { scopeDir } from '../store/layout.js';
 import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
@@ -124,6 +124,8 @@ function publishedCardPath(root: string, node: string): string {
  * published under `<bus>/cards/<node>.json` so `attend peers --cards` can show it signed.
  */
 export async function signedCardFor(opts: { root: string; keysDir: string; node: CardNode; version: string; now: number }): Promise<CardJson> {
+  // The anchor the card's key list is read from is the record beside this key directory.
+  useKeyDirectory(opts.root, opts.keysDir);
   const key = loadOrCreateKey({ keysDir: opts.keysDir, root: opts.root, node: opts.node.id, now: opts.now });
   const { createPublicKey } = await import('node:crypto');
   const x = createPublicKey(key.privateKey).export({ format: 'jwk' }).x as string;
