@@ -9,7 +9,7 @@ import { sidecarPath } from '../../tools/bus/trust/signing.js';
 import { EXIT } from '../../tools/wire/errors.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { BIN, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { BIN, ME, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 import { type SensorProc, ids, startSensor } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -191,7 +191,7 @@ describe('tampering seen by the sensor and by chat', () => {
     const other = session({ name: 'other' });
     tamper(victim, reader, other);
     const statuses: string[] = [];
-    const src = createBusSource({ root: bus.root, reader: { id: 'tester', kind: 'human' } });
+    const src = createBusSource({ root: bus.root, reader: { id: ME, kind: 'human', user: ME } });
     src.start({ arrived: () => {}, status: (t) => t && statuses.push(t), channels: () => {} });
     try {
       const { messages } = src.loadInitial(50);
@@ -213,7 +213,7 @@ describe('tampering seen by the sensor and by chat', () => {
     runBin(['send', '--to', reader.sessionId, 'hello'], { env: victim.env, cwd: victim.cwd });
     writeFileSync(join(bus.root, 'policy.json'), '{"version": 1,\n "open": "nobody"}\n');
     const statuses: string[] = [];
-    const src = createBusSource({ root: bus.root, reader: { id: 'tester', kind: 'human' } });
+    const src = createBusSource({ root: bus.root, reader: { id: ME, kind: 'human', user: ME } });
     src.start({ arrived: () => {}, status: (t) => t && statuses.push(t), channels: () => {} });
     try {
       expect(src.loadInitial(50).messages).toEqual([]);

@@ -4,7 +4,7 @@
 
 export { type CardCheck, type CardJson, cardFor, publishedCardFor, signedCardFor, verifyCard } from './cards.js';
 export { delegate, parseScope, parseTtl, requirePrincipal, type SignedDelegation } from './delegation.js';
-export { checkSend, createGate, type Gate, type Reader } from './gate.js';
+export { checkJoin, checkReach, checkSend, createGate, type Gate, type Reader } from './gate.js';
 export { createHeldCheck, type HeldCheck, UNCHECKED } from './held.js';
 export { describeKeys, type KeysReport, publishedKeysDir, readPublishedKeys, rotateKey, verifyBytes } from './keys.js';
 export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent, type TreeNode } from './lineage.js';
