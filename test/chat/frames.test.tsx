@@ -139,7 +139,7 @@ describe('attend chat frames', () => {
     // The chat resolved @name against the live roster only: `api is not live; the draft is
     // kept`, where `attend send --to api` leaves it a message that waits.
     const api = live('api');
-    await runInProcess(['send', 'going for lunch'], { env: api.env });
+    await runInProcess(['send', 'going for lunch'], { env: api.env, user: PERSON });
     api.kill();
     const c = renderChat();
     await c.until((x) => x.includes('going for lunch'), 'history');

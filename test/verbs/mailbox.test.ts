@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { rememberParties } from '../../tools/bus/presence/names.js';
 import { reachOf } from '../../tools/bus/presence/reach.js';
 import { reachText } from '../../tools/wire/display.js';
-import { type TempBus, ME, runInProcess, useTempBus } from '../helpers/temp-bus.js';
+import { type TempBus, ME, runInProcess, useFamilyPolicy, useTempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -72,6 +72,8 @@ describe("the person's mail, read from another directory (issue 21 item 2)", () 
     mkdirSync(elsewhere, { recursive: true });
     expect((await runInProcess(['send', 'back after lunch'], { env: bus.env, cwd: proj })).exitCode).toBe(0);
     const a = agent('d1');
+    // Declared agents have no lineage, so no group: they talk here under family (issue 20).
+    useFamilyPolicy(bus);
     // Two agents of the project: mail between them in its tray is theirs, not the person's.
     const [p1, p2] = ['p1', 'p2'].map((id) => ({ env: { ...agent(id).env }, cwd: proj }));
     expect((await runInProcess(['send', 'hello'], p2!)).exitCode).toBe(0);
