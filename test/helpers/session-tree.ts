@@ -7,7 +7,7 @@
 // Each session listens on a Unix socket for what to run; the test talks to it there.
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { BIN, type RunResult, type TempBus, waitFor } from './bus.js';
@@ -27,6 +27,7 @@ writeFileSync(record, JSON.stringify({ pid: process.pid, sessionId, cwd, procSta
 const tool = { ...process.env, CLAUDECODE: '1', CLAUDE_CODE_SESSION_ID: sessionId, CLAUDE_PID: String(process.pid) };
 const children = [];
 const server = net.createServer((c) => {
+  c.on('error', (e) => console.error('connection:', e.message));
   let buf = '';
   c.on('data', (d) => {
     buf += d;
@@ -36,15 +37,20 @@ const server = net.createServer((c) => {
       const r = spawnSync(process.execPath, [bin, ...req.args], { cwd, env: tool, input: req.input ?? '', encoding: 'utf8' });
       c.end(JSON.stringify({ exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr }) + '\\n');
     } else if (req.op === 'spawn') {
-      const p = spawn(process.execPath, ['-e', script, '--', req.sessionId, req.cwd, req.sock, req.name, bin, script], { stdio: 'ignore', env: process.env });
+      const log = require('node:fs').openSync(req.sock + '.log', 'a');
+      const p = spawn(process.execPath, ['-e', script, '--', req.sessionId, req.cwd, req.sock, req.name, bin, script], { stdio: ['ignore', 'ignore', log], env: process.env });
+      p.on('error', (e) => console.error('spawn:', e.message));
+      p.on('exit', (code, sig) => console.error('child', p.pid, 'exited', code, sig));
       children.push(p);
       c.end(JSON.stringify({ pid: p.pid }) + '\\n');
     }
   });
 });
 const stop = () => { rmSync(record, { force: true }); for (const p of children) p.kill('SIGTERM'); process.exit(0); };
+process.on('exit', (code) => console.error('session', process.pid, 'exits', code));
 process.on('SIGTERM', stop);
-server.listen(sock);
+// Ready once listening: the socket file exists from bind(), a moment before listen().
+server.listen(sock, () => writeFileSync(sock + '.ready', ''));
 `;
 
 export interface SessionProc {
@@ -60,13 +66,22 @@ export interface SessionProc {
 
 let counter = 0;
 
-function ask(sock: string, req: unknown): Promise<Record<string, unknown>> {
+/** One request to a session process; a failure carries what the process said on stderr. */
+function ask(sock: string, req: unknown, pid?: number): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     let out = '';
     const c = connect(sock, () => c.write(`${JSON.stringify(req)}\n`));
     c.on('data', (d) => (out += d.toString('utf8')));
     c.on('end', () => resolve(JSON.parse(out) as Record<string, unknown>));
-    c.on('error', reject);
+    c.on('error', (err) => {
+      let alive = 'unknown';
+      try {
+        if (pid !== undefined) alive = String(process.kill(pid, 0));
+      } catch {
+        alive = 'false';
+      }
+      reject(new Error(`${err.message} (${JSON.stringify(req).slice(0, 80)}; pid ${pid} alive: ${alive}); the session process said: ${existsSync(`${sock}.log`) ? readFileSync(`${sock}.log`, 'utf8') : '(nothing)'}`));
+    });
   });
 }
 
@@ -83,16 +98,16 @@ export function sessionTree(bus: TempBus): { lead(name: string): Promise<Session
   };
   const proc = async (name: string, at: ReturnType<typeof place>, pid: number): Promise<SessionProc> => {
     pids.push(pid);
-    await waitFor(() => existsSync(at.sock) && existsSync(join(bus.claudeDir, 'sessions', `${pid}.json`)), { what: `session ${name} to listen`, timeoutMs: 15_000 });
+    await waitFor(() => existsSync(`${at.sock}.ready`) && existsSync(join(bus.claudeDir, 'sessions', `${pid}.json`)), { what: `session ${name} to listen`, timeoutMs: 15_000 });
     const s: SessionProc = {
       name,
       sessionId: at.sessionId,
       pid,
       cwd: at.cwd,
-      run: async (args, input) => (await ask(at.sock, { op: 'run', args, input })) as unknown as RunResult,
+      run: async (args, input) => (await ask(at.sock, { op: 'run', args, input }, pid)) as unknown as RunResult,
       async spawnChild(child) {
         const c = place(child);
-        const r = await ask(at.sock, { op: 'spawn', sessionId: c.sessionId, cwd: c.cwd, sock: c.sock, name: child });
+        const r = await ask(at.sock, { op: 'spawn', sessionId: c.sessionId, cwd: c.cwd, sock: c.sock, name: child }, pid);
         return proc(child, c, r.pid as number);
       },
     };
@@ -101,7 +116,9 @@ export function sessionTree(bus: TempBus): { lead(name: string): Promise<Session
   return {
     async lead(name) {
       const at = place(name);
-      const p = spawn(process.execPath, ['-e', HOST, '--', at.sessionId, at.cwd, at.sock, name, BIN, HOST], { stdio: 'ignore', env: bus.env });
+      const log = openSync(`${at.sock}.log`, 'a');
+      const p = spawn(process.execPath, ['-e', HOST, '--', at.sessionId, at.cwd, at.sock, name, BIN, HOST], { stdio: ['ignore', 'ignore', log], env: bus.env });
+      closeSync(log);
       return proc(name, at, p.pid as number);
     },
     stop() {
