@@ -13,7 +13,7 @@ import { scopeDir } from '../../tools/bus/store/layout.js';
 import { createReporter } from '../../tools/bus/store/messages.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
-import { agent, ids, put } from '../helpers/fixtures.js';
+import { agent, ids, put, PERSON } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -52,7 +52,7 @@ function ledger(): Ledger {
 /** A message written the way an older attend or another tool writes the layout: no index line. */
 function putForeign(id: string, body = 'foreign'): void {
   mkdirSync(openDir(), { recursive: true });
-  writeFileSync(pjoin(openDir(), `${id}.signal`), `external:old@pts-1|p|/p|from_kind:human|from_id:old|to:*|${body}\n`, { mode: 0o600 });
+  writeFileSync(pjoin(openDir(), `${id}.signal`), `external:${PERSON}@pts-1|p|/p|from_kind:human|from_id:${PERSON}|to:*|${body}\n`, { mode: 0o600 });
 }
 
 describe('directory index hint', () => {

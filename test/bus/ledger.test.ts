@@ -9,7 +9,7 @@ import { scopeDir } from '../../tools/bus/store/layout.js';
 import { withListings } from '../../tools/bus/store/listing-cache.js';
 import { createReporter } from '../../tools/bus/store/messages.js';
 import type { Identity } from '../../tools/identity/resolve.js';
-import { agent, ids, join, put } from '../helpers/fixtures.js';
+import { agent, ids, join, put, PERSON } from '../helpers/fixtures.js';
 import { ORIGIN, OPEN, TRAY, ledgerNow as ledgerOf, take as takeFrom } from '../helpers/ledger.js';
 import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
 
@@ -98,7 +98,7 @@ describe('consumption ledger', () => {
     const mk = ids();
     const recent = [put(bus.root, mk, { scope: OPEN, to: '*', body: 'recent' })];
     const byHand = mk();
-    writeFileSync(pjoin(scopeDir(bus.root, OPEN), `${byHand}.signal`), 'external:old@pts-1|p|/p|from_kind:human|from_id:old|to:*|by hand\n', { mode: 0o600 });
+    writeFileSync(pjoin(scopeDir(bus.root, OPEN), `${byHand}.signal`), `external:${PERSON}@pts-1|p|/p|from_kind:human|from_id:${PERSON}|to:*|by hand\n`, { mode: 0o600 });
     recent.push(byHand);
     // Without a cache: the directory is walked.
     const walked = take(agent('sid-walk', ORIGIN));
@@ -128,7 +128,7 @@ describe('consumption ledger', () => {
     withListings(bus.root, [OPEN], { now: Date.now(), reporter: createReporter(() => {}) }, () => {});
     // A file without an index line, settled: the cache cannot explain the directory any more.
     const byHand = mk();
-    writeFileSync(pjoin(scopeDir(bus.root, OPEN), `${byHand}.signal`), 'external:old@pts-1|p|/p|from_kind:human|from_id:old|to:*|by hand\n', { mode: 0o600 });
+    writeFileSync(pjoin(scopeDir(bus.root, OPEN), `${byHand}.signal`), `external:${PERSON}@pts-1|p|/p|from_kind:human|from_id:${PERSON}|to:*|by hand\n`, { mode: 0o600 });
     const r = take(agent('sid-late', ORIGIN), true, Date.now() + 200);
     expect(r.pending.fresh.map((m) => m.body)).toEqual(expect.arrayContaining(['indexed', 'by hand']));
   });

@@ -41,9 +41,10 @@ describe('listing cache, by hand', () => {
     const w = makeWorld();
     try {
       const tray = w.scopes[0] as Scope;
-      put(w.bus.root, w.newId, { scope: tray, to: 'constructor', fromId: '__proto__', body: 'not mine' });
-      put(w.bus.root, w.newId, { scope: tray, to: `__proto__,${ME}`, fromId: 'hana', body: 'mine' });
-      put(w.bus.root, w.newId, { scope: tray, to: ME, fromId: 'toString', body: 'mine too' });
+      // Agents writing to the person (every node reaches the person); only the ids are odd.
+      put(w.bus.root, w.newId, { scope: tray, to: 'constructor', fromId: '__proto__', fromKind: 'agent', body: 'not mine' });
+      put(w.bus.root, w.newId, { scope: tray, to: `__proto__,${ME}`, fromId: 'hana', fromKind: 'agent', body: 'mine' });
+      put(w.bus.root, w.newId, { scope: tray, to: ME, fromId: 'toString', fromKind: 'agent', body: 'mine too' });
       const page = runInbox(w.ctx(), { limit: 10, page: 1 });
       expect(page.messages.map((m) => m.body)).toEqual(['mine too', 'mine']);
       expect(page.total).toBe(2);

@@ -12,7 +12,7 @@ import { processAlive } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey, nicknameFor } from '../../tools/wire/names.js';
 import { type FakeSession, type TempBus, ME, liveTask, procStart, runInProcess, waitFor, useTempBus } from '../helpers/temp-bus.js';
-import { ids, put } from '../helpers/fixtures.js';
+import { ids, put, PERSON } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -215,6 +215,7 @@ describe('peers and status', () => {
     const a = session();
     const b = session();
     await runInProcess(['join', 'ops'], { env: a.env });
+    await runInProcess(['join', 'ops'], { env: b.env });
     await runInProcess(['send', '--channel', 'ops', 'one'], { env: b.env });
     await runInProcess(['send', 'to everyone'], { env: b.env });
     await runInProcess(['send', '--to', a.sessionId, 'direct'], { env: b.env });
@@ -260,7 +261,7 @@ describe('peers and status', () => {
     put(bus.root, now, { scope: { kind: 'open' }, to: '*', body: 'recent' });
     put(bus.root, now, { scope: { kind: 'channel', name: 'ops' }, to: '#ops', body: 'recent in ops' });
     // Written without attend (no index line), a moment ago.
-    writeFileSync(join(bus.root, 'signals', '_broadcast', `${now()}.signal`), 'external:old@pts-1|p|/p|from_kind:human|from_id:old|to:*|by hand\n', { mode: 0o600 });
+    writeFileSync(join(bus.root, 'signals', '_broadcast', `${now()}.signal`), `external:${PERSON}@pts-1|p|/p|from_kind:human|from_id:${PERSON}|to:*|by hand\n`, { mode: 0o600 });
     const status = async () => JSON.parse((await runInProcess(['status', '--json'], { env: a.env })).stdout) as { inbox: { total: number; unread: number }; delivery: { ledger: { state: string } } };
     const before = await status();
     expect(before.delivery.ledger.state).toBe('missing');
@@ -269,7 +270,8 @@ describe('peers and status', () => {
     const drained = await runInProcess(['inbox', '--drain', '--format', 'plain'], { env: a.env });
     expect(drained.stdout).toMatch(/^\[attend\] 3 peer messages delivered/);
     expect(drained.stdout).toContain('31 earlier messages not shown');
-    expect(drained.stdout).toContain('[1 message, old, #open');
+    // The recent #open message and the hand-written one, each collapsed.
+    expect(drained.stdout.split(`[1 message, ${PERSON}, #open`)).toHaveLength(3);
     expect((await status()).inbox.unread).toBe(0);
   });
 });

@@ -13,7 +13,7 @@ import { type Message, createReporter, readMessage, silentReporter, writeSignal 
 import { createSigner, sidecarPath } from '../../tools/bus/trust/signing.js';
 import type { Envelope, Scope } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { type TempBus, useFamilyPolicy, useTempBus } from '../helpers/temp-bus.js';
 import { agent, ids } from '../helpers/fixtures.js';
 
 let bus: TempBus;
@@ -201,6 +201,7 @@ describe('tampering is detected on read', () => {
   });
 
   it('held messages are never handed to a conduit, and the rest still are', () => {
+    useFamilyPolicy(bus); // signatures, not groups: these two agents have no lineage
     const who = agent('sid-r', '/srv/a');
     write(TRAY_A, envFrom('sid-victim', { body: 'genuine' }));
     const forged = ids()();

@@ -11,11 +11,13 @@ import { listingCacheDir } from '../../tools/bus/store/listing-cache.js';
 import type { Message } from '../../tools/bus/store/messages.js';
 import { createBusSource } from '../../tools/chat/bus-source.js';
 import type { Scope } from '../../tools/wire/envelope.js';
-import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
+import { ME, type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
 import { ids, put } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
+/** The person at the keyboard: the one who wrote the human messages of `put`. */
+const PERSON = { id: ME, kind: 'human' as const, user: ME };
 
 const OPEN: Scope = { kind: 'open' };
 const OPS: Scope = { kind: 'channel', name: 'ops' };
@@ -25,7 +27,7 @@ describe('chat bus source', () => {
     const mk = ids();
     const written: string[] = [];
     for (let i = 0; i < 120; i++) written.push(put(bus.root, mk, { scope: i % 3 === 0 ? OPS : OPEN, to: i % 3 === 0 ? '#ops' : '*', body: `h${i}` }));
-    const source = createBusSource({ root: bus.root });
+    const source = createBusSource({ root: bus.root, reader: PERSON });
     try {
       const first = source.loadInitial(50);
       expect(first.hasOlder).toBe(true);
@@ -47,7 +49,7 @@ describe('chat bus source', () => {
     const mk = ids();
     const history: string[] = [];
     for (let i = 0; i < 40; i++) history.push(put(bus.root, mk, { scope: OPEN, to: '*', body: `h${i}` }));
-    const source = createBusSource({ root: bus.root, rescanMs: 50, batchMs: 10 });
+    const source = createBusSource({ root: bus.root, rescanMs: 50, batchMs: 10, reader: PERSON });
     const arrived: Message[] = [];
     let rescans = 0;
     try {
@@ -59,7 +61,7 @@ describe('chat bus source', () => {
       chmodSync(old, 0o600);
       const live = put(bus.root, mk, { scope: OPEN, to: '*', body: 'live' });
       const byHand = mk();
-      writeFileSync(join(scopeDir(bus.root, OPEN), `${byHand}.signal`), 'external:hana@pts-1|p|/p|by hand\n', { mode: 0o600 });
+      writeFileSync(join(scopeDir(bus.root, OPEN), `${byHand}.signal`), `external:${ME}@pts-1|p|/p|by hand\n`, { mode: 0o600 });
       mkdirSync(scopeDir(bus.root, OPS), { recursive: true, mode: 0o700 });
       const inNew = put(bus.root, mk, { scope: OPS, to: '#ops', body: 'in a new channel' });
       await waitFor(() => arrived.length >= 3, { what: 'three arrivals' });
@@ -76,14 +78,14 @@ describe('chat bus source', () => {
     const mk = ids();
     const history: string[] = [];
     for (let i = 0; i < 30; i++) history.push(put(bus.root, mk, { scope: OPEN, to: '*', body: `h${i}` }));
-    const warm = createBusSource({ root: bus.root });
+    const warm = createBusSource({ root: bus.root, reader: PERSON });
     warm.loadInitial(5);
     warm.stop();
     // The base file the first load wrote, overwritten with lines that parse as nothing.
     const cdir = listingCacheDir(bus.root, '_broadcast');
     const base = readdirSync(cdir).find((n) => n.endsWith('.ids')) as string;
     writeFileSync(join(cdir, base), Buffer.alloc(statSync(join(cdir, base)).size, '~ \n'));
-    const source = createBusSource({ root: bus.root, rescanMs: 50, batchMs: 10 });
+    const source = createBusSource({ root: bus.root, rescanMs: 50, batchMs: 10, reader: PERSON });
     const arrived: Message[] = [];
     try {
       const first = source.loadInitial(50);

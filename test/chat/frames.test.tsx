@@ -14,29 +14,35 @@ import { createVerbCtx } from '../../tools/verbs/context.js';
 import { writeSignal } from '../../tools/bus/store/messages.js';
 import { writePresence } from '../../tools/bus/presence/heartbeats.js';
 import { attendKey } from '../../tools/wire/names.js';
+import { remoteMachine } from '../helpers/remote.js';
 import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
+/** The person of the bus: the chat's operator, and the person whose terminal started the sessions. */
+const PERSON = 'tester';
 let sessions: FakeSession[] = [];
 let unmounts: (() => void)[] = [];
+let cleanups: (() => void)[] = [];
 
 beforeEach(() => {
   bus = makeTempBus();
   sessions = [];
   unmounts = [];
+  cleanups = [];
 });
 afterEach(() => {
   for (const u of unmounts) u();
+  for (const c of cleanups) c();
   for (const s of sessions) s.dispose();
   bus.cleanup();
 });
 
 function renderChat(opts: { depth?: 0 | 1 | 2 | 3 } = {}) {
-  const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human', userName: 'tester' });
+  const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, identity: 'human', userName: PERSON });
   const root = makeCtx().root();
   // What start-chat's heartbeat does, so the operator is live for others to address.
   writePresence(root, { id: 'tester', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
-  const source = createBusSource({ root, rescanMs: 200 });
+  const source = createBusSource({ root, rescanMs: 200, reader: { id: PERSON, kind: 'human', user: PERSON } });
   const actions = createChatActions({ makeCtx, root, now: Date.now });
   const inst = render(<App me="tester" source={source} actions={actions} depth={opts.depth ?? 0} now={Date.now} mouse={false} setMouse={() => {}} rosterMs={200} />);
   unmounts.push(() => inst.unmount());
@@ -65,7 +71,7 @@ function live(name: string): FakeSession {
 describe('attend chat frames', () => {
   it('a session that ended shows by its last name, marked gone (issue #10 item 16)', async () => {
     const api = live('api');
-    await runInProcess(['send', 'parting words'], { env: api.env });
+    await runInProcess(['send', 'parting words'], { env: api.env, user: PERSON });
     api.kill();
     const c = renderChat();
     const f = await c.until((x) => x.includes('parting words'), 'history');
@@ -76,17 +82,20 @@ describe('attend chat frames', () => {
     // The marker had a rule of its own (the live name, else the raw id): a reply to a session
     // that ended read `↳ re 00000000-…` where the header of the same message read `api (gone)`.
     const api = live('api');
-    const asked = (await runInProcess(['send', 'who owns the schema?'], { env: api.env })).stdout.trim();
+    const asked = (await runInProcess(['send', 'who owns the schema?'], { env: api.env, user: PERSON })).stdout.trim();
     api.kill();
+    // A person of another machine answers (the only other person a bus can show, issue 20).
+    const box = remoteMachine(bus, 'box', 'here');
+    cleanups.push(() => box.cleanup());
     const c = renderChat();
-    writeSignal(c.root, { kind: 'open' }, '0zzzzzzzzzzz-late', { from: 'external:ops-lead@pts/1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'ops-lead', to: '*', re: asked, body: 'I do' });
+    box.write({ kind: 'open' }, { fromId: 'ops-lead', fromKind: 'human', to: '*', re: asked, body: 'I do' });
     const f = await c.until((x) => x.includes('I do'), 'the reply');
-    expect(f).toMatch(/ops-lead \(human\) unsigned {2}#open {2}↳ re api \(gone\)/);
+    expect(f).toMatch(/ops-lead@box \(human\) {2}#open {2}↳ re api \(gone\)/);
   });
 
   it('shows tabs, history, the roster and the status line without colour under NO_COLOR', async () => {
     const nick = live('Nick');
-    await runInProcess(['send', 'first words'], { env: nick.env });
+    await runInProcess(['send', 'first words'], { env: nick.env, user: PERSON });
     const c = renderChat();
     const f = await c.until((x) => x.includes('first words') && x.includes('Nick idle'), 'history and roster');
     expect(f).toMatch(/\[merged\] {2}#open {3}direct/);
@@ -130,7 +139,7 @@ describe('attend chat frames', () => {
     // The chat resolved @name against the live roster only: `api is not live; the draft is
     // kept`, where `attend send --to api` leaves it a message that waits.
     const api = live('api');
-    await runInProcess(['send', 'going for lunch'], { env: api.env });
+    await runInProcess(['send', 'going for lunch'], { env: api.env, user: PERSON });
     api.kill();
     const c = renderChat();
     await c.until((x) => x.includes('going for lunch'), 'history');
@@ -194,7 +203,7 @@ describe('attend chat frames', () => {
 
   it('sends to a channel whose other member is not live, and says so', async () => {
     const nick = live('Nick');
-    expect((await runInProcess(['join', 'ops'], { env: nick.env })).exitCode).toBe(0);
+    expect((await runInProcess(['join', 'ops'], { env: nick.env, user: PERSON })).exitCode).toBe(0);
     const c = renderChat();
     await c.type('/join #ops');
     c.press('\r');
@@ -227,8 +236,8 @@ describe('attend chat frames', () => {
     const nick = live('Nick');
     const c = renderChat();
     await c.until((x) => x.includes('Nick idle'), 'roster');
-    expect((await runInProcess(['send', '--to', 'tester', 'psst, direct'], { env: nick.env })).exitCode).toBe(0);
-    expect((await runInProcess(['send', 'hello everyone'], { env: nick.env })).exitCode).toBe(0);
+    expect((await runInProcess(['send', '--to', 'tester', 'psst, direct'], { env: nick.env, user: PERSON })).exitCode).toBe(0);
+    expect((await runInProcess(['send', 'hello everyone'], { env: nick.env, user: PERSON })).exitCode).toBe(0);
     const f = await c.until((x) => x.includes('hello everyone') && x.includes('psst, direct'), 'live arrival');
     expect(f).toMatch(/#open \(1\)/);
     expect(f).toMatch(/direct \(1\)/);
@@ -237,7 +246,7 @@ describe('attend chat frames', () => {
 
   it('renders hostile bodies inert and wrapped', async () => {
     const nick = live('Nick');
-    await runInProcess(['send', `\x1b[2J\x1b]0;pwned\x07 \u202Egnp.exe ${'y'.repeat(10_000)}`], { env: nick.env });
+    await runInProcess(['send', `\x1b[2J\x1b]0;pwned\x07 \u202Egnp.exe ${'y'.repeat(10_000)}`], { env: nick.env, user: PERSON });
     const c = renderChat();
     const f = await c.until((x) => x.includes('␛[2J'), 'neutralized body');
     expect(f).not.toMatch(/\x1b\[2J|\x1b\]0|\u202e/);
@@ -249,7 +258,7 @@ describe('attend chat frames', () => {
   it('wraps wide characters by terminal columns instead of cutting them off', async () => {
     const nick = live('Nick');
     const body = `${'漢字かな'.repeat(40)}🎉end`; // 160 CJK characters (320 columns), an emoji, ASCII
-    await runInProcess(['send', body], { env: nick.env });
+    await runInProcess(['send', body], { env: nick.env, user: PERSON });
     const c = renderChat();
     const f = await c.until((x) => x.includes('end'), 'wide body');
     for (const row of f.split('\n')) expect(stringWidth(row)).toBeLessThanOrEqual(100);
@@ -271,7 +280,7 @@ describe('attend chat frames', () => {
     rmSync(join(c.root, 'signals'), { recursive: true, force: true });
     await c.until((x) => x.includes('is gone; waiting'), 'vanished status');
     mkdirSync(join(c.root, 'signals', '_broadcast'), { recursive: true });
-    writeSignal(c.root, { kind: 'open' }, '0zzzzzzzzzzz-back', { from: 'external:x@t', project: 'p', cwd: '/p', body: 'back again' });
+    writeSignal(c.root, { kind: 'open' }, '0zzzzzzzzzzz-back', { from: `external:${PERSON}@t`, project: 'p', cwd: '/p', body: 'back again' });
     await c.until((x) => x.includes('back again'), 'recovered');
   });
 
@@ -321,14 +330,15 @@ describe('attend chat frames', () => {
   });
 
   it('labels a human sender once: "(human)" for others, "(you)" for the operator', async () => {
-    writePresence(bus.root, { id: 'ops-lead', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
-    writeSignal(bus.root, { kind: 'open' }, '0aaaaaaaaaaa-human', { from: 'external:ops-lead@pts/1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'ops-lead', to: '*', body: 'from another human' });
+    // The other person is of another machine: on one bus there is one person (issue 20).
+    const box = remoteMachine(bus, 'box', 'here');
+    cleanups.push(() => box.cleanup());
+    box.write({ kind: 'open' }, { fromId: 'ops-lead', fromKind: 'human', to: '*', body: 'from another human' });
     const c = renderChat();
     await c.type('mine');
     c.press('\r');
     const f = await c.until((x) => x.includes('from another human') && /tester \(you\) {2}#open/.test(x), 'both messages');
-    // Written without attend's signature, so chat says unsigned (issue 14).
-    expect(f).toMatch(/ops-lead \(human\) unsigned {2}#open/);
+    expect(f).toMatch(/ops-lead@box \(human\) {2}#open/);
     expect(f).not.toContain('(you) (human)');
   });
 
@@ -344,8 +354,8 @@ describe('attend chat frames', () => {
   it('selects an older message with Alt-↑, shows it on the destination line, and Enter replies to it', async () => {
     const nick = live('Nick');
     const hana = live('Hana');
-    expect((await runInProcess(['send', 'first from nick'], { env: nick.env })).exitCode).toBe(0);
-    expect((await runInProcess(['send', 'then hana'], { env: hana.env })).exitCode).toBe(0);
+    expect((await runInProcess(['send', 'first from nick'], { env: nick.env, user: PERSON })).exitCode).toBe(0);
+    expect((await runInProcess(['send', 'then hana'], { env: hana.env, user: PERSON })).exitCode).toBe(0);
     const open = join(bus.root, 'signals', '_broadcast');
     const [nickId, hanaId] = readdirSync(open).filter((n) => n.endsWith('.signal')).sort().map((n) => n.slice(0, -'.signal'.length));
     const c = renderChat();
@@ -375,8 +385,8 @@ describe('attend chat frames', () => {
   it('/reply answers the selection; Esc lets go of the selection before it quits', async () => {
     const nick = live('Nick');
     const hana = live('Hana');
-    expect((await runInProcess(['send', 'older one'], { env: nick.env })).exitCode).toBe(0);
-    expect((await runInProcess(['send', 'newer one'], { env: hana.env })).exitCode).toBe(0);
+    expect((await runInProcess(['send', 'older one'], { env: nick.env, user: PERSON })).exitCode).toBe(0);
+    expect((await runInProcess(['send', 'newer one'], { env: hana.env, user: PERSON })).exitCode).toBe(0);
     const open = join(bus.root, 'signals', '_broadcast');
     const [nickId] = readdirSync(open).filter((n) => n.endsWith('.signal')).sort().map((n) => n.slice(0, -'.signal'.length));
     const c = renderChat();
@@ -406,7 +416,7 @@ describe('attend chat frames', () => {
 
   it('colours names at 256 colours', async () => {
     const nick = live('Nick');
-    await runInProcess(['send', 'tinted'], { env: nick.env });
+    await runInProcess(['send', 'tinted'], { env: nick.env, user: PERSON });
     const c = renderChat({ depth: 2 });
     const f = await c.until((x) => x.includes('tinted'), 'render');
     // Chalk's level follows the test's stdout; the colour prop must at least not break text.

@@ -17,14 +17,18 @@ import { FIRST_PAGE, useHistory, useScrollBack } from '../../tools/chat/hooks/us
 import { usePeers } from '../../tools/chat/hooks/use-peers.js';
 import { type FeedAction, feedReducer, initialFeed } from '../../tools/chat/state/feed.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
-import { makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/temp-bus.js';
+import { ME, makeTempBus, runInProcess, type TempBus, useFamilyPolicy, waitFor } from '../helpers/temp-bus.js';
 import { ids, put } from '../helpers/fixtures.js';
 import { manualTimers } from '../helpers/timers.js';
 
 let bus: TempBus;
 let unmounts: (() => void)[] = [];
+/** The person at the keyboard: the one who wrote the human messages of `put`. */
+const PERSON = { id: ME, kind: 'human' as const, user: ME };
 beforeEach(() => {
   bus = makeTempBus();
+  // The hooks, not permissions: a declared agent (no lineage) posts to #open as under family.
+  useFamilyPolicy(bus);
   unmounts = [];
 });
 afterEach(() => {
@@ -80,7 +84,7 @@ describe('useBusMessages', () => {
   }
 
   it('delivers arrivals and channel directories into the feed, trouble to the status, and stops on unmount', async () => {
-    const source = counted(createBusSource({ root: bus.root, rescanMs: 50, batchMs: 10 }));
+    const source = counted(createBusSource({ root: bus.root, rescanMs: 50, batchMs: 10, reader: PERSON }));
     source.loadInitial(10);
     const c = mount(<Probe source={source} names={['planned']} />);
     expect(source.starts).toBe(1);
@@ -155,7 +159,7 @@ describe('useHistory and useScrollBack', () => {
     const mk = ids(() => Date.now() - 60_000);
     const total = FIRST_PAGE + 30;
     for (let i = 0; i < total; i++) put(bus.root, mk, { scope: { kind: 'open' }, to: '*', body: `m${i}` });
-    const source = createBusSource({ root: bus.root });
+    const source = createBusSource({ root: bus.root, reader: PERSON });
     unmounts.push(() => source.stop());
     const c = mount(<Probe source={source} limit={FIRST_PAGE + 10} atTop={false} />);
     expect(c.frame()).toMatch(new RegExp(`^count: (${FIRST_PAGE}|${FIRST_PAGE + 10}) \\| older: true \\| newest: m${total - 1} \\| oldest: m(30|20) \\| tabs: planned`));

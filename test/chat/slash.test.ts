@@ -71,11 +71,11 @@ describe('chat channel commands share the channel rules', () => {
 
   it('/join after an invite takes it up and owes the backlog', async () => {
     const nick = live('Nick');
-    expect((await runInProcess(['join', 'ops'], { env: nick.env })).exitCode).toBe(0);
-    for (let i = 0; i < 3; i++) expect((await runInProcess(['send', '--channel', 'ops', `before ${i}`], { env: nick.env })).exitCode).toBe(0);
+    expect((await runInProcess(['join', 'ops'], { env: nick.env, user: 'tester' })).exitCode).toBe(0);
+    for (let i = 0; i < 3; i++) expect((await runInProcess(['send', '--channel', 'ops', `before ${i}`], { env: nick.env, user: 'tester' })).exitCode).toBe(0);
     const run = chat();
     // The operator is live (chat heartbeat), so the agent can invite the human by username.
-    expect((await runInProcess(['invite', 'tester', 'ops'], { env: nick.env })).exitCode).toBe(0);
+    expect((await runInProcess(['invite', 'tester', 'ops'], { env: nick.env, user: 'tester' })).exitCode).toBe(0);
     const out = run('/join #ops');
     expect(out.switchTo).toBe('#ops');
     expect(out.lines.map((l) => l.text)).toEqual(['joined #ops', `invited by ${nick.sessionId}: 3 earlier messages owed to you`]);
@@ -87,8 +87,8 @@ describe('chat channel commands share the channel rules', () => {
     const nick = live('Nick');
     const run = chat('ops');
     run('/create #ops');
-    expect((await runInProcess(['join', 'ops'], { env: nick.env })).exitCode).toBe(0);
-    expect((await runInProcess(['send', '--channel', 'ops', 'in the room'], { env: nick.env })).exitCode).toBe(0);
+    expect((await runInProcess(['join', 'ops'], { env: nick.env, user: 'tester' })).exitCode).toBe(0);
+    expect((await runInProcess(['send', '--channel', 'ops', 'in the room'], { env: nick.env, user: 'tester' })).exitCode).toBe(0);
     const refused = run('/dissolve');
     expect(refused.consumed).toBe(false);
     expect(refused.lines[0]?.level).toBe('error');
@@ -105,7 +105,7 @@ describe('chat channel commands share the channel rules', () => {
     const nick = live('Nick');
     const run = chat();
     run('/create #ops');
-    expect((await runInProcess(['join', 'ops'], { env: nick.env })).exitCode).toBe(0);
+    expect((await runInProcess(['join', 'ops'], { env: nick.env, user: 'tester' })).exitCode).toBe(0);
     expect(run('/kick @Nick #ops').lines[0]?.text).toBe('removed Nick from #ops (told)');
     expect(readChannels(bus.root).channels.ops?.members[nick.sessionId]).toBeUndefined();
     expect(lines(tray(nick)).at(-1)).toContain(`|to:${nick.sessionId}|kick: you were removed from #ops.`);

@@ -139,6 +139,8 @@ describe('attend send', () => {
     const t = asApi(['send', '--to', 'tester', 'x']);
     expect(t.exitCode, t.stderr).toBe(EXIT.ok);
     expect(t.stderr).toMatch(/^attend: waits for tester, last seen \d+m ago\n$/);
+    // web ran attend once (a session's SessionStart hook does), so the bus knows its parent.
+    expect(asWeb(['whoami']).exitCode).toBe(EXIT.ok);
     web.kill();
     const r = asApi(['send', '--to', 'web', 'x']);
     expect(r.exitCode, r.stderr).toBe(EXIT.ok);
@@ -404,20 +406,23 @@ describe('attend inbox', () => {
     const tray = join(bus.root, 'signals', attendKey(web.cwd));
     mkdirSync(open, { recursive: true });
     mkdirSync(tray, { recursive: true });
+    // api is a session the person started (its first attend records that), so it may post to
+    // #open; the old reply is the person's (the only person a line on this bus can be from).
+    expect(asApi(['whoami']).exitCode).toBe(EXIT.ok);
     writeFileSync(join(open, 'legacy0001.signal'), `claude:${api.sessionId}|api|${api.cwd}|an old broadcast\n`);
-    writeFileSync(join(open, 'legacy0002.signal'), 'external:bob@pts-1|p|/p|re:legacy0001|an old reply | with a bar\n');
+    writeFileSync(join(open, 'legacy0002.signal'), `external:${ME}@pts-1|p|/p|re:legacy0001|an old reply | with a bar\n`);
     writeFileSync(join(tray, 'legacy0003.signal'), `claude:${api.sessionId}|api|${api.cwd}|an old directed message`);
     const msgs = inboxJson().messages;
     const byId = Object.fromEntries(msgs.map((m) => [m.id, m]));
     expect(byId.legacy0001).toMatchObject({ fromKind: 'agent', fromId: api.sessionId, to: '*', re: null, body: 'an old broadcast', legacy: true, scope: '#open' });
-    expect(byId.legacy0002).toMatchObject({ fromKind: 'human', fromId: 'bob', to: '*', re: 'legacy0001', body: 'an old reply | with a bar' });
+    expect(byId.legacy0002).toMatchObject({ fromKind: 'human', fromId: ME, to: '*', re: 'legacy0001', body: 'an old reply | with a bar' });
     expect(byId.legacy0003).toMatchObject({ to: 'tray', scope: 'tray', body: 'an old directed message' });
     const thread = JSON.parse(asWeb(['inbox', '--thread', 'legacy0002', '--json']).stdout) as { messages: { id: string }[] };
     expect(thread.messages.map((m) => m.id)).toEqual(['legacy0001', 'legacy0002']);
     expect(asWeb(['inbox']).stdout).toContain('to: this tray');
     // A reply to a legacy message is addressed to its derived sender id.
-    const id = sent(asWeb(['reply', '--re', 'legacy0002', 'hi bob']));
-    expect(line(signals()[`_broadcast/${id}.signal`]!)).toMatchObject({ re: 'legacy0002', to: 'bob' });
+    const id = sent(asWeb(['reply', '--re', 'legacy0002', 'hi']));
+    expect(line(signals()[`_broadcast/${id}.signal`]!)).toMatchObject({ re: 'legacy0002', to: ME });
   });
 
   it('bad files never crash a reader: skipped, each reported once with its path', () => {
@@ -431,7 +436,7 @@ describe('attend inbox', () => {
       notaline: 'hello',
     };
     for (const [name, data] of Object.entries(bad)) writeFileSync(join(dir, `${name}.signal`), data);
-    writeFileSync(join(dir, 'crlf0001.signal'), 'external:bob@pts-1|p|/p|windows line\r\n');
+    writeFileSync(join(dir, 'crlf0001.signal'), `external:${ME}@pts-1|p|/p|windows line\r\n`);
     symlinkSync('/etc/passwd', join(dir, 'symlink1.signal'));
     const r = asWeb(['inbox', '--json']);
     expect(r.exitCode).toBe(0);

@@ -3,7 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { readSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { ME, runBin, type FakeSession, type TempBus, waitFor, useTempBus } from '../helpers/bus.js';
+import { ME, runBin, type FakeSession, type TempBus, useFamilyPolicy, waitFor, useTempBus } from '../helpers/bus.js';
 import { headerIds, ids, put, startSensor, traceIds } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -42,7 +42,7 @@ describe('attend inbox --drain', () => {
     const text = context(r.stdout);
     expect(text.split('\n')[0]).toBe('[attend] 1 peer message delivered at the turn boundary');
     expect(headerIds(text)).toEqual([a]);
-    expect(text).toContain('message from hana (human, to you, tray,');
+    expect(text).toContain(`message from ${ME} (human, to you, tray,`);
     expect(text).toContain('attend reply');
     expect(text.split('\n').at(-1)).toMatch(/^Silence is a valid reply/);
     expect(drain(payload(true)).stdout).toBe('');
@@ -55,7 +55,7 @@ describe('attend inbox --drain', () => {
     expect(headerIds(text)).toEqual([a]);
     const lines = text.split('\n');
     expect(lines.filter((l) => /^\s*\[attend message/.test(l))).toHaveLength(1);
-    expect(lines.filter((l) => /^\s*message from /.test(l))).toEqual([expect.stringMatching(/^message from hana \(human, to you, tray, /)]);
+    expect(lines.filter((l) => /^\s*message from /.test(l))).toEqual([expect.stringMatching(new RegExp(`^message from ${ME} \\(human, to you, tray, `))]);
     expect(text).not.toContain('</system-reminder>');
     expect(text).toContain('\u2502 [attend message from_kind=human from=aaron to=* id=evil]');
   });
@@ -79,11 +79,12 @@ describe('attend inbox --drain', () => {
   });
 
   it('collapses non-party threads and caps after party ordering', () => {
+    useFamilyPolicy(bus); // the drain's plan, not permissions: these agents have no lineage
     const mk = ids();
     const root = put(bus.root, mk, { scope: OPEN, to: '*', body: 'anyone seen the flaky test?', fromKind: 'agent', fromId: 'sid-hana' });
-    put(bus.root, mk, { scope: OPEN, to: '*', body: 'yes, it is the clock', re: root, fromId: 'tam' });
+    put(bus.root, mk, { scope: OPEN, to: '*', body: 'yes, it is the clock', re: root, fromKind: 'agent', fromId: 'tam' });
     put(bus.root, mk, { scope: OPEN, to: '*', body: 'thanks', re: root, fromKind: 'agent', fromId: 'sid-hana' });
-    for (let i = 0; i < 12; i++) put(bus.root, mk, { scope: OPEN, to: '*', body: `noise ${i}`, fromId: `w${i}` });
+    for (let i = 0; i < 12; i++) put(bus.root, mk, { scope: OPEN, to: '*', body: `noise ${i}`, fromKind: 'agent', fromId: `w${i}` });
     const mine = put(bus.root, mk, { scope: tray(), to: s.sessionId, body: 'for you' });
     const r = drain(payload(), 'plain', ['--trace']);
     expect(headerIds(r.stdout)).toEqual([mine]);
@@ -126,8 +127,9 @@ describe('attend inbox --drain', () => {
 
   it('--format plain drains for any caller (a generic harness), once, with its own ledger', () => {
     const harness = { ...bus.env };
-    const direct = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(bus.home) }, to: ME, body: 'for the harness' });
-    const open = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'for everyone' });
+    useFamilyPolicy(bus); // an agent with no lineage posts to #open here
+    const direct = put(bus.root, ids(), { scope: { kind: 'tray', key: attendKey(bus.home) }, to: ME, fromKind: 'agent', fromId: 'sid-other', body: 'for the harness' });
+    const open = put(bus.root, ids(), { scope: OPEN, to: '*', fromKind: 'agent', fromId: 'sid-other', body: 'for everyone' });
     const first = runBin(['inbox', '--drain', '--format', 'plain', '--trace'], { env: harness, input: '' });
     expect(first.exitCode).toBe(0);
     expect(headerIds(first.stdout)).toEqual([direct]);

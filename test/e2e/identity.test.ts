@@ -194,7 +194,7 @@ describe('who is a person (issue 14 §6), with real processes', () => {
     }
   });
 
-  it('a hand-written line that claims a person is a claim (sig=none), or held when it claims the one who signs', () => {
+  it('a hand-written line that claims a person is held: a stranger when it is not the person of this bus (issue 20), a bad signature when it claims the one who signs', () => {
     const reader = fakeSession(bus, { name: 'reader' });
     try {
       // The person has a key once it has sent anything.
@@ -205,9 +205,11 @@ describe('who is a person (issue 14 §6), with real processes', () => {
       writeFileSync(join(tray, `${ids()()}.signal`), line(ME, 'FORGED-PERSON'));
       const out = runBin(['inbox', '--drain', '--format', 'plain'], { env: reader.env, cwd: reader.cwd }).stdout;
       expect(out).toContain(`[attend message from_kind=human from=${ME} sig=ok to=${reader.sessionId} id=`);
-      expect(out).toMatch(new RegExp(`\\[attend message from_kind=human from=ceo sig=none to=${reader.sessionId} id=\\S+\\]\\n[^\\n]*\\n[^\\n]*CLAIMED-CEO`));
+      expect(out).not.toContain('CLAIMED-CEO');
       expect(out).not.toContain('FORGED-PERSON');
       const held = runBin(['inbox', '--held'], { env: bus.env }).stdout;
+      expect(held).toContain('CLAIMED-CEO');
+      expect(held).toContain('held: refused by policy: ceo claims to be a person, but is not the person of this bus (a stranger)');
       expect(held).toContain('FORGED-PERSON');
       expect(held).toContain(`held: bad signature: unsigned, but ${ME} signs its messages`);
     } finally {

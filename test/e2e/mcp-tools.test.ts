@@ -14,7 +14,7 @@ import { createContext } from '../../tools/cli/context.js';
 import { createServer } from '../../tools/mcp/server.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type FakeSession, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
+import { type FakeSession, type TempBus, runBin, useFamilyPolicy, useTempBus } from '../helpers/bus.js';
 import { ids, put } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -155,9 +155,10 @@ describe('attend mcp tools (in-process)', () => {
   });
 
   it('read with thread returns the message and its thread, oldest first', async () => {
+    useFamilyPolicy(bus); // threads, not permissions: tam is an agent with no lineage
     const mk = ids();
     const rootId = put(bus.root, mk, { scope: { kind: 'open' }, to: '*', body: 'question' });
-    const answer = put(bus.root, mk, { scope: { kind: 'open' }, to: '*', body: 'answer', re: rootId, fromId: 'tam' });
+    const answer = put(bus.root, mk, { scope: { kind: 'open' }, to: '*', body: 'answer', re: rootId, fromKind: 'agent', fromId: 'tam' });
     const r = await ok<{ message: { id: string }; thread: { id: string }[] }>('read', { id: answer, thread: true });
     expect(r.message.id).toBe(answer);
     expect(r.thread.map((m) => m.id)).toEqual([rootId, answer]);

@@ -108,6 +108,9 @@ describe('permission matrix: reply, channels, #open', () => {
 
   it('channel: members post, a non-member is refused; the human posts anywhere', () => {
     expect(as(n.w1, ['join', 'ops']).exitCode).toBe(0);
+    // w3 is of another group: it joins on the person's invitation (issue 20 attack 7).
+    expect(as(n.w3, ['join', 'ops']).exitCode).toBe(EXIT.refused);
+    expect(as('human', ['invite', idOf('w3'), 'ops']).exitCode).toBe(0);
     expect(as(n.w3, ['join', 'ops']).exitCode).toBe(0);
     expect(as(n.w1, ['send', '--channel', 'ops', 'from w1']).exitCode).toBe(0);
     const r = as(n.w2, ['send', '--channel', 'ops', 'from w2']);
@@ -116,10 +119,13 @@ describe('permission matrix: reply, channels, #open', () => {
     expect(as('human', ['send', '--channel', 'ops', 'from the human']).exitCode).toBe(0);
   });
 
-  it('#open post policy: humans only', () => {
-    expect(as(n.w1, ['send', 'to everyone']).exitCode).toBe(0);
+  it('#open post policy: top-level sessions (the default), then humans only', () => {
+    expect(as(n.lead1, ['send', 'to everyone']).exitCode).toBe(0);
+    const w = as(n.w1, ['send', 'a worker to everyone']);
+    expect(w.exitCode).toBe(EXIT.refused);
+    expect(w.stderr).toContain('only people and top-level sessions post to #open');
     expect(as('human', ['policy', '--open', 'humans']).exitCode).toBe(0);
-    const r = as(n.w1, ['send', 'to everyone again']);
+    const r = as(n.lead1, ['send', 'to everyone again']);
     expect(r.exitCode).toBe(EXIT.refused);
     expect(r.stderr).toContain('only humans post to #open');
     expect(as('human', ['send', 'announcement']).exitCode).toBe(0);

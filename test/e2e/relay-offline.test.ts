@@ -16,7 +16,8 @@ const world = useRelayWorld();
 
 describe('a message for a party of a machine that is offline', () => {
   it('is held by the hub, the sender is told so, and it is delivered once when the machine returns', async () => {
-    const [alpha, bravo] = [world.machine('alpha'), world.machine('bravo')];
+    // The hub's mailbox, not permissions: a declared agent (no lineage) posts to #open under family.
+    const [alpha, bravo] = [world.machine('alpha', { family: true }), world.machine('bravo', { family: true })];
     const bee = world.session(bravo, 'bee');
     await Promise.all([alpha.startRelay(), bravo.startRelay()]);
     await waitFor(() => remoteMembers(alpha.bus.root, Date.now()).some((m) => m.id === bee.sessionId), { timeoutMs: 15_000, what: "bee in alpha's remote roster" });

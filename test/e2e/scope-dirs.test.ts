@@ -9,7 +9,7 @@ import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, renameSync,
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createBusSource } from '../../tools/chat/bus-source.js';
-import { BIN, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { BIN, ME, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => {
@@ -70,7 +70,7 @@ describe('symlinked scope directories are refused', () => {
 
   it('the chat names a refused directory on its status line instead of showing it empty', async () => {
     linkOps();
-    const src = createBusSource({ root: bus.root, rescanMs: 50 });
+    const src = createBusSource({ root: bus.root, rescanMs: 50, reader: { id: ME, kind: 'human', user: ME } });
     const statuses: string[] = [];
     const { messages } = src.loadInitial(50);
     expect(messages.map((m) => m.body)).not.toContain('from outside the bus');

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { readPresence } from '../../tools/bus/presence/heartbeats.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { BIN, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
+import { BIN, ME, fakeSession, makeTempBus, type FakeSession, type TempBus, useFamilyPolicy, waitFor } from '../helpers/bus.js';
 import { headerIds, ids, join, leave, put, startSensor, type SensorProc, traceIds } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -92,8 +92,8 @@ describe('attend run', () => {
     const out = p.stdout();
     const seen = `stdout:\n${out}\nstderr:\n${p.stderr()}`;
     expect(headerIds(out), seen).toEqual([a, b]);
-    expect(out, seen).toContain(`[attend message from_kind=human from=hana sig=none to=* id=${a}]\nmessage from hana (human, to #open): first\n`);
-    expect(out, seen).toContain('message from hana (human, to you): to you ␛[31m red');
+    expect(out, seen).toContain(`[attend message from_kind=human from=${ME} sig=none to=* id=${a}]\nmessage from ${ME} (human, to #open): first\n`);
+    expect(out, seen).toContain(`message from ${ME} (human, to you): to you ␛[31m red`);
     expect(out.match(/attend reply/g), seen).toHaveLength(1);
     expect(readPresence(bus.root).some((r) => r.id === s.sessionId && r.role === 'sensor'), JSON.stringify(readPresence(bus.root))).toBe(true);
   });
@@ -106,14 +106,14 @@ describe('attend run', () => {
     // Hand-written: no line in .index, so only the settle look and a full listing find it.
     const foreign = mk();
     mkdirSync(pjoin(bus.root, 'signals', '_broadcast'), { recursive: true });
-    writeFileSync(pjoin(bus.root, 'signals', '_broadcast', `${foreign}.signal`), `external:tool@pts-9|p|/p|from_kind:human|from_id:tool|to:*|written by hand\n`, { mode: 0o600 });
+    writeFileSync(pjoin(bus.root, 'signals', '_broadcast', `${foreign}.signal`), `external:${ME}@pts-9|p|/p|from_kind:human|from_id:${ME}|to:*|written by hand\n`, { mode: 0o600 });
     await waitFor(() => headerIds(p.stdout()).includes(foreign), { what: 'the hand-written message' });
     // Four writer processes racing: every message arrives, none twice.
     const script = `const { writeSignal } = await import(${JSON.stringify(pjoin(process.cwd(), 'dist/tools/bus/store/messages.js'))});
       const { createIdFactory } = await import(${JSON.stringify(pjoin(process.cwd(), 'dist/tools/wire/ids.js'))});
       const mk = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
       const out = [];
-      for (let i = 0; i < 25; i++) { const id = mk(); writeSignal(process.argv[1], { kind: 'open' }, id, { from: 'external:w@pts-1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'w', to: '*', body: 'race ' + i }); out.push(id); }
+      for (let i = 0; i < 25; i++) { const id = mk(); writeSignal(process.argv[1], { kind: 'open' }, id, { from: 'external:${ME}@pts-1', project: 'p', cwd: '/p', fromKind: 'human', fromId: '${ME}', to: '*', body: 'race ' + i }); out.push(id); }
       console.log(out.join(' '));`;
     const writers = Array.from({ length: 4 }, () => spawn(process.execPath, ['--input-type=module', '-e', script, bus.root], { stdio: ['ignore', 'pipe', 'inherit'] }));
     const written = (await Promise.all(writers.map((w) => new Promise<string>((res) => { let out = ''; w.stdout!.on('data', (d) => (out += d)); w.on('close', () => res(out)); })))).join(' ').split(/\s+/).filter(Boolean);
@@ -129,7 +129,8 @@ describe('attend run', () => {
     const s = session();
     // Written before the sensor starts (young, so the cold-start rule delivers them in its first wake).
     const mk = ids();
-    const want = Array.from({ length: 12 }, (_, i) => put(bus.root, mk, { scope: OPEN, to: '*', body: `m${i}`, fromKind: i < 2 ? 'human' : 'agent', fromId: `w${i}` }));
+    useFamilyPolicy(bus); // the digest, not permissions: these agents have no lineage
+    const want = Array.from({ length: 12 }, (_, i) => put(bus.root, mk, { scope: OPEN, to: '*', body: `m${i}`, fromKind: i < 2 ? 'human' : 'agent', fromId: i < 2 ? ME : `w${i}` }));
     const p = sensor(s, ['--trace']);
     await waitFor(() => p.stdout().includes('[attend digest'), { what: 'digest' });
     expect(p.stdout()).toContain('[attend digest count=12 to_you=0 open=12 other=0 human=2 agent=10]');

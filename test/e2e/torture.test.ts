@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { BIN, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
+import { BIN, ME, fakeSession, makeTempBus, type FakeSession, type TempBus, waitFor } from '../helpers/bus.js';
 import { headerIds, join, startSensor, type SensorProc, traceIds } from '../helpers/delivery.js';
 
 const WRITERS = 8;
@@ -45,7 +45,7 @@ function writer(n: number, pauseMs: number): Promise<Written[]> {
   const script = `
     const { writeSignal } = await import(${JSON.stringify(dist('bus/store/messages.js'))});
     const { createIdFactory } = await import(${JSON.stringify(dist('wire/ids.js'))});
-    const [root, a, b, c, keyA, keyB, n, per, pause] = process.argv.slice(1);
+    const [root, a, b, c, keyA, keyB, n, per, pause, person] = process.argv.slice(1);
     const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
     const targets = [
       ['open', { kind: 'open' }, '*'],
@@ -58,12 +58,13 @@ function writer(n: number, pauseMs: number): Promise<Written[]> {
     for (let i = 0; i < Number(per); i++) {
       const [name, scope, to] = targets[(i + Number(n)) % targets.length];
       const id = newId();
-      writeSignal(root, scope, id, { from: 'external:w' + n + '@pts-1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'w' + n, to, body: 'msg ' + i + ' from writer ' + n });
+      // The person's lines (issue 20: the only person a line on this bus can be from).
+      writeSignal(root, scope, id, { from: 'external:' + person + '@pts-' + n, project: 'p', cwd: '/p', fromKind: 'human', fromId: person, to, body: 'msg ' + i + ' from writer ' + n });
       process.stdout.write(id + ' ' + name + '\\n');
       if (Number(pause) > 0 && Math.random() < 0.5) await sleep(Math.random() * Number(pause) * 2);
     }
   `;
-  const args = [bus.root, A.sessionId, B.sessionId, C.sessionId, attendKey(A.cwd), attendKey(B.cwd), String(n), String(PER_WRITER), String(pauseMs)];
+  const args = [bus.root, A.sessionId, B.sessionId, C.sessionId, attendKey(A.cwd), attendKey(B.cwd), String(n), String(PER_WRITER), String(pauseMs), ME];
   const proc = spawn(process.execPath, ['--input-type=module', '-e', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));

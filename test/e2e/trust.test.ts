@@ -10,7 +10,7 @@ import { useKeyDirectory } from '../../tools/bus/trust/anchors.js';
 import { EXIT } from '../../tools/wire/errors.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { BIN, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { BIN, ME, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 import { type SensorProc, ids, startSensor } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -194,7 +194,7 @@ describe('tampering seen by the sensor and by chat', () => {
     const statuses: string[] = [];
     // As attend chat's context does: this bus's local keys are in this key directory (issue 20).
     useKeyDirectory(bus.root, join(bus.home, '.config', 'attend', 'keys'));
-    const src = createBusSource({ root: bus.root, reader: { id: 'tester', kind: 'human' } });
+    const src = createBusSource({ root: bus.root, reader: { id: ME, kind: 'human', user: ME } });
     src.start({ arrived: () => {}, status: (t) => t && statuses.push(t), channels: () => {} });
     try {
       const { messages } = src.loadInitial(50);
@@ -216,7 +216,7 @@ describe('tampering seen by the sensor and by chat', () => {
     runBin(['send', '--to', reader.sessionId, 'hello'], { env: victim.env, cwd: victim.cwd });
     writeFileSync(join(bus.root, 'policy.json'), '{"version": 1,\n "open": "nobody"}\n');
     const statuses: string[] = [];
-    const src = createBusSource({ root: bus.root, reader: { id: 'tester', kind: 'human' } });
+    const src = createBusSource({ root: bus.root, reader: { id: ME, kind: 'human', user: ME } });
     src.start({ arrived: () => {}, status: (t) => t && statuses.push(t), channels: () => {} });
     try {
       expect(src.loadInitial(50).messages).toEqual([]);

@@ -7,7 +7,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type FakeSession, type RunResult, type SessionOpts, type TempBus, recordSession, useTempBus as useTempBusWith } from './temp-bus.js';
 
-export { ME, type FakeSession, type RunResult, type SessionOpts, type TempBus, makeTempBus, procStart, removeTree, runInProcess, waitFor } from './temp-bus.js';
+export { ME, type FakeSession, type RunResult, type SessionOpts, type TempBus, makeTempBus, procStart, removeTree, runInProcess, useFamilyPolicy, waitFor } from './temp-bus.js';
 
 export const BIN = fileURLToPath(new URL('../../dist/tools/cli/bin.js', import.meta.url));
 

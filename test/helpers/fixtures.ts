@@ -3,13 +3,22 @@
 // ./delivery.ts adds a real `attend run` child process, for the e2e tier.
 
 import type { Identity } from '../../tools/identity/resolve.js';
+import { ME } from './temp-bus.js';
 import { newChannel, updateChannels } from '../../tools/bus/channels/membership.js';
 import { writeSignal } from '../../tools/bus/store/messages.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 
+/**
+ * The person of a fixture bus: who `put` writes as by default, and the `user` of every
+ * identity `agent` makes — the user the tests run as, as for the CLI run in-process. Only the
+ * person of the bus can be a person (issue 20 attack 6), so a reader and the human messages
+ * it reads must agree on who that is.
+ */
+export const PERSON = ME;
+
 export function agent(id: string, origin: string): Identity {
-  return { resolved: true, reason: 'test', kind: 'agent', id, from: `claude:${id}`, origin, user: 'tester', sessionId: id };
+  return { resolved: true, reason: 'test', kind: 'agent', id, from: `claude:${id}`, origin, user: PERSON, sessionId: id };
 }
 
 /** An id factory; `at` makes ids for a given time (history in the past). */
@@ -30,7 +39,7 @@ export interface Put {
 export function put(root: string, newId: () => string, p: Put): string {
   const id = p.id ?? newId();
   const fromKind = p.fromKind ?? 'human';
-  const fromId = p.fromId ?? 'hana';
+  const fromId = p.fromId ?? PERSON;
   writeSignal(root, p.scope, id, {
     from: fromKind === 'agent' ? `claude:${fromId}` : `external:${fromId}@pts-1`,
     project: 'proj',

@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, waitFor } from './bus.js';
+import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, useFamilyPolicy, waitFor } from './bus.js';
 import { type NatsServer, startNats } from './nats.js';
 
 export interface Machine {
@@ -27,8 +27,14 @@ function exited(p: ChildProcess): Promise<void> {
   return new Promise((r) => p.once('exit', () => r()));
 }
 
-export function makeMachine(host: string, server: () => string, opts: { creds?: string } = {}): Machine {
+/**
+ * `family`: the machine's bus gets a family policy (test/helpers/temp-bus.ts useFamilyPolicy),
+ * for tests of the transport: under the default, a session of another machine is in no local
+ * group and reaches only the person here (docs/cross-machine.md).
+ */
+export function makeMachine(host: string, server: () => string, opts: { creds?: string; family?: boolean } = {}): Machine {
   const bus = makeTempBus();
+  if (opts.family) useFamilyPolicy(bus);
   let log = '';
   const m: Machine = {
     host,
@@ -86,7 +92,7 @@ export interface RelayWorld {
   /** The hub's URL (the nats-server this file started). */
   url(): string;
   /** A machine on the hub; its relay is stopped and its bus removed after the test. */
-  machine(host: string): Machine;
+  machine(host: string, opts?: { family?: boolean }): Machine;
   /** A live Claude Code session on a machine, ended after the test. */
   session(m: Machine, name: string): FakeSession;
   /** Cleanup to run after the test, before the machines go (a sensor to stop). */
@@ -119,8 +125,8 @@ export function useRelayWorld(): RelayWorld {
   };
   return {
     url,
-    machine(host) {
-      const m = makeMachine(host, url);
+    machine(host, opts = {}) {
+      const m = makeMachine(host, url, opts);
       machines.push(m);
       return m;
     },

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
+import { updatePolicy } from '../../tools/bus/trust/policy.js';
 import { sanitizeMemberId } from '../../tools/wire/envelope.js';
 
 /**
@@ -41,6 +42,21 @@ export function makeTempBus(): TempBus {
     NO_COLOR: '1',
   };
   return { dir, root, claudeDir, home, env, cleanup: () => removeTree(dir) };
+}
+
+/**
+ * Write a `family` policy (every node of the bus reaches every other; anyone posts to #open):
+ * what a bus without a policy file did before issue 20 made groups the default. For tests
+ * about something other than permissions (delivery, listings, the chat), whose nodes have no
+ * recorded lineage and so would each be a group of their own. It goes through the policy
+ * module, as `attend policy --mode family --open everyone` would.
+ */
+export function useFamilyPolicy(bus: TempBus): void {
+  mkdirSync(bus.root, { recursive: true, mode: 0o700 });
+  updatePolicy(bus.root, { kind: 'human', id: ME }, (p) => {
+    p.mode = 'family';
+    p.open = 'everyone';
+  });
 }
 
 export function procStart(pid: number): string {

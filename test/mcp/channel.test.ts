@@ -10,10 +10,14 @@ import type { Identity } from '../../tools/identity/resolve.js';
 import { type ChannelNotice, pushPending } from '../../tools/mcp/channel.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
-import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { type TempBus, useFamilyPolicy, useTempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
-useTempBus((b) => (bus = b));
+// Names in the channel push, not permissions: these sessions have no lineage.
+useTempBus((b) => {
+  bus = b;
+  useFamilyPolicy(b);
+});
 
 const API = '00000000-0000-4000-8000-0000000000a1';
 const READER = '00000000-0000-4000-8000-0000000000b2';

@@ -17,7 +17,7 @@ import { postOnce } from '../../tools/sensor/post-wake.js';
 import { nameLookup } from '../../tools/wire/display.js';
 import { type InboxPost, parseReplyLine } from '../../tools/wire/inbox-post.js';
 import { procStart, type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
-import { agent, headerIds, ids, put } from '../helpers/fixtures.js';
+import { agent, headerIds, ids, put, PERSON } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -78,7 +78,7 @@ function deps(inbox: Inbox, r: ReplySocket, warnings: string[] = []) {
     root: bus.root,
     now: Date.now,
     reporter: silentReporter,
-    names: (m: string) => nameLookup([{ id: 'hana', name: 'Hana' }], m),
+    names: (m: string) => nameLookup([{ id: PERSON, name: 'Hana' }], m),
     warn: (l: string) => void warnings.push(l),
     post: (line: string) => postLine(inbox.path, line),
     replyTo: r.address,

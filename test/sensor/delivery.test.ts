@@ -11,7 +11,7 @@ import type { Identity } from '../../tools/identity/resolve.js';
 import { createDeliveryLoop, type DeliveryLoop, withBanner } from '../../tools/sensor/delivery.js';
 import { nameLookup } from '../../tools/wire/display.js';
 import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
-import { agent, headerIds, ids, put } from '../helpers/fixtures.js';
+import { agent, headerIds, ids, put, PERSON } from '../helpers/fixtures.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -137,7 +137,7 @@ describe('the sensor delivery loop', () => {
     const id = ids()();
     const dir = join(bus.root, 'signals', '_broadcast');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${id}.signal`), 'external:tool@pts-9|p|/p|from_kind:human|from_id:tool|to:*|written by hand\n', { mode: 0o600 });
+    writeFileSync(join(dir, `${id}.signal`), `external:${PERSON}@pts-9|p|/p|from_kind:human|from_id:${PERSON}|to:*|written by hand\n`, { mode: 0o600 });
     // Only the rename is reported, as the directory watch would: no wake is requested.
     h.loop.renamed();
     await waitFor(() => headerIds(h.lines.join('\n')).includes(id), { what: 'the hand-written message' });

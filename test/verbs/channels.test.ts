@@ -15,13 +15,15 @@ const session = useTempBus((b) => (bus = b));
 
 
 // Two people on one bus exist only in-process: outside, the person is the user the process
-// runs as (issue 14 §6), and no variable renames it.
+// runs as (issue 14 §6), and no variable renames it. The sessions here are aaron's: their
+// processes run as aaron, so aaron is their parent (issue 20: the one person of the bus).
 interface Person {
   env: Record<string, string>;
   user: string;
 }
+const PERSON = 'aaron';
 const human = (user: string): Person => ({ env: bus.env, user });
-const as = (who: Record<string, string> | Person) => (...args: string[]) => runInProcess(args, typeof who.env === 'object' ? (who as Person) : { env: who as Record<string, string> });
+const as = (who: Record<string, string> | Person) => (...args: string[]) => runInProcess(args, typeof who.env === 'object' ? (who as Person) : { env: who as Record<string, string>, user: PERSON });
 
 function storeBytes(): string {
   const f = join(bus.root, 'state', 'channels.json');

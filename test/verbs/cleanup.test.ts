@@ -10,7 +10,7 @@ import { withListings } from '../../tools/bus/store/listing-cache.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import { procInfoFromProc, processAlive } from '../../tools/identity/system.js';
 import { attendKey, projectSlug } from '../../tools/wire/names.js';
-import { type FakeSession, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from '../helpers/temp-bus.js';
+import { type FakeSession, ME, type TempBus, fakeSession, makeTempBus, runInProcess, waitFor } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 const sessions: FakeSession[] = [];
@@ -240,7 +240,7 @@ describe('cleanup --older-than (retention, issue #12 §7; issue 21 §4 in test/v
     const { createIdFactory } = await import('../../tools/wire/ids.js');
     const { signalsIn } = await import('../helpers/signals.js');
     const reader = session({ name: 'reader' });
-    const env = (body: string) => ({ from: 'external:old@pts', project: 'p', cwd: '/p', fromKind: 'human' as const, fromId: 'old', to: '*', body });
+    const env = (body: string) => ({ from: `external:${ME}@pts`, project: 'p', cwd: '/p', fromKind: 'human' as const, fromId: ME, to: '*', body });
     const old = createIdFactory({ now: () => Date.now() - 100 * 86_400_000, pid: 7, random: Math.random });
     // Five old messages the reader was shown long ago, one it never was: its ledger says so
     // (a watermark from before them, the five in its consumed set).

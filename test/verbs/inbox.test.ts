@@ -1,19 +1,15 @@
 // Reading by id (issue #10 §11): a node reads what it receives and what it sent; the human
 // who owns the bus may read everything, and the output says so.
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeSignal } from '../../tools/bus/store/messages.js';
-import { recordRemoteKeys } from '../../tools/bus/trust/remote-keys.js';
-import { createSigner } from '../../tools/bus/trust/signing.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
 import { runInbox } from '../../tools/verbs/inbox.js';
 import { processAlive } from '../../tools/identity/system.js';
 import type { Scope } from '../../tools/wire/envelope.js';
-import { createIdFactory } from '../../tools/wire/ids.js';
 import { attendKey } from '../../tools/wire/names.js';
+import { remoteMachine } from '../helpers/remote.js';
 import { ME, type TempBus, runInProcess, useTempBus, waitFor } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
@@ -96,31 +92,15 @@ describe('mail from another machine in a tray (issue 19: the listing and the mes
   // (tools/bus/trust/origin.ts), so `to:bravo:<me>` from alpha was missing from the page and
   // the count though `attend inbox <id>` showed it, and alpha's `<me>` passed for bravo's.
   it('is listed and counted exactly when reading it by id shows it', async () => {
-    const alpha = mkdtempSync(join(tmpdir(), 'attend-alpha-'));
+    // This bus is bravo on the hub; alpha writes to it.
+    const alpha = remoteMachine(bus, 'alpha', 'bravo');
     try {
-      const alphaRoot = join(alpha, 'bus');
-      mkdirSync(alphaRoot, { mode: 0o700 });
-      const keysDir = join(alpha, 'keys');
-      const signer = createSigner({ keysDir, root: alphaRoot, host: 'alpha', now: Date.now });
-      // This bus is bravo on the hub.
-      mkdirSync(join(bus.root, 'relay'), { recursive: true, mode: 0o700 });
-      writeFileSync(join(bus.root, 'relay', 'config.json'), JSON.stringify({ host: 'bravo' }), { mode: 0o600 });
       expect((await run(bus.env, 'send', 'hello from bravo')).exitCode).toBe(0);
       const ant = '0c0ffee0-1111-4222-8333-444455556666';
-      const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
       const tray: Scope = { kind: 'tray', key: attendKey(bus.home) };
-      const write = (fromId: string, fromKind: 'agent' | 'human', to: string, body: string) => {
-        const env = { from: fromKind === 'agent' ? `claude:${fromId}` : `external:${fromId}@pts/1`, project: 'p', cwd: '/alpha/p', fromKind, fromId, to, body };
-        const id = newId();
-        signer.sidecar(id, tray, env); // makes and publishes alpha's key for the node
-        // What alpha's relay published, as bravo's relay records it.
-        recordRemoteKeys({ keysDir: join(bus.home, '.config', 'attend', 'keys'), host: 'alpha', node: fromId, text: readFileSync(join(alphaRoot, 'keys', `${fromId}.pub`), 'utf8'), now: Date.now(), local: () => false });
-        writeSignal(bus.root, tray, id, env, signer);
-        return id;
-      };
       // alpha's session writes to bravo's person; alpha's person (the same username) to bravo's ann.
-      const forMe = write(ant, 'agent', `bravo:${ME}`, 'to bravo’s person');
-      const notForMe = write(ME, 'human', 'bravo:ann', 'to bravo’s ann');
+      const forMe = alpha.write(tray, { fromId: ant, fromKind: 'agent', to: `bravo:${ME}`, body: 'to bravo’s person' });
+      const notForMe = alpha.write(tray, { fromId: ME, fromKind: 'human', to: 'bravo:ann', body: 'to bravo’s ann' });
       const byId = (id: string) => run(bus.env, 'inbox', id, '--json');
       expect(JSON.parse((await byId(forMe)).stdout)).toMatchObject({ fromId: ant, fromHost: 'alpha', to: ME, access: 'received' });
       // The owner may read the other by id, and is told it was not sent to them.
@@ -131,7 +111,7 @@ describe('mail from another machine in a tray (issue 19: the listing and the mes
       expect(page.total).toBe(page.messages.length);
       expect(page.total).toBe(2);
     } finally {
-      rmSync(alpha, { recursive: true, force: true });
+      alpha.cleanup();
     }
   });
 });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { rememberParties } from '../../tools/bus/presence/names.js';
 import { reachOf } from '../../tools/bus/presence/reach.js';
 import { reachText } from '../../tools/wire/display.js';
-import { type TempBus, ME, runInProcess, useTempBus } from '../helpers/temp-bus.js';
+import { type TempBus, ME, runInProcess, useFamilyPolicy, useTempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -31,7 +31,8 @@ describe('a mailbox for every party the bus has known (issue 21 item 1)', () => 
 
   it('the person answers a declared agent that has only ever sent; its next drain delivers it', async () => {
     const a = agent('c2');
-    expect((await runInProcess(['send', 'anyone there?'], a)).exitCode).toBe(0);
+    // To the person: every node reaches the person, and #open is not a declared agent's (issue 20).
+    expect((await runInProcess(['send', '--to', ME, 'anyone there?'], a)).exitCode).toBe(0);
     const reply = await runInProcess(['send', '--to', 'codex-c2', 'yes, here', '--json'], { env: bus.env });
     expect(reply.exitCode, reply.stderr).toBe(0);
     expect(JSON.parse(reply.stdout).delivery).toEqual([{ id: 'codex-c2', name: 'codex-c2', kind: 'agent', reach: { word: 'waiting', since: expect.any(Number) } }]);
@@ -42,7 +43,7 @@ describe('a mailbox for every party the bus has known (issue 21 item 1)', () => 
   });
 
   it('an unknown name still fails, with the closest known names', async () => {
-    expect((await runInProcess(['send', 'hello'], agent('c3'))).exitCode).toBe(0);
+    expect((await runInProcess(['send', '--to', ME, 'hello'], agent('c3'))).exitCode).toBe(0);
     const r = await runInProcess(['send', '--to', 'codex-c4', 'x'], { env: bus.env });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toBe("attend: no known recipient 'codex-c4'; closest: codex-c3 (gone); nobody is live on this bus\n");
@@ -71,6 +72,8 @@ describe("the person's mail, read from another directory (issue 21 item 2)", () 
     mkdirSync(elsewhere, { recursive: true });
     expect((await runInProcess(['send', 'back after lunch'], { env: bus.env, cwd: proj })).exitCode).toBe(0);
     const a = agent('d1');
+    // Declared agents have no lineage, so no group: they talk here under family (issue 20).
+    useFamilyPolicy(bus);
     // Two agents of the project: mail between them in its tray is theirs, not the person's.
     const [p1, p2] = ['p1', 'p2'].map((id) => ({ env: { ...agent(id).env }, cwd: proj }));
     expect((await runInProcess(['send', 'hello'], p2!)).exitCode).toBe(0);

@@ -57,7 +57,7 @@ describe('cleanup --older-than keeps what a party it was for has not been shown 
     const tray = attendKey(bus.home);
     // To the agent and to the person: a person without a ledger reads history in chat and
     // inbox, so it holds nothing back; the agent has been shown nothing.
-    const dm = put(bus.root, ids(), { scope: { kind: 'tray', key: tray }, to: `bot-a1,${ME}`, fromId: 'hana', body: 'the schema changed, please rebase' });
+    const dm = put(bus.root, ids(), { scope: { kind: 'tray', key: tray }, to: `bot-a1,${ME}`, fromId: ME, body: 'the schema changed, please rebase' });
     const dry = await retention(['--older-than', '90d', '--dry-run'], bus.env, 91 * DAY);
     expect(dry).toMatchObject({ messages: 0, kept: 1, heldBy: ['bot-a1'], keptMessages: [{ scope: 'tray', id: dm, for: [{ id: 'bot-a1', why: 'no-ledger' }] }] });
     const text = await cli(['cleanup', '--older-than', '90d'], bus.env, 91 * DAY);
@@ -77,7 +77,7 @@ describe('cleanup --older-than keeps what a party it was for has not been shown 
   it("keeps a channel message below a member's watermark that its cold start passed over without showing; --force (a person's) removes it", async () => {
     const t0 = Date.now();
     for (const id of ['bot-a', 'bot-b']) joinChannel(bus.root, 'ops', id, t0 - 60_000);
-    const m = put(bus.root, ids(), { scope: { kind: 'channel', name: 'ops' }, to: '#ops', fromId: 'hana', body: 'deploy at noon' });
+    const m = put(bus.root, ids(), { scope: { kind: 'channel', name: 'ops' }, to: '#ops', fromId: ME, body: 'deploy at noon' });
     // bot-a is shown it at once; bot-b's first delivery comes 150 s later, past the
     // cold-start window: its watermark moves over the message without showing it.
     expect((await cli(['inbox', '--drain', '--format', 'plain'], declared('a'))).stdout).toContain('deploy at noon');

@@ -89,7 +89,7 @@ describe('policy', () => {
 
   it.each([
     [{ mode: 'everyone' }, "mode: family or groups, not 'everyone'"],
-    [{ open: 'nobody' }, "open: everyone, family, humans or granted, not 'nobody'"],
+    [{ open: 'nobody' }, "open: everyone, family, top, humans or granted, not 'nobody'"],
     [{ maxDepth: 0 }, 'maxDepth: at least 1'],
     [{ maxDepth: 65 }, 'maxDepth: at most 64'],
     [{ maxDepth: 1.5 }, 'maxDepth: a whole number'],

@@ -174,9 +174,34 @@ describe('legacy derivation', () => {
     expect(resolveEnvelope(env, { kind: 'channel', name: 'ops' }).to).toBe('#ops');
     expect(resolveEnvelope(env, { kind: 'tray', key: '-srv-p-abc' }).to).toBe('tray');
   });
-  it('tagged fields win over the derivation', () => {
-    const env = parseSignal(`claude:${SID}|p|/p|from_kind:human|from_id:aaron|to:#ops|hi`)!;
-    expect(resolveEnvelope(env, { kind: 'open' })).toMatchObject({ fromKind: 'human', fromId: 'aaron', to: '#ops', legacy: false });
+  it('tagged to and from_id fill the fields; the kind is always the from field’s', () => {
+    const env = parseSignal(`external:aaron@pts-1|p|/p|from_kind:human|from_id:aaron|to:#ops|hi`)!;
+    const r = resolveEnvelope(env, { kind: 'open' });
+    expect(r).toMatchObject({ fromKind: 'human', fromId: 'aaron', to: '#ops', legacy: false });
+    expect(r.mismatch).toBeUndefined();
+  });
+  // issue 20 attack 6: a tag cannot make a session a person, or a stranger an agent.
+  it.each([
+    ['a session claiming to be a person', `claude:${SID}|p|/p|from_kind:human|from_id:boss|to:*|x`, 'agent', 'boss', /^from_kind:human disagrees with its from field, which is an agent$/],
+    ['a stranger claiming to be an agent', 'mallory|p|/p|from_kind:agent|from_id:mallory|to:*|x', 'unknown', 'mallory', /^from_kind:agent disagrees with its from field, which is a sender attend cannot place$/],
+    ['a stranger claiming to be a person', 'mallory|p|/p|from_kind:human|from_id:boss|to:*|x', 'unknown', 'boss', /^from_kind:human disagrees/],
+    ['a person claiming to be an agent', 'external:aaron@pts-1|p|/p|from_kind:agent|from_id:aaron|to:*|x', 'human', 'aaron', /^from_kind:agent disagrees with its from field, which is a person$/],
+    ['another session’s id under a session’s from', `claude:${SID}|p|/p|from_kind:agent|from_id:lead|to:*|x`, 'agent', 'lead', new RegExp(`^from_id:lead disagrees with its from field, which names ${SID}$`)],
+    ['another person’s id under a person’s from', 'external:aaron@pts-1|p|/p|from_kind:human|from_id:boss|to:*|x', 'human', 'boss', /^from_id:boss disagrees with its from field, which names aaron$/],
+  ])('%s is a mismatch', (_name, line, kind, fromId, why) => {
+    const r = resolveEnvelope(parseSignal(line)!, { kind: 'open' });
+    expect(r).toMatchObject({ fromKind: kind, fromId });
+    expect(r.mismatch).toMatch(why);
+  });
+  it.each([
+    ['a session', `claude:${SID}|p|/p|from_kind:agent|from_id:${SID}|to:*|x`, 'agent'],
+    ['a declared agent', 'agent:codex@aaron|p|/p|from_kind:agent|from_id:codex@aaron|to:*|x', 'agent'],
+    ['a person at a terminal', 'external:aaron@pts/3|p|/p|from_kind:human|from_id:aaron|to:*|x', 'human'],
+    ['a stranger with no tags', 'mallory|p|/p|x', 'unknown'],
+  ])('%s agrees with itself', (_name, line, kind) => {
+    const r = resolveEnvelope(parseSignal(line)!, { kind: 'open' });
+    expect(r.fromKind).toBe(kind);
+    expect(r.mismatch).toBeUndefined();
   });
   it('sanitizeMemberId keeps the member class and never returns empty', () => {
     expect(sanitizeMemberId('a b/c')).toBe('a_b_c');

@@ -43,8 +43,8 @@ interface SourceOptions {
   storeChannels?: () => string[];
   /** Arrivals are handed over at most this often, ms (source/batch.ts). */
   batchMs?: number;
-  /** Who reads (the human at the keyboard), for the gate that holds messages back (issue 14). */
-  reader?: Reader;
+  /** Who reads (the person at the keyboard), for the gate that holds messages back (issue 14). */
+  reader: Reader;
   timers?: Timers;
   /** Wall-clock ms. */
   now?: () => number;
@@ -56,7 +56,7 @@ export function createBusSource(opts: SourceOptions): BusSource {
   const now = opts.now ?? Date.now;
   // Set by start, cleared by stop: what the loops say before start or after stop goes nowhere.
   let events: SourceEvents | null = null;
-  const notices = createNotices({ root, reader: opts.reader ?? { id: '', kind: 'human' }, status: (t) => events?.status(t) });
+  const notices = createNotices({ root, reader: opts.reader, status: (t) => events?.status(t) });
   const { reporter, admit } = notices;
   const history = createHistory({ root, now, reporter, admit });
   const batch = createBatcher<Message>({ timers, ...(opts.batchMs !== undefined ? { batchMs: opts.batchMs } : {}), deliver: (ms) => events?.arrived(ms) });

@@ -49,7 +49,7 @@ export async function startChat(ctx: VerbCtx, opts: ChatOptions): Promise<number
 
   out.write(ALT_SCREEN_ON);
   if (opts.mouse) setMouse(true);
-  const source = createBusSource({ root });
+  const source = createBusSource({ root, reader: me });
   const actions = createChatActions({ makeCtx, root, now: ctx.now });
   const depth = detectColorDepth(ctx.env, true);
   let exitCode = 0;

@@ -8,6 +8,7 @@ import type { Ctx } from './context.js';
 import type { Io } from './io.js';
 import { neutralize } from '../wire/render.js';
 import { VERSION } from './version.js';
+import { FAMILY_POLICY_COMMAND } from '../wire/permit.js';
 
 /** A verb's input field as this front end names it: an argument (`<from>`) or a flag (`--max-depth`). */
 function flagFor(args: Record<string, string> = {}): (path: string) => string {
@@ -107,9 +108,9 @@ export const registerTrust: Registrar = (program, ctx, io) => {
       const g = (x: { from: string; to: string; channel?: string | undefined }) => `  ${x.from} → ${x.to}${x.channel ? ` (in #${x.channel})` : ''}`;
       io.out(
         [
-          `policy: ${r.file}${r.exists ? '' : ' (none yet: the default)'}`,
-          `mode:   ${p.mode}${p.mode === 'family' ? " (every session and person of this bus talk; strangers are refused)" : ' (inside a group both ways; across groups only with a grant)'}`,
-          `#open:  ${p.open} may post`,
+          `policy: ${r.file}${r.exists ? '' : ` (none yet: the default; ${FAMILY_POLICY_COMMAND} is what an older attend did)`}`,
+          `mode:   ${p.mode}${p.mode === 'family' ? ' (every session and person of this bus talk; strangers are refused)' : ' (a parent and its children talk both ways; across groups only with a grant; a person reaches and is reached by all)'}`,
+          `#open:  ${p.open} may post${p.open === 'top' ? ' (people and the sessions a person started; others with a grant to #open)' : ''}`,
           `depth:  ${p.maxDepth}`,
           `allow:${p.allow.length === 0 ? ' (none)' : ''}`,
           ...p.allow.map(g),
@@ -139,11 +140,11 @@ export const registerTrust: Registrar = (program, ctx, io) => {
   program
     .command('policy')
     .description('change the policy settings: mode, who posts to #open, the depth limit (only the human who owns the bus)')
-    .option('--mode <mode>', 'family (default: one person\'s sessions all talk) or groups (parent and children; grants across)')
-    .option('--open <who>', 'who posts to #open: everyone, family, humans or granted')
+    .option('--mode <mode>', 'groups (the default: a parent and its children; grants across) or family (every node of the bus reaches every other)')
+    .option('--open <who>', 'who posts to #open: everyone, family, top (the default: people and top-level sessions), humans or granted')
     .option('--max-depth <n>', 'the deepest lineage the policy allows')
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend policy --mode groups', 'attend policy --open humans', 'attend grants']))
+    .addHelpText('after', examples(['attend policy --mode family --open everyone', 'attend policy --open humans', 'attend grants']))
     .action(async (opts: { mode?: string; open?: string; maxDepth?: string; json?: boolean }) => {
       const { policyInput, runPolicy } = await import('../verbs/trust/index.js');
       const { parseInput } = await import('../verbs/input.js');

@@ -8,7 +8,7 @@ import { type Identity, type IdentityReaders, MAX_HOPS, recordMatches } from './
  * The parent of a resolved identity: the nearest ancestor of its Claude Code process that is
  * itself a live session, else the human (for a session), else none (a human is a root).
  */
-export function findParent(who: Identity, r: IdentityReaders): string | undefined {
+export function findParent(who: Pick<Identity, 'kind' | 'id' | 'pid' | 'user'>, r: IdentityReaders): string | undefined {
   if (who.kind !== 'agent' || who.pid === undefined) return undefined;
   let info = r.procInfo(who.pid);
   for (let hop = 1; hop <= MAX_HOPS && info && info.ppid > 1; hop++) {

@@ -36,6 +36,11 @@ export interface VerbCtx {
   root(): string;
   /** Signs what this context writes; the key loads on the first signature (issue 14). */
   signer(): Signer;
+  /**
+   * Record the parent of live sessions attend has not seen yet (a recipient that never ran
+   * attend), from their process tree, so groups hold before the session's first command.
+   */
+  noteLineage(sessions: { id: string; pid: number }[]): void;
 }
 
 interface VerbCtxOptions {
@@ -77,6 +82,14 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
   // signer outside (tools/bus/trust/signer.ts; docs/trust.md, "Inside Claude Code's sandbox").
   let sandboxed: boolean | undefined;
   const inSandbox = () => (sandboxed ??= inClaudeSandbox(env));
+  let readers: IdentityReaders | undefined;
+  const readersOf = () => {
+    if (readers === undefined) {
+      const system = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
+      readers = opts.userName !== undefined ? { ...system, username: () => opts.userName as string } : system;
+    }
+    return readers;
+  };
   const ctx: VerbCtx = {
     env,
     paths,
@@ -93,9 +106,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
         identity = sandboxIdentity(signerFor(env), paths.root, cwd, sanitizeMemberId(opts.userName ?? userName()));
       }
       if (identity === undefined) {
-        const system = systemReaders({ env, sessionsDir: paths.sessionsDir, cwd, pid });
-        const readers = opts.userName !== undefined ? { ...system, username: () => opts.userName as string } : system;
-        const who = resolveIdentity(readers);
+        const who = resolveIdentity(readersOf());
         // Nothing acts as an identity attend could not settle (issue 14 §6): not the session
         // whose variables it carries, and never the person.
         if (who.refused !== undefined) throw refusedError(`refused: ${who.refused}`, 'a person runs attend from a terminal that no Claude Code session started');
@@ -103,7 +114,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
           throw refusedError(`attend chat is the person's terminal, and this process is ${who.kind === 'agent' && who.sessionId ? `Claude Code session ${who.sessionId}` : `the agent ${who.id}`} (${who.reason})`, 'run attend chat from a terminal that no agent started');
         }
         identity = who;
-        noteLineage(() => ctx.root(), identity, readers);
+        noteLineage(() => ctx.root(), identity, readersOf());
       }
       return identity;
     },
@@ -124,6 +135,13 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
       // machines read its messages as this machine's (issue 13; tools/bus/trust/origin.ts).
       signer ??= inSandbox() ? createRemoteSigner(signerFor(env), ctx.root()) : createSigner({ keysDir: paths.keysDir, root: ctx.root(), host: localHostName(ctx.root()) ?? hostname(), now, warn });
       return signer;
+    },
+    noteLineage(sessions) {
+      // Only from a process tree in sight: inside the sandbox (or for a process this one cannot
+      // see) the climb would find no ancestor and take the person for the parent.
+      if (inSandbox()) return;
+      const user = ctx.identity().user;
+      for (const s of sessions) if (readersOf().procInfo(s.pid) !== null) noteLineage(() => ctx.root(), { kind: 'agent', id: s.id, pid: s.pid, user }, readersOf());
     },
   };
   return ctx;
@@ -165,7 +183,7 @@ function sandboxIdentity(addr: SignerAddress, root: string, cwd: string, user: s
 }
 
 /** Record a session's parent the first time attend sees it (issue 14 §1); best effort. */
-function noteLineage(getRoot: () => string, who: Identity, readers: IdentityReaders): void {
+function noteLineage(getRoot: () => string, who: Pick<Identity, 'kind' | 'id' | 'pid' | 'user'>, readers: IdentityReaders): void {
   if (who.kind !== 'agent') return;
   try {
     const root = getRoot();

@@ -134,7 +134,9 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   if (problems.length > 0) throw usageError(problems.join('; '));
   const root = ctx.root();
   // Refused at send with the rule that refused it (issue 14 §3); read again at every reader.
-  checkSend(root, who, { scopes: route.scopes, recipients: route.recipients.map((p) => p.id) });
+  // A live recipient that never ran attend has no lineage yet: its process tree says it now.
+  ctx.noteLineage(route.recipients.flatMap((p) => (p.record && p.host === undefined ? [{ id: p.id, pid: p.record.pid }] : [])));
+  checkSend(root, who, { scopes: route.scopes, recipients: route.recipients.map((p) => ({ id: p.id, kind: p.kind })) });
   const id = ctx.newId();
   const signer = ctx.signer();
   const files = writeSignals(root, route.scopes, id, env, signer);

@@ -39,6 +39,11 @@ export interface ResolvedEnvelope {
   re?: string;
   body: string;
   legacy: boolean;
+  /**
+   * Set when the line contradicts itself: a `from_kind` or `from_id` tag that disagrees with
+   * the `from` field. Such a line is held by every reader, with this as the reason.
+   */
+  mismatch?: string;
 }
 
 export const SIGNAL_ID_CLASS = /^[A-Za-z0-9_-]+$/;
@@ -191,35 +196,58 @@ export function sanitizeMemberId(raw: string): string {
   return cleaned.length > 0 ? cleaned.slice(0, 64) : 'user';
 }
 
-/** Fill every field, deriving what a legacy line leaves out (docs/architecture.md, "The wire line"). */
+/**
+ * Who the `from` field says wrote a line: its kind and id (docs/architecture.md, "The wire
+ * line"). `claude:<sid>` is a Claude Code session, `agent:<id>` another agent (a known agent
+ * CLI or a declared harness), `external:<user>[@<terminal>]` a person; anything else is a
+ * sender attend cannot place.
+ */
+function senderOf(from: string): { kind: FromKind | 'unknown'; id: string } {
+  if (from.startsWith('claude:')) return { kind: 'agent', id: from.slice('claude:'.length) };
+  if (from.startsWith('agent:')) return { kind: 'agent', id: from.slice('agent:'.length) };
+  if (from.startsWith('external:')) return { kind: 'human', id: sanitizeMemberId(from.slice('external:'.length).split('@')[0] ?? '') };
+  return { kind: 'unknown', id: from };
+}
+
+/**
+ * Fill every field, deriving what a legacy line leaves out (docs/architecture.md, "The wire
+ * line"). The kind is always the `from` field's (issue 20 attack 6): a `from_kind` tag is
+ * only a check, never the answer, and a tag or a `from_id` that disagrees with `from` is
+ * recorded as `mismatch`, which every reader holds (tools/bus/trust/gate.ts).
+ */
 export function resolveEnvelope(env: Envelope, scope: Scope): ResolvedEnvelope {
-  let fromKind: FromKind | 'unknown';
-  let fromId: string;
-  if (env.from.startsWith('claude:')) {
-    fromKind = 'agent';
-    fromId = env.from.slice('claude:'.length);
-  } else if (env.from.startsWith('external:')) {
-    fromKind = 'human';
-    fromId = sanitizeMemberId(env.from.slice('external:'.length).split('@')[0] ?? '');
-  } else {
-    fromKind = 'unknown';
-    fromId = env.from;
-  }
+  const sender = senderOf(env.from);
   const derivedTo =
     scope.kind === 'open' ? '*' : scope.kind === 'channel' ? `#${scope.name}` : 'tray';
   const out: ResolvedEnvelope = {
     from: env.from,
     project: env.project,
     cwd: env.cwd,
-    fromKind: env.fromKind ?? fromKind,
-    fromId: env.fromId ?? fromId,
+    fromKind: sender.kind,
+    fromId: env.fromId ?? sender.id,
     to: env.to ?? derivedTo,
     body: env.body,
     legacy: env.fromKind === undefined && env.fromId === undefined && env.to === undefined,
   };
+  const mismatch = envelopeMismatch(env, sender);
+  if (mismatch !== null) out.mismatch = mismatch;
   if (env.onBehalfOf !== undefined) out.onBehalfOf = env.onBehalfOf;
   if (env.re !== undefined) out.re = env.re;
   return out;
+}
+
+const KIND_WORD = { agent: 'an agent', human: 'a person', unknown: 'a sender attend cannot place' } as const;
+
+/** Why the tags contradict the `from` field, or null. */
+function envelopeMismatch(env: Envelope, sender: { kind: FromKind | 'unknown'; id: string }): string | null {
+  if (env.fromKind !== undefined && env.fromKind !== sender.kind) {
+    return `from_kind:${env.fromKind} disagrees with its from field, which is ${KIND_WORD[sender.kind]}`;
+  }
+  if (env.fromId !== undefined && sender.kind !== 'unknown' && env.fromId !== sender.id) {
+    // The from field is free text: named only when it fits the id class, as from_id must.
+    return `from_id:${env.fromId} disagrees with its from field, which names ${WIDE_CLASS.test(sender.id) ? sender.id : 'another node'}`;
+  }
+  return null;
 }
 
 /** The ids a `to` value names, or [] for `*`, `#name` and `tray`. */

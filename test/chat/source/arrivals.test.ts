@@ -9,11 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { type Message, scopeDir, scopeDirName, silentReporter } from '../../../tools/bus/store/index.js';
 import { createArrivals } from '../../../tools/chat/source/arrivals.js';
 import { createHistory } from '../../../tools/chat/source/history.js';
-import { type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
-import { ids, put } from '../../helpers/fixtures.js';
+import { type TempBus, runInProcess, useFamilyPolicy, useTempBus } from '../../helpers/temp-bus.js';
+import { ids, put, PERSON } from '../../helpers/fixtures.js';
 
 let bus: TempBus;
-useTempBus((b) => (bus = b));
+// The chat's arrivals, not permissions: a declared agent (no lineage) posts to #open as under family.
+useTempBus((b) => {
+  bus = b;
+  useFamilyPolicy(b);
+});
 
 const OPEN = scopeDirName({ kind: 'open' });
 const admitAll = (m: Message | null): m is Message => m !== null;
@@ -59,7 +63,7 @@ describe('chat arrivals', () => {
     const s = scanner();
     s.history.loadInitial(10);
     const byHand = mk();
-    writeFileSync(join(scopeDir(bus.root, { kind: 'open' }), `${byHand}.signal`), 'external:hana@pts-1|p|/p|by hand\n', { mode: 0o600 });
+    writeFileSync(join(scopeDir(bus.root, { kind: 'open' }), `${byHand}.signal`), `external:${PERSON}@pts-1|p|/p|by hand\n`, { mode: 0o600 });
     // A watch event names it first; the scan that follows does not take it again.
     s.arrivals.onFile(OPEN, `${byHand}.signal`);
     s.arrivals.scanDir(OPEN);

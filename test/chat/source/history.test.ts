@@ -5,11 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { type Message, readMessage, scopeDirName, silentReporter } from '../../../tools/bus/store/index.js';
 import { createHistory } from '../../../tools/chat/source/history.js';
-import { type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
+import { type TempBus, runInProcess, useFamilyPolicy, useTempBus } from '../../helpers/temp-bus.js';
 import { ids, put } from '../../helpers/fixtures.js';
 
 let bus: TempBus;
-useTempBus((b) => (bus = b));
+// The chat's history, not permissions: a declared agent (no lineage) posts to #open as under family.
+useTempBus((b) => {
+  bus = b;
+  useFamilyPolicy(b);
+});
 
 const OPEN = scopeDirName({ kind: 'open' });
 const admitAll = (m: Message | null): m is Message => m !== null;

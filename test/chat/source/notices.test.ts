@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readMessage, silentReporter } from '../../../tools/bus/store/index.js';
 import { createNotices } from '../../../tools/chat/source/notices.js';
-import { type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
+import { ME, type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
 
 function notices() {
   const said: string[] = [];
-  return { said, n: createNotices({ root: bus.root, reader: { id: 'tester', kind: 'human' }, status: (t) => said.push(t) }) };
+  return { said, n: createNotices({ root: bus.root, reader: { id: ME, kind: 'human', user: ME }, status: (t) => said.push(t) }) };
 }
 
 describe('chat notices', () => {
@@ -32,8 +32,7 @@ describe('chat notices', () => {
   });
 
   it('admits what the gate passes; under a policy that does not parse holds everything and says why', async () => {
-    const agent = { ...bus.env, ATTEND_AGENT: 'bot', ATTEND_AGENT_ID: 'unit-notices' };
-    const id = (await runInProcess(['send', 'hello'], { env: agent })).stdout.trim();
+    const id = (await runInProcess(['send', 'hello'], { env: bus.env })).stdout.trim();
     const m = readMessage(bus.root, { kind: 'open' }, id, silentReporter);
     expect(m?.body).toBe('hello');
     const ok = notices();

@@ -1,6 +1,6 @@
 // The policy file (issue 14 §2): `<root>/policy.json`, one readable file, validated with
-// zod. No file means the default policy (tools/wire/permit.ts DEFAULT_POLICY), which keeps
-// one person's sessions working with no set-up. A file that does not parse is an error that
+// zod. No file means the default policy (tools/wire/permit.ts DEFAULT_POLICY): groups, as
+// seed 000 D4 decides (issue 20). A file that does not parse is an error that
 // names the file and the line, and nothing is delivered under it (fail closed).
 
 import { createRequire } from 'node:module';
@@ -25,8 +25,9 @@ function buildSchema() {
   const grant = z.strictObject({ from: id, to: id, channel: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional() });
   return z.strictObject({
     version: z.literal(1),
-    mode: z.enum(['family', 'groups']).default('family'),
-    open: z.enum(['everyone', 'family', 'humans', 'granted']).default('everyone'),
+    // A file that leaves a setting out gets the default's (issue 20: groups, #open by top-level nodes).
+    mode: z.enum(['family', 'groups']).default(DEFAULT_POLICY.mode),
+    open: z.enum(['everyone', 'family', 'top', 'humans', 'granted']).default(DEFAULT_POLICY.open),
     maxDepth: z.number().int().min(1).max(64).default(8),
     allow: z.array(grant).default([]),
     deny: z.array(grant).default([]),
@@ -210,11 +211,11 @@ export function readPolicy(root: string): PolicyRead {
   return parsePolicy(text, file);
 }
 
-/** The policy, or an AttendError (exit 3) naming the file and line: nothing moves under a broken policy. */
-export function requirePolicy(root: string): Policy {
+/** The policy and whether a file holds it, or an AttendError (exit 3) naming the file and line: nothing moves under a broken policy. */
+export function loadPolicy(root: string): { policy: Policy; exists: boolean } {
   const r = readPolicy(root);
   if (!r.ok) throw new AttendError(`the policy did not parse, so nothing is delivered: ${r.error}`, EXIT.bus, `fix or remove ${policyFile(root)}`);
-  return r.policy;
+  return r;
 }
 
 /** Grants one per line, so a person can read and diff the file. */
@@ -239,7 +240,7 @@ export function requireOwner(who: Changer): void {
 export function updatePolicy(root: string, who: Changer, fn: (p: Policy) => void): Policy {
   requireOwner(who);
   return withLock(`${policyFile(root)}.lock`, () => {
-    const p = structuredClone(requirePolicy(root));
+    const p = structuredClone(loadPolicy(root).policy);
     fn(p);
     const check = parsePolicy(formatPolicy(p), policyFile(root));
     if (!check.ok) throw usageError(check.error);

@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import { AttendError, hintForCli } from '../../wire/errors.js';
 import { isFresh, readPresence } from '../../bus/presence/index.js';
 import { checkRoot, checkRootPath } from '../../bus/store/index.js';
-import { keysHealth } from '../../bus/trust/index.js';
+import { keysHealth, policyFile, readPolicy } from '../../bus/trust/index.js';
+import { FAMILY_POLICY_COMMAND } from '../../wire/permit.js';
 import { findOnPath, hasAttendHooks, howToInstall, isAttendMcp, readJsonObject, targetsFor } from './install.js';
 
 export type Status = 'ok' | 'warn' | 'fail';
@@ -111,6 +112,7 @@ export function runDoctor(ctx: Ctx): DoctorResult {
   }
 
   checks.push(keysCheck(ctx.paths.keysDir));
+  if (!relative && existsSync(root)) checks.push(policyCheck(root));
 
   // The cross-machine relay, when one is configured or ran here (issue 13).
   const relay = relayHealth(root, ctx.now(), (pid) => ctx.procInfo(pid) !== null);
@@ -195,4 +197,24 @@ function conduitCheck(ctx: Ctx, id: string, claudePid: number | undefined, now: 
   if (holds.length > 0) why += `; socket posts are held here: ${holds.join('; ')}`;
   if (!ctx.env.CLAUDE_CODE_MESSAGING_SOCKET) why += '; this Claude Code has no inbox socket (2.1.332 or later has one)';
   return { name: 'conduit', status: 'warn', detail: `nothing live delivers to this session; messages arrive only at the end of a turn${why}`, fix: 'arm the Monitor tool with command `attend run` (the plugin does this in interactive sessions; the SessionStart hook starts attend deliver otherwise)' };
+}
+
+/**
+ * Which policy is in force (issue 20). A bus with no policy file runs the default, groups,
+ * which is not what an older attend did there: the check says so, and how to get that back.
+ */
+function policyCheck(root: string): Check {
+  const r = readPolicy(root);
+  if (!r.ok) return { name: 'policy', status: 'fail', detail: `${r.error}; nothing is delivered until it parses`, fix: `fix or remove ${policyFile(root)}` };
+  const p = r.policy;
+  const mode =
+    p.mode === 'groups' ? 'groups: a parent and its direct children talk; across groups only with a grant (attend allow)' : 'family: every session and person of this bus reaches every other';
+  const rest = `#open: ${p.open} may post; ${p.allow.length} grant${p.allow.length === 1 ? '' : 's'}, ${p.deny.length} den${p.deny.length === 1 ? 'y' : 'ies'}`;
+  if (r.exists) return { name: 'policy', status: 'ok', detail: `${mode}; ${rest} (${policyFile(root)})`, fix: null };
+  return {
+    name: 'policy',
+    status: 'ok',
+    detail: `${mode}; ${rest} (the default: no ${policyFile(root)}). An older attend let every node of a bus without a policy file reach every other; ${FAMILY_POLICY_COMMAND} brings that back`,
+    fix: null,
+  };
 }

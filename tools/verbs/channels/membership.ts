@@ -2,6 +2,7 @@
 
 import type { VerbCtx } from '../context.js';
 import { unknownChannel, newChannel, pruneStore, updateChannels } from '../../bus/channels/index.js';
+import { checkJoin } from '../../bus/trust/index.js';
 import { notFoundError, verbHint } from '../../wire/errors.js';
 import { scopeDir } from '../../bus/store/index.js';
 import { OWED_BACKLOG, writeOwed } from '../../bus/delivery/index.js';
@@ -36,8 +37,11 @@ export function runJoin(ctx: VerbCtx, input: { channel: string; pin?: boolean | 
       c = newChannel(now, who.id);
       store.channels[name] = c;
     }
-    if (input.pin) c.pinned = true;
     const alreadyMember = c.members[who.id] !== undefined;
+    // Membership is the grant to read and post (issue 20 attack 7): an existing channel is
+    // joined with an invitation, a grant, or a member of one's own group inside.
+    if (!created && !alreadyMember) checkJoin(root, who, { name, members: Object.keys(c.members), createdBy: c.createdBy, invited: c.invites[who.id] !== undefined });
+    if (input.pin) c.pinned = true;
     c.members[who.id] ??= { kind: who.kind, joined: now };
     const invite = c.invites[who.id];
     delete c.invites[who.id];

@@ -9,6 +9,7 @@ import { AttendError, EXIT, notFoundError, refusedError, usageError, verbHint } 
 import { scopeDir, scopeDirName } from '../../bus/store/index.js';
 import { removeCache } from '../../bus/store/index.js';
 import { writeNotice } from '../../bus/channels/index.js';
+import { checkReach } from '../../bus/trust/index.js';
 import { type PurgeResult, purgeChannel } from '../../bus/upkeep/index.js';
 import type { Peer } from '../../bus/presence/index.js';
 import { listIds } from '../../bus/store/index.js';
@@ -38,11 +39,15 @@ export function runInvite(ctx: VerbCtx, input: { who: string; channel: string })
   if (found.length > 1) throw usageError(`'${printable(input.who)}' names ${found.length} sessions: ${found.map((p) => neutralize(p.name)).join(', ')}`, 'name one of them');
   const invitee = found[0] as Peer;
   if (invitee.id === me.id) throw usageError('you cannot invite yourself', verbHint('join', [['channel', name]]));
+  // An invitation lets its invitee join, and its notice is mail to the invitee: an agent
+  // invites only a node it may reach (issue 20: across groups, that takes a grant).
+  if (invitee.record && invitee.host === undefined) ctx.noteLineage([{ id: invitee.id, pid: invitee.record.pid }]);
   const now = ctx.now();
   updateChannels(ctx.root(), (store) => {
     const c = store.channels[name];
     if (!c) throw unknownChannel(store, name);
     checkChannelRule(me, name, c, 'invite');
+    checkReach(ctx.root(), me, invitee);
     if (c.members[invitee.id]) throw refusedError(`${neutralize(invitee.name)} is already a member of #${name}`);
     c.invites[invitee.id] = { by: me.id, at: now };
   });

@@ -13,7 +13,7 @@ const given = (input: unknown) => printable(String(input), 20);
 
 export const policyInput = z.strictObject({
   mode: z.enum(['family', 'groups'], { error: (iss) => `family or groups, not '${given(iss.input)}'` }).optional(),
-  open: z.enum(['everyone', 'family', 'humans', 'granted'], { error: (iss) => `everyone, family, humans or granted, not '${given(iss.input)}'` }).optional(),
+  open: z.enum(['everyone', 'family', 'top', 'humans', 'granted'], { error: (iss) => `everyone, family, top, humans or granted, not '${given(iss.input)}'` }).optional(),
   // The bounds of the policy file's own schema (tools/bus/trust/policy.ts).
   maxDepth: z.number({ error: 'a whole number' }).int('a whole number').min(1, 'at least 1').max(64, 'at most 64').optional(),
 });
