@@ -2,29 +2,38 @@
 // plugin monitor (`attend install`, `-p`), the SessionStart hook starts `attend deliver`,
 // which posts a message sent while the turn runs to the session's inbox socket; the model's
 // next request carries it inside `<cross-session-message … from-name="… via attend">`, and the
-// Stop hook does not show it again.
+// Stop hook does not show it again. Interactive (tmux): an idle session is woken by the post, a
+// new turn whose request carries the message once.
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { peekPending } from '../../tools/bus/delivery/index.js';
+import { readPresence } from '../../tools/bus/presence/index.js';
 import { listLive } from '../../tools/bus/presence/roster.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import { procInfoFromProc } from '../../tools/identity/system.js';
 import { ME, runBin, waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, type ClaudeRun, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
 import { agent } from '../helpers/delivery.js';
-import { type FakeAnthropic, conversationText, lastText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
+import { type ApiRequest, type FakeAnthropic, conversationText, textOf, lastText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
+import { type TmuxClaude, startTmuxClaude } from '../helpers/tmux-claude.js';
 
 let home: ClaudeHome | undefined;
 let api: FakeAnthropic | undefined;
 let run: ClaudeRun | undefined;
+let cc: TmuxClaude | undefined;
 afterEach(async () => {
   run?.kill();
+  await cc?.stop();
   await api?.close();
   home?.cleanup();
-  home = api = run = undefined;
+  home = api = run = cc = undefined;
 });
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+/** The newest user message of a request: what arrived since the model last spoke (a system message may follow it). */
+const userText = (req: ApiRequest) => textOf(req.messages.filter((m) => m.role === 'user').at(-1)?.content);
 
 function liveSession(h: ClaudeHome, pid: number) {
   return listLive({ root: h.root, sessionsDir: join(h.claudeDir, 'sessions'), now: Date.now(), procInfo: procInfoFromProc }).find((p) => p.record?.pid === pid);
@@ -77,4 +86,37 @@ describe('claude code: the deliverer (socket conduit)', () => {
     const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
     await waitFor(() => !liveSession(h, run!.pid) && !existsSync(log), { timeoutMs: 15_000, what: `the deliverer gone with its session${existsSync(log) ? `: ${readFileSync(log, 'utf8')}` : ''}` });
   });
+
+  it('interactive (tmux), attend install: an idle session is woken by the post, once; the Stop hook does not repeat it', async () => {
+    const h = (home = makeClaudeHome());
+    api = await startFakeAnthropic(() => ({ text: 'noted' }));
+    const env = h.env({ baseUrl: api.url });
+    expect(runBin(['install'], { env, cwd: h.project }).exitCode).toBe(0);
+    cc = startTmuxClaude(h, env);
+    const { sessionId, pid } = await cc.session();
+    await cc.until(() => liveSession(h, pid)?.presence.some((p) => p.role === 'deliverer'), 'the deliverer heartbeat');
+    // Idle: nobody has typed, and nothing has asked the model anything.
+    expect(api.requests).toEqual([]);
+    const id = outside(h, env, ['send', '--to', sessionId, 'idle-payload-9c2b']);
+    // The post starts a turn of its own: the first request there is carries the message, in the envelope.
+    const first = await cc.until(() => api!.requests[0], 'a turn started by the post');
+    const seen = JSON.stringify(first.messages);
+    expect(userText(first)).toContain('idle-payload-9c2b');
+    expect(userText(first)).toContain('Another Claude session sent a message');
+    expect(seen).toMatch(/<cross-session-message from=\\"uds:[^"\\]+\\" from-name=\\"[^"\\]+ via attend\\">/);
+    expect(count(seen, `id=${id}`)).toBe(1);
+    // The turn ends: the Stop hook runs (its 'drain' stamp) with nothing to add, and the session is idle again.
+    await cc.until(() => readPresence(h.root).some((p) => p.id === sessionId && p.role === 'drain'), 'the Stop hook at the end of the turn');
+    await cc.until(() => cc!.status() === 'idle', 'the session idle again');
+    // A second message, once the first turn is over: by the time it is at the model, a
+    // repeat of the first (by the Stop hook or a second post) would be in the conversation.
+    const id2 = outside(h, env, ['send', '--to', sessionId, 'idle-payload-second']);
+    const later = await cc.until(() => api!.requests.find((r) => userText(r).includes('idle-payload-second')), 'the second message at the model');
+    const all = JSON.stringify(later.messages);
+    expect(count(all, `id=${id}`)).toBe(1);
+    expect(count(all, `id=${id2}`)).toBe(1);
+    // The Stop hook added nothing to any request, and one request brought the message in.
+    for (const r of api.requests) expect(conversationText(r)).not.toContain('Stop hook');
+    expect(api.requests.filter((r) => userText(r).includes('idle-payload-9c2b'))).toHaveLength(1);
+  }, 240_000);
 });
