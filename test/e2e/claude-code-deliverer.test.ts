@@ -16,7 +16,7 @@ import { procInfoFromProc } from '../../tools/identity/system.js';
 import { ME, runBin, waitFor } from '../helpers/bus.js';
 import { type ClaudeHome, type ClaudeRun, makeClaudeHome, runClaude } from '../helpers/claude-code.js';
 import { agent } from '../helpers/delivery.js';
-import { type ApiRequest, type FakeAnthropic, conversationText, textOf, lastText, startFakeAnthropic, toolResultCount } from '../helpers/fake-anthropic.js';
+import { type ApiRequest, type FakeAnthropic, conversationText, lastText, startFakeAnthropic, textOf, toolNames, toolResultCount, toolResults } from '../helpers/fake-anthropic.js';
 import { type TmuxClaude, startTmuxClaude } from '../helpers/tmux-claude.js';
 
 let home: ClaudeHome | undefined;
@@ -85,6 +85,43 @@ describe('claude code: the deliverer (socket conduit)', () => {
     // The deliverer went with its session.
     const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
     await waitFor(() => !liveSession(h, run!.pid) && !existsSync(log), { timeoutMs: 15_000, what: `the deliverer gone with its session${existsSync(log) ? `: ${readFileSync(log, 'utf8')}` : ''}` });
+  });
+
+  it("-p: the model answers the post with SendMessage to its from= address, and the answer is on the bus as the session's signed reply to the message", async () => {
+    const h = (home = makeClaudeHome());
+    const env = h.env({ baseUrl: '' });
+    expect(runBin(['install'], { env, cwd: h.project }).exitCode).toBe(0);
+    const go = join(h.dir, 'go');
+    // Claude Code tells the model to "reply via SendMessage to the `from=` address"; this model does.
+    api = await startFakeAnthropic((req) => {
+      if (toolResultCount(req) === 0) return { tool: 'Bash', input: { command: `while [ ! -f ${go} ]; do sleep 0.05; done; echo RELEASED`, description: 'wait' } };
+      const from = /<cross-session-message from="(uds:[^"]+)" from-name="[^"]+ via attend">/.exec(conversationText(req))?.[1];
+      if (from === undefined) return { text: 'no message came' };
+      if (toolResults(req).some((r) => r.name === 'SendMessage')) return { text: 'answered' };
+      if (!toolNames(req).includes('SendMessage')) return { tool: 'ToolSearch', input: { query: 'select:SendMessage' } };
+      return { tool: 'SendMessage', input: { to: from, summary: 'answer', message: 'answer-by-sendmessage-4b7e' } };
+    });
+    run = runClaude(['-p', 'go', '--allowedTools', 'Bash,SendMessage', '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api.url }, cwd: h.project });
+    const b = await waitFor(() => liveSession(h, run!.pid), { timeoutMs: 30_000, what: 'session B live' });
+    await waitFor(() => liveSession(h, run!.pid)?.presence.some((p) => p.role === 'deliverer'), { timeoutMs: 30_000, what: 'the deliverer heartbeat' });
+    const id = outside(h, env, ['send', '--to', b.id, 'a question for B']);
+    await waitFor(() => peekPending(h.root, agent(b.id, h.project), { now: Date.now(), reporter: silentReporter }).fresh.length === 0, { timeoutMs: 15_000, what: 'the deliverer recording the post' });
+    writeFileSync(go, '');
+    const code = await run.exited(60_000);
+    expect(code, run.stderr()).toBe(0);
+    const sent = toolResults(api.requests.at(-1)!).find((r) => r.name === 'SendMessage');
+    expect(sent?.text).toContain('"success":true');
+    // The person reads it: from the session, signed, threaded under the message it answers, to its sender.
+    const person = { PATH: env.PATH!, HOME: h.home, ATTEND_HOME: h.root };
+    const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
+    const reply = await waitFor(
+      () => {
+        const r = runBin(['inbox', '--json'], { env: person, cwd: h.dir });
+        return (JSON.parse(r.stdout) as { messages: { body: string }[] }).messages.find((m) => m.body === 'answer-by-sendmessage-4b7e');
+      },
+      { timeoutMs: 15_000, what: `the answer on the bus${existsSync(log) ? `; deliverer log: ${readFileSync(log, 'utf8')}` : ''}` },
+    );
+    expect(reply).toMatchObject({ fromKind: 'agent', fromId: b.id, re: id, to: ME, sig: 'ok' });
   });
 
   it('interactive (tmux), attend install: an idle session is woken by the post, once; the Stop hook does not repeat it', async () => {

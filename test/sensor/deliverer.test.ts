@@ -90,6 +90,37 @@ function deps(inbox: Inbox, r: ReplySocket, warnings: string[] = []) {
   };
 }
 
+/** runDeliverer in this process, for the fake inbox; `answers` gets what it hands on as the session's replies. */
+function startDeliverer(inbox: Inbox, answered: (a: { text: string; re: string | undefined }) => Promise<string> = () => Promise.resolve('not-kept')) {
+  const warnings: string[] = [];
+  let stop: () => void = () => {};
+  const stopSignal = new Promise<void>((r) => (stop = r));
+  const running = runDeliverer({
+    root: bus.root,
+    sessionsDir: join(bus.claudeDir, 'sessions'),
+    identity: me(),
+    env: {},
+    socket: inbox.path,
+    pid: process.pid,
+    now: Date.now,
+    reporter: silentReporter,
+    procInfo: procInfoFromProc,
+    warn: (l) => void warnings.push(l),
+    answered,
+    poll: false,
+    pollIntervalMs: 1000,
+    stopSignal,
+    tickMs: 50,
+  });
+  return { running, stop, warnings };
+}
+
+/** What Claude Code writes to a `uds:` address when its model calls SendMessage (seen on 2.1.332). */
+function sendMessageLine(from: string, text: string, msgId: string): string {
+  const content = `<cross-session-message from="${from}" from-name="proj-f8" from-mode="prompting">\n${text}\n</cross-session-message>`;
+  return JSON.stringify({ msgV: 1, msg_id: msgId, type: 'user', message: { role: 'user', content }, priority: 'next', from });
+}
+
 const receipt = (status: string) => (p: InboxPost) => JSON.stringify({ type: 'control', action: 'peer_message_status', status, orig_msg_id: p.msg_id });
 
 describe('the deliverer', () => {
@@ -159,32 +190,14 @@ describe('the deliverer', () => {
       text: 'on it',
       from: 'uds:/tmp/cc-socks/1.sock',
       fromName: 'work-6d',
+      msgId: 'm',
     });
     expect(parseReplyLine('not json')).toEqual({ kind: 'other' });
   });
 
   it('posts live, hands the claim to a sensor that asks, and takes it back once it is free', async () => {
     const inbox = await fakeInbox();
-    const warnings: string[] = [];
-    let stop: () => void = () => {};
-    const stopSignal = new Promise<void>((r) => (stop = r));
-    const who = me();
-    const running = runDeliverer({
-      root: bus.root,
-      sessionsDir: join(bus.claudeDir, 'sessions'),
-      identity: who,
-      env: {},
-      socket: inbox.path,
-      pid: process.pid,
-      now: Date.now,
-      reporter: silentReporter,
-      procInfo: procInfoFromProc,
-      warn: (l) => void warnings.push(l),
-      poll: false,
-      pollIntervalMs: 1000,
-      stopSignal,
-      tickMs: 50,
-    });
+    const { running, stop, warnings } = startDeliverer(inbox);
     try {
       await waitFor(() => readSensor(bus.root, SID)?.pid === process.pid, { what: 'the deliverer holding the claim' });
       const a = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'live one' });
@@ -214,5 +227,43 @@ describe('the deliverer', () => {
     expect(exit.delivered).toBe(2);
     expect(readSensor(bus.root, SID)).toBeNull();
     expect(warnings.join('\n')).toContain('stands by');
+  });
+
+  it("a SendMessage answer from the session's own socket is handed on as its reply to the post's newest message; another's is not; one that fails is told", async () => {
+    const inbox = await fakeInbox();
+    const got: { text: string; re: string | undefined }[] = [];
+    let fail: string | undefined;
+    const { running, stop, warnings } = startDeliverer(inbox, (a) => {
+      got.push(a);
+      return fail !== undefined ? Promise.reject(new Error(fail)) : Promise.resolve(`reply-${got.length}`);
+    });
+    try {
+      await waitFor(() => readSensor(bus.root, SID)?.pid === process.pid, { what: 'the deliverer holding the claim' });
+      put(bus.root, ids(), { scope: OPEN, to: '*', body: 'older' });
+      const b = put(bus.root, ids(), { scope: OPEN, to: '*', body: 'newest' });
+      await waitFor(() => inbox.posts.length === 1, { what: 'the post' });
+      const replyPath = inbox.posts[0]!.from.slice('uds:'.length);
+      const own = `uds:${inbox.path}`;
+
+      // The session's own answer, sent twice (one msg_id): one reply, under the newest message.
+      await postLine(replyPath, sendMessageLine(own, 'on it', 'm-1'));
+      await postLine(replyPath, sendMessageLine(own, 'on it', 'm-1'));
+      await waitFor(() => warnings.some((w) => w.includes('on the bus as reply-1')), { what: 'the answer handed on' });
+      // Another session's SendMessage to this address is not this session's word.
+      await postLine(replyPath, sendMessageLine('uds:/tmp/cc-socks/999999.sock', 'i am not you', 'm-2'));
+      await waitFor(() => warnings.some((w) => w.includes('only this session')), { what: 'the stranger refused' });
+      expect(got).toEqual([{ text: 'on it', re: b }]);
+
+      // An answer that cannot be sent: the model is told, in a note of attend's own.
+      fail = 'message 0mx-nope was not found';
+      await postLine(replyPath, sendMessageLine(own, 'second answer', 'm-3'));
+      await waitFor(() => inbox.posts.length === 2, { what: 'the note to the model' });
+      const note = inbox.posts[1]!.message.content;
+      expect(note).toMatch(/^<cross-session-message from="uds:[^"]+" from-name="attend">\n\[attend\] your SendMessage answer was not sent to the bus: message 0mx-nope was not found\. Send it with attend reply\.\n<\/cross-session-message>$/);
+      expect(got.map((a) => a.text)).toEqual(['on it', 'second answer']);
+    } finally {
+      stop();
+    }
+    await running;
   });
 });

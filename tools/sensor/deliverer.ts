@@ -10,6 +10,7 @@
 // it posts; a sensor that asks for the claim gets it between two wakes, and the deliverer
 // stands by until the claim is free again. A session that holds or refuses its posts (a
 // receipt) is left to the Stop hook and the model-armed Monitor: the deliverer stops.
+// A model's SendMessage answer to a post is written to the bus as the session's reply (answers.ts).
 
 import { randomUUID } from 'node:crypto';
 import type { Identity, ProcInfo } from '../identity/resolve.js';
@@ -18,7 +19,8 @@ import { claimAsked, claimSensor, handOver, releaseSensor } from '../bus/deliver
 import type { Reporter } from '../bus/store/index.js';
 import { createNameSource, knownNamesSource } from '../bus/presence/index.js';
 import { nameLookup } from '../wire/display.js';
-import type { InboxReceipt } from '../wire/inbox-post.js';
+import { type InboxReceipt, inboxNoteText, inboxPost } from '../wire/inbox-post.js';
+import { createAnswers } from './answers.js';
 import { createDeliveryLoop } from './delivery.js';
 import { beat, createHeartbeat, removeBeat } from './heartbeat.js';
 import { openReplySocket, postLine } from './inbox-socket.js';
@@ -42,8 +44,12 @@ interface DelivererOptions {
   warn(line: string): void;
   poll: boolean;
   pollIntervalMs: number;
-  /** The model answered a post with SendMessage to the reply socket. */
-  answered?: (text: string) => void;
+  /**
+   * The model answered a post with SendMessage to the reply socket: write `text` to the bus
+   * as the session's reply to `re` (the newest message of the last post; none before a post).
+   * Resolves with the reply's id; rejects with why it was not sent.
+   */
+  answered: (answer: { text: string; re: string | undefined }) => Promise<string>;
   stopSignal?: Promise<void>;
   tickMs?: number;
   receiptWaitMs?: number;
@@ -63,11 +69,19 @@ export async function runDeliverer(opts: DelivererOptions): Promise<DelivererExi
   if (!who.resolved || who.pid === undefined) return { reason: 'no-session', delivered: 0 };
   handOver(root, who, opts.env);
 
-  const reply = await openReplySocket(opts.socket, opts.pid, (a) => opts.answered?.(a.text));
+  const post = opts.post ?? postLine;
+  let replyTo = '';
+  const answers = createAnswers({
+    socket: opts.socket,
+    answered: opts.answered,
+    tell: (line) => post(opts.socket, JSON.stringify(inboxPost(inboxNoteText(line, replyTo), replyTo, randomUUID()))),
+    warn: opts.warn,
+  });
+  const reply = await openReplySocket(opts.socket, opts.pid, answers.take);
+  replyTo = reply.address;
   const source = createNameSource({ root, sessionsDir: opts.sessionsDir, procInfo: opts.procInfo }, opts.now);
   const known = knownNamesSource(root);
   const names = (me: string) => nameLookup(source(), me, known());
-  const post = opts.post ?? postLine;
 
   let stopping: DelivererExit['reason'] | undefined;
   let receipt: InboxReceipt | undefined;
@@ -101,6 +115,7 @@ export async function runDeliverer(opts: DelivererOptions): Promise<DelivererExi
     replyTo: reply.address,
     receipt: reply.receipt,
     newMsgId: randomUUID,
+    posted: answers.posted,
     ...(opts.receiptWaitMs !== undefined ? { receiptWaitMs: opts.receiptWaitMs } : {}),
   };
   const idle: PostResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
@@ -184,6 +199,7 @@ export async function runDeliverer(opts: DelivererOptions): Promise<DelivererExi
   await delivery.idle();
   delivery.close();
   watch.close();
+  await answers.settled();
   reply.close();
   if (active) {
     releaseSensor(root, who.id, opts.pid);

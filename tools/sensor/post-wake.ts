@@ -26,6 +26,12 @@ interface PostDeps extends Omit<ScanDeps, 'write'> {
   receipt(msgId: string, ms: number): Promise<InboxReceipt | null>;
   newMsgId(): string;
   receiptWaitMs?: number;
+  /**
+   * The post is written, and `newest` is the newest message it shows: what the model's
+   * SendMessage answer to it threads under. Told before the wait for a receipt, as the model
+   * may answer within it.
+   */
+  posted?(newest: string): void;
 }
 
 export interface PostResult extends ScanResult {
@@ -62,6 +68,7 @@ export async function postOnce(deps: PostDeps, who: Identity): Promise<PostResul
         res.refused = 'unreachable';
         return consume;
       }
+      if (newest) deps.posted?.(newest.id);
       const receipt = await deps.receipt(msgId, deps.receiptWaitMs ?? RECEIPT_WAIT_MS);
       if (receipt !== null) {
         deps.warn(`attend: the session ${receipt} the post; its messages stay unread for the Stop hook`);

@@ -43,6 +43,14 @@ export function inboxText(items: readonly WakeItem[], names: NameLookup, replyTo
   return envelope(replyTo, fromName, items.flatMap((i) => i.lines));
 }
 
+/**
+ * A note of attend's own to the session (a SendMessage answer that could not be sent): one
+ * line, on one line, inside the envelope, so it reads as attend's and cannot close it.
+ */
+export function inboxNoteText(line: string, replyTo: string): string {
+  return envelope(replyTo, 'attend', [`[attend] ${neutralize(line).replace(/<\//g, '<\\/')}`]);
+}
+
 /** The post for a text; `from` is the deliverer's own `uds:` reply socket (receipts come there). */
 export function inboxPost(text: string, from: string, msgId: string): InboxPost {
   return { type: 'user', message: { role: 'user', content: text }, from, msg_id: msgId, priority: 'next' };
@@ -51,7 +59,7 @@ export function inboxPost(text: string, from: string, msgId: string): InboxPost 
 export type InboxReceipt = 'held' | 'refused' | 'expired' | 'dropped';
 
 /** A line that came to the reply socket: a receipt for one of our posts, a model's answer, or neither. */
-export type ReplyLine = { kind: 'receipt'; status: InboxReceipt; of: string } | { kind: 'answer'; text: string; from: string; fromName?: string } | { kind: 'other' };
+export type ReplyLine = { kind: 'receipt'; status: InboxReceipt; of: string } | { kind: 'answer'; text: string; from: string; fromName?: string; msgId?: string } | { kind: 'other' };
 
 const RECEIPTS = new Set(['held', 'refused', 'expired', 'dropped']);
 const ENVELOPE = /^\s*<cross-session-message\b([^>]*)>\n?([\s\S]*?)\n?<\/cross-session-message>\s*$/;
@@ -73,7 +81,13 @@ export function parseReplyLine(line: string): ReplyLine {
   if (r.type === 'user' && typeof message?.content === 'string') {
     const m = ENVELOPE.exec(message.content);
     const fromName = m ? /from-name="([^"]*)"/.exec(m[1] ?? '')?.[1] : undefined;
-    return { kind: 'answer', text: m ? (m[2] ?? '') : message.content, from: typeof r.from === 'string' ? r.from : '', ...(fromName !== undefined ? { fromName } : {}) };
+    return {
+      kind: 'answer',
+      text: m ? (m[2] ?? '') : message.content,
+      from: typeof r.from === 'string' ? r.from : '',
+      ...(fromName !== undefined ? { fromName } : {}),
+      ...(typeof r.msg_id === 'string' ? { msgId: r.msg_id } : {}),
+    };
   }
   return { kind: 'other' };
 }
