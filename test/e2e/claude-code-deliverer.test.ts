@@ -87,6 +87,44 @@ describe('claude code: the deliverer (socket conduit)', () => {
     await waitFor(() => !liveSession(h, run!.pid) && !existsSync(log), { timeoutMs: 15_000, what: `the deliverer gone with its session${existsSync(log) ? `: ${readFileSync(log, 'utf8')}` : ''}` });
   });
 
+  // A message counts as delivered only when its post drew no receipt (issue 21 item 2): a
+  // session that holds or refuses posts from outside sends one, and the message is left unread
+  // for the Stop hook, which shows it at the end of the turn, once.
+  it.each(['refuse', 'hold'])('-p, crossSessionInbound "%s": the post draws a receipt, and the Stop hook delivers the message instead', async (setting) => {
+    const h = (home = makeClaudeHome());
+    const env = h.env({ baseUrl: '' });
+    expect(runBin(['install'], { env, cwd: h.project }).exitCode).toBe(0);
+    const settings = join(h.claudeDir, 'settings.json');
+    writeFileSync(settings, JSON.stringify({ ...(JSON.parse(readFileSync(settings, 'utf8')) as object), crossSessionInbound: setting }));
+    const go = join(h.dir, 'go');
+    api = await startFakeAnthropic((req) => {
+      if (toolResultCount(req) === 0) return { tool: 'Bash', input: { command: `while [ ! -f ${go} ]; do sleep 0.05; done; echo RELEASED`, description: 'wait' } };
+      return { text: 'done' };
+    });
+    run = runClaude(['-p', 'go', '--allowedTools', 'Bash', '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api.url }, cwd: h.project });
+    const b = await waitFor(() => liveSession(h, run!.pid), { timeoutMs: 30_000, what: 'session B live' });
+    await waitFor(() => liveSession(h, run!.pid)?.presence.some((p) => p.role === 'deliverer'), { timeoutMs: 30_000, what: 'the deliverer heartbeat' });
+    const id = outside(h, env, ['send', '--to', b.id, `receipt-payload-${setting}`]);
+    // The deliverer stops on the receipt, saying why, and the message is still pending.
+    const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
+    const said = setting === 'refuse' ? 'refused' : 'held';
+    const logText = () => (existsSync(log) ? readFileSync(log, 'utf8') : '');
+    await waitFor(() => logText().includes(`the session ${said} a post`), { timeoutMs: 15_000, what: `the deliverer told ${said}` }).catch((err: Error) => {
+      throw new Error(`${err.message}; its log: ${logText()}`);
+    });
+    expect(peekPending(h.root, agent(b.id, h.project), { now: Date.now(), reporter: silentReporter }).fresh.map((m) => m.id)).toEqual([id]);
+    writeFileSync(go, '');
+    const code = await run.exited(60_000);
+    expect(code, run.stderr()).toBe(0);
+    // At the model once, by the Stop hook; never as a cross-session message.
+    const carrying = api.requests.filter((r) => lastText(r).includes(`receipt-payload-${setting}`));
+    expect(carrying, api.requests.map((r) => lastText(r).slice(-400)).join('\n---\n')).toHaveLength(1);
+    expect(lastText(carrying[0]!)).toMatch(/Stop hook/);
+    const all = JSON.stringify(api.requests.at(-1)!.messages);
+    expect(count(all, `id=${id}`)).toBe(1);
+    expect(all).not.toContain('<cross-session-message from=\\"uds:');
+  });
+
   it("-p: the model answers the post with SendMessage to its from= address, and the answer is on the bus as the session's signed reply to the message", async () => {
     const h = (home = makeClaudeHome());
     const env = h.env({ baseUrl: '' });

@@ -75,7 +75,9 @@ export function parseReplyLine(line: string): ReplyLine {
   if (typeof o !== 'object' || o === null) return { kind: 'other' };
   const r = o as Record<string, unknown>;
   if (r.type === 'control' && r.action === 'peer_message_status' && typeof r.status === 'string' && RECEIPTS.has(r.status) && typeof r.orig_msg_id === 'string') {
-    return { kind: 'receipt', status: r.status as InboxReceipt, of: r.orig_msg_id };
+    // A refusal arrives as `status: "expired", status_detail: "refused"` (seen on 2.1.332).
+    const status = r.status === 'expired' && r.status_detail === 'refused' ? 'refused' : (r.status as InboxReceipt);
+    return { kind: 'receipt', status, of: r.orig_msg_id };
   }
   const message = r.message as { content?: unknown } | undefined;
   if (r.type === 'user' && typeof message?.content === 'string') {

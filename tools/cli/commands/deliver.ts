@@ -3,9 +3,9 @@
 // it runs until its Claude process is gone. Diagnostics go to its log under state/sensor/.
 
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, unlinkSync } from 'node:fs';
 import { type Ctx, createContext } from '../context.js';
-import { claimDelivererSlot, delivererLog, readDeliverer, releaseDelivererSlot } from '../../bus/delivery/index.js';
+import { claimDelivererSlot, delivererLog, openDelivererLog, readDeliverer, releaseDelivererSlot } from '../../bus/delivery/index.js';
 import { AttendError, EXIT } from '../../wire/errors.js';
 // The sensor's modules load only in the deliverer itself, not in the hook that starts it.
 import type { DelivererExit } from '../../sensor/deliverer.js';
@@ -75,7 +75,7 @@ export function startDeliverer(ctx: Ctx, claudePid: number): 'started' | 'runnin
   if (!script) return 'failed';
   let log: number | 'ignore' = 'ignore';
   try {
-    log = openSync(delivererLog(root, claudePid), 'w', 0o600);
+    log = openDelivererLog(root, claudePid);
   } catch {
     // no log, still a deliverer
   }
