@@ -53,7 +53,7 @@ type Conduit = 'deliverer' | 'plugin-monitor' | 'none';
 
 const CONDUIT_LINES: Record<Conduit, string> = {
   deliverer:
-    'Messages from peers arrive on their own while you work, as <cross-session-message from-name="<sender> via attend"> notes carrying attend\'s [attend message ...] header; do not arm a Monitor for attend. Anything not delivered that way arrives at the end of a turn.',
+    'Messages from peers arrive on their own while you work, as <cross-session-message from-name="<sender> via attend"> notes carrying attend\'s [attend message ...] header; do not arm a Monitor for attend. A SendMessage answer to such a note is sent as your reply. Anything not delivered that way arrives at the end of a turn.',
   'plugin-monitor': "Messages from peers arrive on their own while you work, as events of the attend plugin's monitor; do not arm another. They also arrive at the end of a turn.",
   none: 'To hear messages while you work, arm the Monitor tool with command `attend run` (re-arm it when it expires). Messages also arrive at the end of a turn.',
 };
