@@ -125,6 +125,27 @@ describe('claude code: the deliverer (socket conduit)', () => {
     expect(all).not.toContain('<cross-session-message from=\\"uds:');
   });
 
+  // bypassPermissions holds every post from outside the session's process tree, and the
+  // deliverer is detached from the hook that starts it (seen on 2.1.332: each post held). So a
+  // `-p --dangerously-skip-permissions` worker gets no deliverer: it is told to arm the
+  // Monitor, whose sensor is its own child, and doctor says why.
+  it('-p --dangerously-skip-permissions: no deliverer; the model is told to arm the Monitor, and doctor says why', async () => {
+    const h = (home = makeClaudeHome());
+    // IS_SANDBOX: Claude Code refuses the flag to root otherwise (the tests may run as root).
+    const env = { ...h.env({ baseUrl: '' }), IS_SANDBOX: '1' };
+    expect(runBin(['install'], { env, cwd: h.project }).exitCode).toBe(0);
+    api = await startFakeAnthropic((req) => (toolResults(req).some((r) => r.name === 'Bash') ? { text: 'done' } : { tool: 'Bash', input: { command: 'attend doctor --json', description: 'doctor' } }));
+    run = runClaude(['-p', 'go', '--dangerously-skip-permissions', '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api.url }, cwd: h.project });
+    expect(await run.exited(60_000), run.stderr()).toBe(0);
+    const first = conversationText(api.requests[0]!);
+    expect(first).toContain('arm the Monitor tool with command `attend run`');
+    expect(first).not.toContain('do not arm a Monitor for attend');
+    expect(existsSync(join(h.root, 'state', 'sensor', `deliverer-${run.pid}.pid`))).toBe(false);
+    const out = lastText(api.requests.at(-1)!);
+    const conduit = (JSON.parse(out.slice(out.indexOf('{'))) as { checks: { name: string; detail: string }[] }).checks.find((c) => c.name === 'conduit');
+    expect(conduit?.detail).toMatch(/nothing live delivers.*bypassPermissions mode \(its command line/);
+  });
+
   it("-p: the model answers the post with SendMessage to its from= address, and the answer is on the bus as the session's signed reply to the message", async () => {
     const h = (home = makeClaudeHome());
     const env = h.env({ baseUrl: '' });

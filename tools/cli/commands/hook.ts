@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Ctx } from '../context.js';
 import { startDeliverer } from './deliver.js';
 import { ensureSigner } from './signer.js';
+import { socketHolds } from './socket-holds.js';
 import { readPresence, removePresence, writePresence } from '../../bus/presence/index.js';
 import { AttendError } from '../../wire/errors.js';
 
@@ -83,6 +84,13 @@ function chooseConduit(ctx: Ctx, claudePid: number, kind: string | undefined, wa
   if (pluginMonitorWillRun(ctx, kind)) return 'plugin-monitor';
   // No inbox socket (a Claude Code before 2.1.332, or ATTEND_NO_DELIVERER=1): the model arms Monitor.
   if (!ctx.env.CLAUDE_CODE_MESSAGING_SOCKET || ctx.env.ATTEND_NO_DELIVERER === '1') return 'none';
+  // A session that would hold or refuse every post (bypassPermissions, crossSessionInbound):
+  // a deliverer would only be held; the Monitor's sensor is the session's own child.
+  const holds = socketHolds(ctx, claudePid);
+  if (holds.length > 0) {
+    warnings.push(`no deliverer: ${holds[0]}; the model is told to arm Monitor`);
+    return 'none';
+  }
   const r = startDeliverer(ctx, claudePid);
   if (r === 'failed') {
     warnings.push('could not start attend deliver; the model is told to arm Monitor');
