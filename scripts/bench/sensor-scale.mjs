@@ -11,7 +11,7 @@ import { busLib, fakeSession, pct, rssMiB, startSensor, watches } from './latenc
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function cpuNs(pid) {
+export function cpuNs(pid) {
   let n = 0;
   for (const t of readdirSync(`/proc/${pid}/task`)) {
     try {

@@ -224,7 +224,6 @@ describe('every conduit', () => {
             warn: () => {},
             post: async () => saw(atShow(who)),
             replyTo: 'uds:/nowhere',
-            receipt: async () => null,
             newMsgId: () => 'post-1',
           },
           who,

@@ -1,9 +1,9 @@
 // A scripted Messages API server on 127.0.0.1, so a real Claude Code runs with no account and
-// no network (see ../shared/claude-code.md). Every request carries the whole conversation, so
-// a test decides each reply from what the model would have seen, and asserts on it after.
+// no network (see ../shared/claude-code.md; the server is scripts/lib/fake-anthropic.mjs,
+// which the benchmarks share). Every request carries the whole conversation, so a test
+// decides each reply from what the model would have seen, and asserts on it after.
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startFakeAnthropic as startServer } from '../../scripts/lib/fake-anthropic.mjs';
 
 export interface ContentBlock {
   type: string;
@@ -118,103 +118,7 @@ export function loadTools(req: ApiRequest, names: string[], tries = 12): Reply |
   return { tool: 'ToolSearch', input: { query: `select:${names.join(',')}` } };
 }
 
-// Side requests (titles, summaries, quota probes) come without the main tool list.
-function isMain(req: ApiRequest): boolean {
-  return Array.isArray(req.tools) && req.tools.some((t) => t.name === 'Bash');
-}
-
-function sse(res: ServerResponse, event: string, data: unknown): void {
-  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-}
-
-let toolCounter = 0;
-
-function contentFor(reply: Reply): ContentBlock {
-  if ('text' in reply) return { type: 'text', text: reply.text };
-  return { type: 'tool_use', id: `toolu_fake${String(++toolCounter).padStart(6, '0')}`, name: reply.tool, input: reply.input };
-}
-
-function respond(res: ServerResponse, req: ApiRequest, reply: Reply): void {
-  const block = contentFor(reply);
-  const stopReason = block.type === 'tool_use' ? 'tool_use' : 'end_turn';
-  const id = `msg_fake${Date.now()}${toolCounter}`;
-  const model = req.model ?? 'claude-test';
-  const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  if (req.stream === false || req.stream === undefined) {
-    res.writeHead(200, { 'content-type': 'application/json', 'request-id': id });
-    res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: [block], stop_reason: stopReason, stop_sequence: null, usage }));
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': id });
-  sse(res, 'message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } });
-  if (block.type === 'text') {
-    sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-    sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: block.text } });
-  } else {
-    sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
-    sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
-  }
-  sse(res, 'content_block_stop', { type: 'content_block_stop', index: 0 });
-  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } });
-  sse(res, 'message_stop', { type: 'message_stop' });
-  res.end();
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-export async function startFakeAnthropic(script: Script): Promise<FakeAnthropic> {
-  const requests: ApiRequest[] = [];
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const body = await readBody(req);
-      const path = (req.url ?? '').split('?')[0];
-      if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ input_tokens: 10 }));
-        return;
-      }
-      if (req.method !== 'POST' || path !== '/v1/messages') {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not scripted' } }));
-        return;
-      }
-      let parsed: ApiRequest;
-      try {
-        parsed = JSON.parse(body) as ApiRequest;
-      } catch {
-        res.writeHead(400).end();
-        return;
-      }
-      const main = isMain(parsed);
-      if (main) requests.push(parsed);
-      let reply: Reply;
-      try {
-        reply = main ? script(parsed, { main, turn: requests.length }) : { text: 'ok' };
-      } catch (err) {
-        reply = { text: `script error: ${(err as Error).message}` };
-      }
-      respond(res, parsed, reply);
-    })().catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+/** Start the scripted server (scripts/lib/fake-anthropic.mjs, which the benchmarks share). */
+export function startFakeAnthropic(script: Script): Promise<FakeAnthropic> {
+  return startServer<ApiRequest, Reply>(script);
 }

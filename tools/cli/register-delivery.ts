@@ -69,8 +69,10 @@ It resumes from the session's delivery ledger and never repeats a message. Lines
 For a session with no plugin monitor (an \`attend install\`ed session, a -p worker), the
 SessionStart hook starts it detached. It posts each batch of new messages to
 CLAUDE_CODE_MESSAGING_SOCKET inside <cross-session-message from=... from-name="<sender> via attend">,
-counts a message delivered only when no held/refused/dropped receipt comes back, hands the
-session to \`attend run\` when one starts, and exits when the session's process is gone.
+counts a message delivered only when no held/refused/expired/dropped receipt comes back (one
+that does gives the post's messages back for the Stop hook, and the deliverer stops), writes
+a model's SendMessage answer to a post to the bus as the session's reply, hands the session
+to \`attend run\` when one starts, and exits when the session's process is gone.
 `,
     )
     .action(async (opts: { poll?: boolean; interval: string }) => {

@@ -8,25 +8,34 @@
 // /clear (session-watch.ts), the presence (heartbeat.ts, as role `deliverer`). One live
 // conduit per session: it holds the session's claim (tools/bus/delivery/sensor-claim.ts) while
 // it posts; a sensor that asks for the claim gets it between two wakes, and the deliverer
-// stands by until the claim is free again. A session that holds or refuses its posts (a
-// receipt) is left to the Stop hook and the model-armed Monitor: the deliverer stops.
+// stands by until the claim is free again. A post is recorded once written (post-wake.ts);
+// a receipt for it (held, refused, expired, dropped: whenever it comes) gives its messages
+// back, unread again, and the session is left to the Stop hook and the model-armed Monitor:
+// the deliverer stops, after listening a moment longer for the receipts of its last posts.
+// A model's SendMessage answer to a post is written to the bus as the session's reply (answers.ts).
 
 import { randomUUID } from 'node:crypto';
 import type { Identity, ProcInfo } from '../identity/resolve.js';
 import { processAlive, readSessionRecordFile } from '../identity/system.js';
-import { claimAsked, claimSensor, handOver, releaseSensor } from '../bus/delivery/index.js';
+import { type BackEntry, claimAsked, claimSensor, giveBackAsync, handOver, releaseSensor } from '../bus/delivery/index.js';
 import type { Reporter } from '../bus/store/index.js';
 import { createNameSource, knownNamesSource } from '../bus/presence/index.js';
 import { nameLookup } from '../wire/display.js';
-import type { InboxReceipt } from '../wire/inbox-post.js';
+import { type InboxReceipt, inboxNoteText, inboxPost } from '../wire/inbox-post.js';
+import { createAnswers } from './answers.js';
 import { createDeliveryLoop } from './delivery.js';
 import { beat, createHeartbeat, removeBeat } from './heartbeat.js';
 import { openReplySocket, postLine } from './inbox-socket.js';
+import { createPostBucket } from './post-bucket.js';
 import { type PostResult, postOnce } from './post-wake.js';
 import { checkSession } from './session-watch.js';
 import { createSensorWatch } from './watch.js';
 
 const TICK_MS = 1_000;
+/** After a receipt, how long the deliverer still listens for the receipts of the posts it made just before. */
+const RECEIPT_GRACE_MS = 1_000;
+/** Posts whose receipt may still come (a held post expires after minutes): the newest this many. */
+const SENT_KEPT = 256;
 
 interface DelivererOptions {
   root: string;
@@ -42,11 +51,15 @@ interface DelivererOptions {
   warn(line: string): void;
   poll: boolean;
   pollIntervalMs: number;
-  /** The model answered a post with SendMessage to the reply socket. */
-  answered?: (text: string) => void;
+  /**
+   * The model answered a post with SendMessage to the reply socket: write `text` to the bus
+   * as the session's reply to `re` (the newest message of the last post; none before a post).
+   * Resolves with the reply's id; rejects with why it was not sent.
+   */
+  answered: (answer: { text: string; re: string | undefined }) => Promise<string>;
   stopSignal?: Promise<void>;
   tickMs?: number;
-  receiptWaitMs?: number;
+  receiptGraceMs?: number;
   /** Injected by tests: how a line reaches the inbox socket. */
   post?: (socket: string, line: string) => Promise<void>;
 }
@@ -63,11 +76,35 @@ export async function runDeliverer(opts: DelivererOptions): Promise<DelivererExi
   if (!who.resolved || who.pid === undefined) return { reason: 'no-session', delivered: 0 };
   handOver(root, who, opts.env);
 
-  const reply = await openReplySocket(opts.socket, opts.pid, (a) => opts.answered?.(a.text));
+  const post = opts.post ?? postLine;
+  let replyTo = '';
+  const answers = createAnswers({
+    socket: opts.socket,
+    answered: opts.answered,
+    tell: (line) => post(opts.socket, JSON.stringify(inboxPost(inboxNoteText(line, replyTo), replyTo, randomUUID()))),
+    warn: opts.warn,
+  });
+  // Each post's messages by its msg_id, for a receipt that may still come.
+  const sent = new Map<string, BackEntry[]>();
+  let givingBack: Promise<void> = Promise.resolve();
+  const onReceipt = (status: InboxReceipt, of: string) => {
+    const back = sent.get(of);
+    if (back === undefined) return; // not a post of this deliverer's, or told already
+    sent.delete(of);
+    receipt ??= status;
+    givingBack = givingBack
+      .then(() => giveBackAsync(root, who, { now: opts.now(), reporter: opts.reporter, warn: opts.warn }, back))
+      .then(
+        () => opts.warn(`attend: the session ${status} a post; its ${back.length} message(s) are unread again, for the Stop hook`),
+        (err: unknown) => opts.warn(`attend: the session ${status} a post, and its messages could not be given back: ${(err as Error).message}`),
+      );
+    stop('held');
+  };
+  const reply = await openReplySocket(opts.socket, opts.pid, { answer: answers.take, receipt: onReceipt });
+  replyTo = reply.address;
   const source = createNameSource({ root, sessionsDir: opts.sessionsDir, procInfo: opts.procInfo }, opts.now);
   const known = knownNamesSource(root);
   const names = (me: string) => nameLookup(source(), me, known());
-  const post = opts.post ?? postLine;
 
   let stopping: DelivererExit['reason'] | undefined;
   let receipt: InboxReceipt | undefined;
@@ -99,20 +136,31 @@ export async function runDeliverer(opts: DelivererOptions): Promise<DelivererExi
     warn: opts.warn,
     post: (line: string) => post(opts.socket, line),
     replyTo: reply.address,
-    receipt: reply.receipt,
     newMsgId: randomUUID,
-    ...(opts.receiptWaitMs !== undefined ? { receiptWaitMs: opts.receiptWaitMs } : {}),
+    posted: (p: { msgId: string; back: BackEntry[]; newest?: string }) => {
+      sent.set(p.msgId, p.back);
+      if (sent.size > SENT_KEPT) sent.delete(sent.keys().next().value as string);
+      if (p.newest !== undefined) answers.posted(p.newest);
+    },
   };
   const idle: PostResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
+  const bucket = createPostBucket(opts.now);
+  let refill: NodeJS.Timeout | undefined;
   const delivery = createDeliveryLoop({
     scan: { ...postDeps, write: () => {} },
     cycle: async (w) => {
       if (!active || isStopping()) return idle;
-      const r = await postOnce(postDeps, w);
-      if (r.refused !== undefined && r.refused !== 'unreachable') {
-        receipt = r.refused;
-        stop('held');
+      // Out of posts for now (Claude Code's limit per sender): what comes meanwhile waits and
+      // goes in one post when the bucket has one again.
+      const wait = refill === undefined ? bucket.take() : 1;
+      if (wait > 0) {
+        refill ??= setTimeout(() => {
+          refill = undefined;
+          delivery.request();
+        }, wait);
+        return idle;
       }
+      const r = await postOnce(postDeps, w);
       return r;
     },
     who: () => who,
@@ -181,9 +229,15 @@ export async function runDeliverer(opts: DelivererOptions): Promise<DelivererExi
 
   await stopped;
   clearInterval(tick);
+  if (refill !== undefined) clearTimeout(refill);
   await delivery.idle();
   delivery.close();
   watch.close();
+  // Held or refused once, the posts just before may be too: their receipts come to the
+  // reply socket a moment later, and their messages go back as well.
+  if (stopping === 'held') await new Promise((r) => setTimeout(r, opts.receiptGraceMs ?? RECEIPT_GRACE_MS));
+  await givingBack;
+  await answers.settled();
   reply.close();
   if (active) {
     releaseSensor(root, who.id, opts.pid);

@@ -4,7 +4,9 @@
 // socket, `<socket dir>/<its pid>.sock`: Claude Code sends receipts (held, refused, expired,
 // dropped) only to a `uds:` address in its socket directory bound by the posting process
 // itself, and a model's `SendMessage` to that address arrives there too. A delivered post
-// gets no receipt, so "delivered" is "no receipt within the wait".
+// gets no receipt, and one that is held or refused gets it on its own time (tens to hundreds
+// of milliseconds on a busy machine, minutes for a held post that expires), so receipts are
+// handed on as they come (tools/sensor/deliverer.ts gives the post's messages back).
 
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { unlinkSync } from 'node:fs';
@@ -40,13 +42,18 @@ export function postLine(socketPath: string, line: string): Promise<void> {
 export interface ReplySocket {
   /** The `from` of every post: `uds:<path>`. */
   address: string;
-  /** Wait up to `ms` for a receipt of the post `msgId`; null: none came (delivered). */
-  receipt(msgId: string, ms: number): Promise<InboxReceipt | null>;
   close(): void;
 }
 
-/** Bind `<dir of the inbox socket>/<pid>.sock`; `onAnswer` gets what a model sent to it. */
-export function openReplySocket(inboxSocket: string, pid: number, onAnswer: (a: Extract<ReplyLine, { kind: 'answer' }>) => void): Promise<ReplySocket> {
+interface ReplyHandlers {
+  /** What a model sent to the address with SendMessage. */
+  answer(a: Extract<ReplyLine, { kind: 'answer' }>): void;
+  /** A receipt: the post `of` was held, refused, expired or dropped. */
+  receipt(status: InboxReceipt, of: string): void;
+}
+
+/** Bind `<dir of the inbox socket>/<pid>.sock` and hand on what comes to it. */
+export function openReplySocket(inboxSocket: string, pid: number, on: ReplyHandlers): Promise<ReplySocket> {
   const path = join(dirname(inboxSocket), `${pid}.sock`);
   // Only a process that had this pid before us can have left the name behind.
   try {
@@ -54,19 +61,10 @@ export function openReplySocket(inboxSocket: string, pid: number, onAnswer: (a: 
   } catch {
     // not there
   }
-  const early = new Map<string, InboxReceipt>();
-  const waiting = new Map<string, (r: InboxReceipt) => void>();
   const onLine = (line: string) => {
     const r = parseReplyLine(line);
-    if (r.kind === 'answer') onAnswer(r);
-    if (r.kind !== 'receipt') return;
-    const w = waiting.get(r.of);
-    if (w) w(r.status);
-    else {
-      early.set(r.of, r.status);
-      // Receipts for posts nobody waits for any more (expired, after minutes): keep a few.
-      if (early.size > 64) early.delete(early.keys().next().value as string);
-    }
+    if (r.kind === 'answer') on.answer(r);
+    else if (r.kind === 'receipt') on.receipt(r.status, r.of);
   };
   const server: Server = createServer((conn) => {
     let buf = '';
@@ -93,24 +91,6 @@ export function openReplySocket(inboxSocket: string, pid: number, onAnswer: (a: 
       server.unref();
       resolve({
         address: `uds:${path}`,
-        receipt: (msgId, ms) => {
-          const got = early.get(msgId);
-          if (got !== undefined) {
-            early.delete(msgId);
-            return Promise.resolve(got);
-          }
-          return new Promise<InboxReceipt | null>((res) => {
-            const timer = setTimeout(() => {
-              waiting.delete(msgId);
-              res(null);
-            }, ms);
-            waiting.set(msgId, (r) => {
-              clearTimeout(timer);
-              waiting.delete(msgId);
-              res(r);
-            });
-          });
-        },
         close: () => {
           server.close();
           try {

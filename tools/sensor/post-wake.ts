@@ -1,36 +1,48 @@
 // One deliverer wake (issue 21 §2): take what is pending from the ledger, plan the wake as the
 // sensor does (tools/wire/wake.ts), and post it to the session's inbox socket as one post
-// (tools/wire/inbox-post.ts). The ledger's lock is held from the plan to the confirm
-// (takePendingAsync), across the post and the wait for its receipt; the wake is recorded in
-// flight before the post (issue 21 §6). A message counts as delivered only when it was
-// posted and no held/refused/dropped/expired receipt came within the wait; otherwise the
-// wake is withdrawn and its messages stay unread for the Stop hook. The sockets
-// are injected, so this is unit-tested over a temporary bus against a listener in the test.
+// (tools/wire/inbox-post.ts). The wake is recorded in flight before the post and confirmed
+// after it (takePendingAsync, issue 21 §6); a post that cannot be written withdraws it. Claude
+// Code says nothing for a post it delivers and sends a receipt for one it holds, refuses or
+// drops on its own time (9 to 321 ms after the post on 2.1.332 on a loaded machine; minutes
+// for a held post that expires), so the wake is confirmed once the post is written and
+// returns what it posted: on a receipt the deliverer gives those messages back
+// (giveBackAsync), unread again for the Stop hook. Waiting here for a receipt that may never
+// come would hold the ledger's lock and every later message. The socket is injected, so this
+// is unit-tested over a temporary bus against a listener in the test.
 
 import type { Identity } from '../identity/resolve.js';
-import { noteShown, receiveScopes, resolveParents, takePendingAsync } from '../bus/delivery/index.js';
-import type { Message } from '../bus/store/index.js';
+import { type BackEntry, noteShown, receiveScopes, resolveParents, takePendingAsync } from '../bus/delivery/index.js';
+import { type Message, scopeDirName } from '../bus/store/index.js';
 import { DIGEST_THRESHOLD } from '../wire/party.js';
-import { type InboxReceipt, inboxPost, inboxText } from '../wire/inbox-post.js';
+import { inboxPost, inboxText } from '../wire/inbox-post.js';
 import { itemIds, planStreamWake, streamItems } from '../wire/wake.js';
 import type { ScanDeps, ScanResult } from './scan.js';
-
-/** How long a post waits for a receipt before it counts as delivered (one is sent at once). */
-const RECEIPT_WAIT_MS = 150;
 
 interface PostDeps extends Omit<ScanDeps, 'write'> {
   /** Post one JSON line to the session's inbox socket; rejects when it cannot be reached. */
   post(line: string): Promise<void>;
-  /** The deliverer's reply address (`uds:<path>`) and the receipts that come to it. */
+  /** The deliverer's reply address (`uds:<path>`), where receipts and answers come. */
   replyTo: string;
-  receipt(msgId: string, ms: number): Promise<InboxReceipt | null>;
   newMsgId(): string;
-  receiptWaitMs?: number;
+  /**
+   * The post is written: told at once, before the wake is confirmed, since its receipt (or
+   * the model's SendMessage answer) may come back within milliseconds.
+   */
+  posted?(post: Posted): void;
+}
+
+/** What a post carried: its msg_id (a receipt names it), its messages, and the newest of them. */
+interface Posted {
+  msgId: string;
+  back: BackEntry[];
+  newest?: string;
 }
 
 export interface PostResult extends ScanResult {
-  /** Why the post did not count: a receipt, or the socket could not be reached. */
-  refused?: InboxReceipt | 'unreachable';
+  /** The socket could not be reached: the wake was withdrawn. */
+  unreachable?: boolean;
+  /** What was posted. */
+  posted?: Posted;
 }
 
 export async function postOnce(deps: PostDeps, who: Identity): Promise<PostResult> {
@@ -51,21 +63,16 @@ export async function postOnce(deps: PostDeps, who: Identity): Promise<PostResul
       else if (item.kind === 'teach') p.ledger.taught = true;
     }
     if (newest) noteShown(p.ledger, newest);
+    const dirOf = new Map(p.fresh.map((m) => [m.id, scopeDirName(m.scope)]));
     // The post is the deliverer's print: it goes out once takePendingAsync has recorded the
-    // wake in flight, and a post the session did not take gives the whole wake back.
+    // wake in flight; a post that cannot be written gives the whole wake back.
     const emit = async (): Promise<string[]> => {
       const msgId = deps.newMsgId();
       try {
         await deps.post(JSON.stringify(inboxPost(inboxText(items, names, deps.replyTo), deps.replyTo, msgId)));
       } catch (err) {
         deps.warn(`attend: cannot post to the session's inbox socket: ${(err as Error).message}`);
-        res.refused = 'unreachable';
-        return consume;
-      }
-      const receipt = await deps.receipt(msgId, deps.receiptWaitMs ?? RECEIPT_WAIT_MS);
-      if (receipt !== null) {
-        deps.warn(`attend: the session ${receipt} the post; its messages stay unread for the Stop hook`);
-        res.refused = receipt;
+        res.unreachable = true;
         return consume;
       }
       for (const item of items) {
@@ -73,6 +80,12 @@ export async function postOnce(deps: PostDeps, who: Identity): Promise<PostResul
         res.digest = true;
         deps.trace?.(`attend: trace digest ids=${item.ids.join(',')}`);
       }
+      const back = consume.flatMap((id) => {
+        const dir = dirOf.get(id);
+        return dir !== undefined ? [{ id, dir }] : [];
+      });
+      res.posted = { msgId, back, ...(newest ? { newest: newest.id } : {}) };
+      deps.posted?.(res.posted);
       res.delivered = consume;
       res.later = plan.later.length > 0;
       return [];

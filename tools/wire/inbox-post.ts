@@ -43,6 +43,14 @@ export function inboxText(items: readonly WakeItem[], names: NameLookup, replyTo
   return envelope(replyTo, fromName, items.flatMap((i) => i.lines));
 }
 
+/**
+ * A note of attend's own to the session (a SendMessage answer that could not be sent): one
+ * line, on one line, inside the envelope, so it reads as attend's and cannot close it.
+ */
+export function inboxNoteText(line: string, replyTo: string): string {
+  return envelope(replyTo, 'attend', [`[attend] ${neutralize(line).replace(/<\//g, '<\\/')}`]);
+}
+
 /** The post for a text; `from` is the deliverer's own `uds:` reply socket (receipts come there). */
 export function inboxPost(text: string, from: string, msgId: string): InboxPost {
   return { type: 'user', message: { role: 'user', content: text }, from, msg_id: msgId, priority: 'next' };
@@ -51,7 +59,7 @@ export function inboxPost(text: string, from: string, msgId: string): InboxPost 
 export type InboxReceipt = 'held' | 'refused' | 'expired' | 'dropped';
 
 /** A line that came to the reply socket: a receipt for one of our posts, a model's answer, or neither. */
-export type ReplyLine = { kind: 'receipt'; status: InboxReceipt; of: string } | { kind: 'answer'; text: string; from: string; fromName?: string } | { kind: 'other' };
+export type ReplyLine = { kind: 'receipt'; status: InboxReceipt; of: string } | { kind: 'answer'; text: string; from: string; fromName?: string; msgId?: string } | { kind: 'other' };
 
 const RECEIPTS = new Set(['held', 'refused', 'expired', 'dropped']);
 const ENVELOPE = /^\s*<cross-session-message\b([^>]*)>\n?([\s\S]*?)\n?<\/cross-session-message>\s*$/;
@@ -67,13 +75,21 @@ export function parseReplyLine(line: string): ReplyLine {
   if (typeof o !== 'object' || o === null) return { kind: 'other' };
   const r = o as Record<string, unknown>;
   if (r.type === 'control' && r.action === 'peer_message_status' && typeof r.status === 'string' && RECEIPTS.has(r.status) && typeof r.orig_msg_id === 'string') {
-    return { kind: 'receipt', status: r.status as InboxReceipt, of: r.orig_msg_id };
+    // A refusal arrives as `status: "expired", status_detail: "refused"` (seen on 2.1.332).
+    const status = r.status === 'expired' && r.status_detail === 'refused' ? 'refused' : (r.status as InboxReceipt);
+    return { kind: 'receipt', status, of: r.orig_msg_id };
   }
   const message = r.message as { content?: unknown } | undefined;
   if (r.type === 'user' && typeof message?.content === 'string') {
     const m = ENVELOPE.exec(message.content);
     const fromName = m ? /from-name="([^"]*)"/.exec(m[1] ?? '')?.[1] : undefined;
-    return { kind: 'answer', text: m ? (m[2] ?? '') : message.content, from: typeof r.from === 'string' ? r.from : '', ...(fromName !== undefined ? { fromName } : {}) };
+    return {
+      kind: 'answer',
+      text: m ? (m[2] ?? '') : message.content,
+      from: typeof r.from === 'string' ? r.from : '',
+      ...(fromName !== undefined ? { fromName } : {}),
+      ...(typeof r.msg_id === 'string' ? { msgId: r.msg_id } : {}),
+    };
   }
   return { kind: 'other' };
 }

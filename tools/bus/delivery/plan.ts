@@ -47,6 +47,17 @@ export interface Ledger {
    * write instead of two (issue #12 §3); listings keep theirs in state/surfaced/.
    */
   shown?: Shown;
+  /**
+   * Consumed, then given back (issue 21 §2): the messages of a deliverer post that drew a
+   * held, refused or dropped receipt after the post was recorded. Pending again for every
+   * conduit, whatever the watermark says, until one takes them; each with its directory.
+   */
+  back?: BackEntry[];
+}
+
+export interface BackEntry {
+  id: string;
+  dir: string;
 }
 
 export interface Shown {
@@ -66,7 +77,8 @@ export function noteShown(ledger: Ledger, m: Shown): void {
  * watermark, or in the consumed set above it. Consumed is not the same as shown (a cold
  * start marks history without showing it; tools/bus/delivery/shown.ts tells them apart).
  */
-export function consumedIn(ledger: Pick<Ledger, 'marks' | 'above'>, dirName: string, id: string): boolean {
+export function consumedIn(ledger: Pick<Ledger, 'marks' | 'above' | 'back'>, dirName: string, id: string): boolean {
+  if (ledger.back?.some((b) => b.id === id)) return false;
   const mark = ledger.marks[dirName];
   return (mark !== undefined && id < mark) || ledger.above.includes(id);
 }
@@ -94,6 +106,7 @@ export function parseLedger(text: string): Ledger | null {
       // Ids are text from files: a record without a prototype, so `__proto__` is just an id.
       ...(isLate(o.late) ? { late: Object.assign(Object.create(null) as Record<string, number>, o.late) } : {}),
       ...(isShown(o.shown) ? { shown: { id: o.shown.id, time: o.shown.time } } : {}),
+      ...(isBack(o.back) ? { back: o.back.map((b) => ({ id: b.id, dir: b.dir })) } : {}),
     };
   } catch {
     return null;
@@ -102,6 +115,10 @@ export function parseLedger(text: string): Ledger | null {
 
 function isLate(v: unknown): v is Record<string, number> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.entries(v).every(([k, t]) => isMessageId(k) && typeof t === 'number');
+}
+
+function isBack(v: unknown): v is BackEntry[] {
+  return Array.isArray(v) && v.length > 0 && v.every((b: Partial<BackEntry> | null) => typeof b === 'object' && b !== null && typeof b.id === 'string' && isMessageId(b.id) && typeof b.dir === 'string');
 }
 
 function isShown(v: unknown): v is Shown {
@@ -311,6 +328,15 @@ export function planPending(
     }
   }
 
+  // Given back after a conduit recorded them: pending again, whatever the watermark says. In a
+  // directory no longer received (a channel left since), there is nothing to show.
+  for (const b of ledger.back ?? []) {
+    if (freshIds.has(b.id)) continue;
+    const d = dirs.find((x) => x.dirName === b.dir);
+    if (d) take(read(d.scope, b.id), b.id);
+    else auto.push(b.id);
+  }
+
   const invited: Invited[] = [];
   for (const o of owed) {
     let count = 0;
@@ -335,7 +361,8 @@ export function planPending(
  * consumed ids above the lowest watermark kept.
  */
 export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Iterable<string>, now: number): void {
-  const set = new Set([...ledger.above, ...consumed]);
+  const took = new Set(consumed);
+  const set = new Set([...ledger.above, ...took]);
   const listed = new Map(dirs.map((d) => [d.dirName, d.ids]));
   advanceMarks(ledger, listed, set, now);
   const marks = ledger.marks;
@@ -361,7 +388,18 @@ export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Ite
     for (const [id, at] of Object.entries(ledger.late)) if (now - at > LEDGER_GRACE_MS || at > now) delete ledger.late[id];
     if (Object.keys(ledger.late).length === 0) delete ledger.late;
   }
+  if (ledger.back) {
+    ledger.back = ledger.back.filter((b) => !took.has(b.id));
+    if (ledger.back.length === 0) delete ledger.back;
+  }
   ledger.updated = now;
+}
+
+/** Add what a conduit gives back to the ledger's pending-again list (each id once). */
+export function noteBack(ledger: Ledger, back: readonly BackEntry[]): void {
+  const have = new Set((ledger.back ?? []).map((b) => b.id));
+  const add = back.filter((b) => !have.has(b.id));
+  if (add.length > 0) ledger.back = [...(ledger.back ?? []), ...add];
 }
 
 /**

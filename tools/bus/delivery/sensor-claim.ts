@@ -10,7 +10,8 @@
 
 import { join } from 'node:path';
 import { stateDir } from '../store/layout.js';
-import { unlinkSync } from 'node:fs';
+import { ensureDir, FILE_MODE } from '../store/root.js';
+import { openSync, unlinkSync } from 'node:fs';
 import { writeFileAtomic } from '../store/atomic.js';
 import { type LockOwner, readOwner, release, tryAcquire } from '../store/lock.js';
 import { readLedger } from './ledger.js';
@@ -109,6 +110,16 @@ function delivererSlot(root: string, claudePid: number): string {
 /** Where a deliverer started for this Claude process writes its diagnostics (`attend doctor` reads the last line). */
 export function delivererLog(root: string, claudePid: number): string {
   return join(sensorDir(root), `deliverer-${claudePid}.log`);
+}
+
+/**
+ * Open a deliverer's log afresh, for its stderr. The directory is made first: on a bus where
+ * no sensor has run yet it is not there, and the log, the only word on why a deliverer
+ * stopped, was lost (`attend doctor` then had nothing to say).
+ */
+export function openDelivererLog(root: string, claudePid: number): number {
+  ensureDir(sensorDir(root));
+  return openSync(delivererLog(root, claudePid), 'w', FILE_MODE);
 }
 
 /**

@@ -15,7 +15,7 @@
 //     cold-start window before the ledger began, and for a channel nothing before the join.
 //
 // In the consumed set above the watermark, or a late arrival consumed in the last grace
-// window, counts as shown. Pure over a ledger already read (readLedger).
+// window, counts as shown; a message given back (Ledger.back) does not. Pure over a ledger already read (readLedger).
 
 import type { Scope } from '../../wire/envelope.js';
 import type { LedgerRead } from './ledger-log.js';
@@ -54,6 +54,8 @@ const aboveSets = new WeakMap<Ledger, Set<string>>();
 export function shownVerdict(read: LedgerRead, q: ShownQuery): ShownVerdict {
   if (read.state !== 'ok') return 'no-ledger';
   const l = read.ledger;
+  // Given back (a post that drew a receipt after it was recorded): not shown, still to come.
+  if (l.back?.some((b) => b.id === q.id)) return 'not-yet';
   let above = aboveSets.get(l);
   if (above === undefined) aboveSets.set(l, (above = new Set(l.above)));
   if (above.has(q.id) || (l.late !== undefined && q.id in l.late)) return 'shown';

@@ -15,7 +15,7 @@ import { readLedger, settleRead } from './ledger.js';
 import { retireLegacy } from './ledger-legacy.js';
 import { type Flight, type LedgerRead, appendLedger, keep, ledgerFile, ledgerLock, settleFlight, takeKept, writeLedger } from './ledger-log.js';
 import { clearOwed, readOwed } from './owed.js';
-import { type DirListing, type Ledger, type Pending, newLedger, planPending, recordConsumed } from './plan.js';
+import { type BackEntry, type DirListing, type Ledger, type Pending, newLedger, noteBack, planPending, recordConsumed } from './plan.js';
 import { scopeDirName } from '../store/layout.js';
 import { readDirs } from './walk.js';
 import { withLock, withLockAsync } from '../store/lock.js';
@@ -104,6 +104,21 @@ export async function takePendingAsync<T>(
     }
     flight.settle(unshown);
     return result;
+  });
+}
+
+/**
+ * Give back what a conduit recorded but the session never got (issue 21 §2: the messages of
+ * a deliverer post that drew a held, refused or dropped receipt after the post was confirmed):
+ * pending again for the next conduit (the Stop hook, a sensor), and not counted as shown. A
+ * cycle of its own that shows nothing, so the ledger is read, settled and written as every
+ * cycle does; awaited, as the deliverer's own cycles are.
+ */
+export async function giveBackAsync(root: string, who: Identity, opts: TakeOptions, back: readonly BackEntry[]): Promise<void> {
+  if (back.length === 0) return;
+  await takePendingAsync(root, who, opts, (p) => {
+    noteBack(p.ledger, back);
+    return { consume: [], result: undefined };
   });
 }
 

@@ -3,9 +3,9 @@
 // it runs until its Claude process is gone. Diagnostics go to its log under state/sensor/.
 
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, unlinkSync } from 'node:fs';
-import type { Ctx } from '../context.js';
-import { claimDelivererSlot, delivererLog, readDeliverer, releaseDelivererSlot } from '../../bus/delivery/index.js';
+import { closeSync, unlinkSync } from 'node:fs';
+import { type Ctx, createContext } from '../context.js';
+import { claimDelivererSlot, delivererLog, openDelivererLog, readDeliverer, releaseDelivererSlot } from '../../bus/delivery/index.js';
 import { AttendError, EXIT } from '../../wire/errors.js';
 // The sensor's modules load only in the deliverer itself, not in the hook that starts it.
 import type { DelivererExit } from '../../sensor/deliverer.js';
@@ -36,8 +36,14 @@ export async function runDeliver(ctx: Ctx, input: { poll: boolean; interval: num
       reporter: ctx.reporter,
       procInfo: ctx.procInfo,
       warn,
-      // Writing a model's SendMessage answer to the bus as its reply is not done yet (issue 21 §2, last).
-      answered: (text) => warn(`attend: the model answered a post with SendMessage (${text.length} characters); it is not sent: attend reply sends`),
+      // A model's SendMessage answer to a post is the session's reply (issue 21 §2), written as
+      // `attend reply` would write it, in a context of its own: the identity and the roster as
+      // they are now (after a /clear, say), not as they were when the deliverer started.
+      answered: async ({ text, re }) => {
+        const { runReply } = await import('../../verbs/reply.js');
+        const now = createContext({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, now: ctx.now, stderr: ctx.stderr });
+        return runReply(now, { message: text, ...(re !== undefined ? { re } : {}) }).id;
+      },
       poll: input.poll,
       pollIntervalMs: input.interval,
       stopSignal: stop.signal,
@@ -69,7 +75,7 @@ export function startDeliverer(ctx: Ctx, claudePid: number): 'started' | 'runnin
   if (!script) return 'failed';
   let log: number | 'ignore' = 'ignore';
   try {
-    log = openSync(delivererLog(root, claudePid), 'w', 0o600);
+    log = openDelivererLog(root, claudePid);
   } catch {
     // no log, still a deliverer
   }

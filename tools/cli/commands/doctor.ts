@@ -13,6 +13,7 @@ import { checkRoot, checkRootPath } from '../../bus/store/index.js';
 import { keysHealth, policyFile, readPolicy } from '../../bus/trust/index.js';
 import { FAMILY_POLICY_COMMAND } from '../../wire/permit.js';
 import { findOnPath, hasAttendHooks, howToInstall, isAttendMcp, readJsonObject, targetsFor } from './install.js';
+import { socketHolds } from './socket-holds.js';
 
 export type Status = 'ok' | 'warn' | 'fail';
 
@@ -155,30 +156,12 @@ function keysCheck(keysDir: string): Check {
   return { name: 'keys', status: 'ok', detail: `${h.nodes} ${h.nodes === 1 ? 'node' : 'nodes'} anchored in ${keysDir} (private)`, fix: null };
 }
 
-/**
- * What holds socket posts (../shared/claude-code.md): `crossSessionInbound` hold/refuse in any
- * settings file, or bypassPermissions, where a post from outside the session's process tree
- * (the deliverer is detached) waits for approval.
- */
-function socketHolds(ctx: Ctx): string[] {
-  const files = [join(ctx.paths.claudeDir, 'settings.json'), join(ctx.cwd, '.claude', 'settings.json'), join(ctx.cwd, '.claude', 'settings.local.json')];
-  const found: string[] = [];
-  for (const f of files) {
-    const v = safeRead(f).value;
-    if (!v) continue;
-    if (v.crossSessionInbound === 'hold' || v.crossSessionInbound === 'refuse') found.push(`crossSessionInbound "${v.crossSessionInbound}" in ${f}`);
-    const mode = (v.permissions as Record<string, unknown> | undefined)?.defaultMode;
-    if (mode === 'bypassPermissions') found.push(`permissions.defaultMode "bypassPermissions" in ${f} (posts from outside the session are held for approval)`);
-  }
-  return found;
-}
-
 /** Which conduit delivers to this session while the model works, and why (issue 21 §2). */
 function conduitCheck(ctx: Ctx, id: string, claudePid: number | undefined, now: number): Check {
   const live = readPresence(ctx.paths.root).filter((p) => p.id === id && isFresh(p, now));
   const sensor = live.find((p) => p.role === 'sensor');
   const deliverer = live.find((p) => p.role === 'deliverer');
-  const holds = socketHolds(ctx);
+  const holds = socketHolds(ctx, claudePid);
   if (sensor) return { name: 'conduit', status: 'ok', detail: `the sensor: attend run is live${sensor.pid ? ` (pid ${sensor.pid})` : ''}, under a monitor`, fix: null };
   if (deliverer) {
     return holds.length > 0

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Ctx } from '../context.js';
 import { startDeliverer } from './deliver.js';
 import { ensureSigner } from './signer.js';
+import { socketHolds } from './socket-holds.js';
 import { readPresence, removePresence, writePresence } from '../../bus/presence/index.js';
 import { AttendError } from '../../wire/errors.js';
 
@@ -53,7 +54,7 @@ type Conduit = 'deliverer' | 'plugin-monitor' | 'none';
 
 const CONDUIT_LINES: Record<Conduit, string> = {
   deliverer:
-    'Messages from peers arrive on their own while you work, as <cross-session-message from-name="<sender> via attend"> notes carrying attend\'s [attend message ...] header; do not arm a Monitor for attend. Anything not delivered that way arrives at the end of a turn.',
+    'Messages from peers arrive on their own while you work, as <cross-session-message from-name="<sender> via attend"> notes carrying attend\'s [attend message ...] header; do not arm a Monitor for attend. A SendMessage answer to such a note is sent as your reply. Anything not delivered that way arrives at the end of a turn.',
   'plugin-monitor': "Messages from peers arrive on their own while you work, as events of the attend plugin's monitor; do not arm another. They also arrive at the end of a turn.",
   none: 'To hear messages while you work, arm the Monitor tool with command `attend run` (re-arm it when it expires). Messages also arrive at the end of a turn.',
 };
@@ -83,6 +84,13 @@ function chooseConduit(ctx: Ctx, claudePid: number, kind: string | undefined, wa
   if (pluginMonitorWillRun(ctx, kind)) return 'plugin-monitor';
   // No inbox socket (a Claude Code before 2.1.332, or ATTEND_NO_DELIVERER=1): the model arms Monitor.
   if (!ctx.env.CLAUDE_CODE_MESSAGING_SOCKET || ctx.env.ATTEND_NO_DELIVERER === '1') return 'none';
+  // A session that would hold or refuse every post (bypassPermissions, crossSessionInbound):
+  // a deliverer would only be held; the Monitor's sensor is the session's own child.
+  const holds = socketHolds(ctx, claudePid);
+  if (holds.length > 0) {
+    warnings.push(`no deliverer: ${holds[0]}; the model is told to arm Monitor`);
+    return 'none';
+  }
   const r = startDeliverer(ctx, claudePid);
   if (r === 'failed') {
     warnings.push('could not start attend deliver; the model is told to arm Monitor');
