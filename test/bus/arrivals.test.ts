@@ -5,12 +5,12 @@
 // (which keeps the original id): each is delivered exactly once, and nothing on the next
 // cycle. In-process over a temporary bus.
 
-import { renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Pending, readLedger } from '../../tools/bus/delivery/ledger.js';
 import { takePending } from '../../tools/bus/delivery/take.js';
-import { scopeDir } from '../../tools/bus/store/layout.js';
+import { scopeDir, scopeDirName } from '../../tools/bus/store/layout.js';
 import { createReporter, writeSignals } from '../../tools/bus/store/messages.js';
 import { importMessage } from '../../tools/relay/inbound.js';
 import { ImportedSet } from '../../tools/relay/store.js';
@@ -124,6 +124,62 @@ describe('late arrivals are delivered once, whatever their id says', () => {
     expect(take().sort()).toEqual(want.sort());
     expect(take()).toEqual([]);
     expect(take(Date.now() + 60_000)).toEqual([]);
+  });
+
+  describe('into a receive directory the last cycle did not find (a session\'s first mail)', () => {
+    /** The reader runs with #open only: its tray has never been written to. */
+    function runningWithoutTray(): void {
+      writeSignals(bus.root, [OPEN], behind(0)(), env('before'));
+      take();
+      expect(take()).toEqual([]);
+    }
+
+    it('an attend writer a day behind creates the tray: delivered once', () => {
+      runningWithoutTray();
+      const id = behind(LAGS['1 day'])();
+      writeSignals(bus.root, [TRAY], id, { ...env('first mail, a day late'), to: 'sid-a' });
+      expect(take()).toEqual([id]);
+      expect(take(Date.now() + 300)).toEqual([]);
+      expect(take(Date.now() + 700_000)).toEqual([]);
+    });
+
+    it('files written by hand into a new tray, 45 s and a day behind: each delivered once', () => {
+      runningWithoutTray();
+      mkdirSync(scopeDir(bus.root, TRAY), { recursive: true });
+      const a = behind(LAGS['45 s'])();
+      const b = behind(LAGS['1 day'])();
+      byHand(TRAY, a, 'by hand into a new tray');
+      byHand(TRAY, b, 'by hand into a new tray, a day late');
+      expect(take(Date.now() + 200).sort()).toEqual([a, b].sort());
+      expect(take(Date.now() + 300)).toEqual([]);
+      expect(take(Date.now() + 700_000)).toEqual([]);
+    });
+
+    it('a tray written only by hand so far gets its first index line from a writer a day behind: delivered once', () => {
+      runningWithoutTray();
+      mkdirSync(scopeDir(bus.root, TRAY), { recursive: true });
+      const a = behind(0)();
+      byHand(TRAY, a, 'by hand, on time');
+      expect(take(Date.now() + 200)).toEqual([a]);
+      const b = behind(LAGS['1 day'])();
+      writeSignals(bus.root, [TRAY], b, { ...env('indexed, a day late'), to: 'sid-a' });
+      expect(take(Date.now() + 300)).toEqual([b]);
+      expect(take(Date.now() + 400)).toEqual([]);
+      expect(take(Date.now() + 700_000)).toEqual([]);
+    });
+
+    it('a tray still missing leaves the same mark in the ledger from cycle to cycle', () => {
+      runningWithoutTray();
+      const index = () => {
+        const r = readLedger(bus.root, 'sid-a');
+        if (r.state !== 'ok') throw new Error(r.state);
+        return r.ledger.index[scopeDirName(TRAY)];
+      };
+      const first = index();
+      expect(first).toBeDefined();
+      expect(take(Date.now() + 1_000)).toEqual([]);
+      expect(index()).toEqual(first);
+    });
   });
 
   it('the record of a late delivery stays bounded: gone from the ledger once no re-read can offer it', () => {

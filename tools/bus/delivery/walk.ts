@@ -115,9 +115,13 @@ function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): Di
   const missable = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark ? prev : undefined;
   const window = missable ? missable.lmark : (mark ?? coldFloor);
   const f = follow(dir, prev, { now, reporter, reconcile: o.reconcile, ...(window !== undefined ? { floor: window } : {}) });
-  // Nothing there yet (a session's own tray, mostly), or refused (a symlinked directory, issue
-  // #10 item 4): nothing in it is delivered.
-  if (f.via === 'none') return { scope, dirName, ids: [], index: undefined };
+  // Refused (a symlinked directory, issue #10 item 4): nothing in it is delivered.
+  if (f.via === 'none' && !f.absent) return { scope, dirName, ids: [], index: undefined };
+  // Nothing there yet (a session's own tray, mostly): what the directory will hold when it
+  // comes arrived after this cycle, whatever its ids say (its first mail may be an import a
+  // day old). The state says so: an empty listing, kept as it was while the directory stays
+  // away (the one from before it went, if it did).
+  if (f.via === 'none') return { scope, dirName, ids: [], index: prev ?? absentState(now) };
   if (f.via === 'listing') {
     const all = f.ids;
     const ids = mark === undefined ? all : all.filter((id) => id >= mark);
@@ -179,14 +183,20 @@ function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): Di
 }
 
 /**
- * The ids with a line in the index since the listing `prev` remembers, up to `now`'s offset;
+ * The ids with a line in the index since the listing `prev` remembers, up to `now`'s offset:
+ * what a cycle may have offered from the index since (and a listing must not offer again);
  * null when that cannot be told (the index was replaced or cannot be read: the caller treats
- * the range as consumed, as it did before). A directory that had no index then has every
- * line of the one it has now since.
+ * the range as consumed, as it did before). A directory that had no index then offered none:
+ * with no index every change is listed (dir-index.ts readIndex), never read from lines.
  */
 function indexedSince(dir: string, prev: IndexState, now: IndexState): Set<string> | null {
-  if (prev.file === NO_INDEX) return now.file === NO_INDEX ? new Set() : indexedIdsBetween(dir, 0, now.off);
+  if (prev.file === NO_INDEX) return new Set();
   return prev.file === now.file ? indexedIdsBetween(dir, prev.loff!, now.off) : null;
+}
+
+/** A directory that is not there yet, as an empty full listing at `now` would leave it. */
+function absentState(now: number): IndexState {
+  return { file: NO_INDEX, off: 0, mtime: '0', listed: now, known: [], lmark: idFloor(now), loff: 0, lseen: [], lsum: { n: 0, h: 0, at: '0' } };
 }
 
 /** Those of `ids` in `dir` whose inode changed at or after `stamp` (ns). */

@@ -50,8 +50,11 @@ interface FollowOptions {
 }
 
 export type Followed =
-  /** No directory (nothing there yet), or one refused (told to the reporter): nothing to read. */
-  | { via: 'none'; ids: string[]; state: undefined }
+  /**
+   * No directory (`absent`: nothing there yet), or one refused (told to the reporter):
+   * nothing to read.
+   */
+  | { via: 'none'; ids: string[]; state: undefined; absent: boolean }
   /**
    * The ids of the index lines since `prev`, in the order they were appended. `settled`
    * false: a recent change is not explained yet (a line on its way), `state` stayed where it
@@ -80,12 +83,12 @@ export function follow(dir: string, prev: IndexState | undefined, opts: FollowOp
   const problem = scopeDirProblem(dir);
   if (problem !== null) {
     opts.reporter?.unreadable?.(dir, problem);
-    return { via: 'none', ids: [], state: undefined };
+    return { via: 'none', ids: [], state: undefined, absent: false };
   }
   const r = readIndex(dir, prev, opts.now, opts.reconcile === false ? { reconcile: false } : {});
   if (r.ok) return { via: 'index', ids: r.ids, state: r.state, settled: r.settled };
   // A receive directory nobody has written to yet (a session's own tray, mostly): no listing.
-  if (r.why === 'no directory') return { via: 'none', ids: [], state: undefined };
+  if (r.why === 'no directory') return { via: 'none', ids: [], state: undefined, absent: true };
   if (opts.list === false) return { via: 'due', why: r.why, state: r.state };
   const { ids, below, sum, failed } = listFrom(dir, opts.floor, opts.reporter);
   return { via: 'listing', why: r.why, ids, below, ...(sum ? { sum } : {}), failed, state: r.state };
