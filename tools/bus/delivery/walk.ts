@@ -143,7 +143,7 @@ function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): Di
       if (prev.lsum !== undefined && prev.lmark !== undefined && window !== undefined && window <= prev.lmark && f.sum) {
         const P = prev.lmark;
         let sum = f.sum;
-        for (const id of all) if (id < P) sum = addName(sum, `${id}${SIGNAL_EXT}`);
+        for (const id of all) if (id < P) sum = addName(sum, id);
         if (sum.n !== prev.lsum.n || sum.h !== prev.lsum.h) {
           const raced = new Set(prev.lraced);
           for (const id of changedSince(dir, P, BigInt(prev.lsum.at), reporter)) if (id < mark && !indexed.has(id) && !raced.has(id)) found.push(id);
@@ -155,7 +155,7 @@ function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): Di
       const lmark = idFloor(now);
       // Without a window the listing named every id, and the sum is theirs below lmark.
       let lsum = f.sum ?? (window === undefined ? { n: 0, h: 0 } : undefined);
-      if (lsum) for (const id of all) if (id < lmark) lsum = addName(lsum, `${id}${SIGNAL_EXT}`);
+      if (lsum) for (const id of all) if (id < lmark) lsum = addName(lsum, id);
       // What this listing offers that changed after its own stamp may have landed while it
       // listed; the next listing's look below its mark must not take it for new.
       const raced = changedAfter(dir, found, BigInt(f.state.mtime));

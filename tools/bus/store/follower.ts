@@ -114,25 +114,35 @@ function listFrom(dir: string, floor: string | undefined, reporter: Reporter | u
 
 /**
  * What a full listing remembers of the names below its window instead of the names
- * themselves (issue 21 §4/3): their count and the sum of a hash of each name. The sum does
- * not depend on the order of a listing, and adding a name adds its hash, so the next listing
- * can tell whether anything below came or went without the history kept in the ledger.
+ * themselves (issue 21 §4/3): their count and the sum of a hash of each name's id (the name
+ * less `.signal`). The sum does not depend on the order of a listing, and adding a name adds
+ * its hash, so the next listing can tell whether anything below came or went without the
+ * history kept in the ledger.
  */
 export interface NameSum {
   n: number;
   h: number;
 }
 
-/** FNV-1a (32 bits) of a file name: one term of a NameSum. */
-function nameHash(name: string): number {
+/**
+ * One term of a NameSum: the first `end` characters of `name` (its id), FNV-1a style but two
+ * characters a step, and a final mix. Every step is a bijection of the state, so two ids
+ * that differ in one pair of characters never hash alike. Two a step, because every full
+ * listing hashes each name below its window: one a step made a listing of 100,000 names
+ * about 1.35× slower, this about 1.1× (measured in-process, walking a real directory).
+ */
+function idHash(name: string, end: number): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
-  return h >>> 0;
+  let i = 0;
+  for (; i + 1 < end; i += 2) h = Math.imul(h ^ (name.charCodeAt(i) | (name.charCodeAt(i + 1) << 16)), 0x01000193);
+  if (i < end) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  return (h ^ (h >>> 12)) >>> 0;
 }
 
-/** `s` with the name added. */
-export function addName(s: NameSum, name: string): NameSum {
-  return { n: s.n + 1, h: (s.h + nameHash(name)) >>> 0 };
+/** `s` with the file of message `id` added. */
+export function addName(s: NameSum, id: string): NameSum {
+  return { n: s.n + 1, h: (s.h + idHash(id, id.length)) >>> 0 };
 }
 
 /**
@@ -192,13 +202,13 @@ function walkFrom(dir: string, floor: string, reporter: Reporter): { ids: string
       // A cheap, conservative first cut on the whole name, then the exact comparison.
       if (name < floor) {
         below++;
-        h = (h + nameHash(name)) >>> 0;
+        h = (h + idHash(name, name.length - SIGNAL_EXT.length)) >>> 0;
         continue;
       }
       const id = name.slice(0, -SIGNAL_EXT.length);
       if (id < floor) {
         below++;
-        h = (h + nameHash(name)) >>> 0;
+        h = (h + idHash(name, name.length - SIGNAL_EXT.length)) >>> 0;
       } else if (isMessageId(id)) out.push(id);
     }
   } catch (err) {
