@@ -52,7 +52,7 @@ describe('follow: the index while it explains the directory', () => {
   });
 
   it('a directory not there yet is nothing to read, and one made since is listed', () => {
-    expect(follow(dir(), undefined, { now: Date.now() })).toEqual({ via: 'none', ids: [], state: undefined });
+    expect(follow(dir(), undefined, { now: Date.now() })).toEqual({ via: 'none', ids: [], state: undefined, absent: true });
     const a = send(ids());
     expect(follow(dir(), undefined, { now: Date.now() })).toMatchObject({ via: 'listing', ids: [a] });
   });
@@ -167,7 +167,7 @@ describe('follow: anything the index cannot explain is listed', () => {
     symlinkSync(elsewhere, dir());
     const told: string[] = [];
     const reporter: Reporter = { skip() {}, unreadable: (p, why) => told.push(`${p}: ${why}`) };
-    expect(follow(dir(), undefined, { now: Date.now(), reporter })).toEqual({ via: 'none', ids: [], state: undefined });
+    expect(follow(dir(), undefined, { now: Date.now(), reporter })).toEqual({ via: 'none', ids: [], state: undefined, absent: false });
     expect(told.join('\n')).toMatch(/symbolic link/);
   });
 });

@@ -126,6 +126,11 @@ function isShown(v: unknown): v is Shown {
   return typeof o === 'object' && o !== null && typeof o.id === 'string' && isMessageId(o.id) && typeof o.time === 'number';
 }
 
+function isNameSum(v: unknown): v is NonNullable<IndexState['lsum']> {
+  const o = v as Partial<NonNullable<IndexState['lsum']>> | null | undefined;
+  return typeof o === 'object' && o !== null && Number.isSafeInteger(o.n) && Number.isSafeInteger(o.h) && typeof o.at === 'string' && /^\d{1,30}$/.test(o.at);
+}
+
 /** Index positions are only a shortcut: anything malformed is dropped (a full listing). */
 function parseIndexStates(v: unknown): Record<string, IndexState> {
   const out: Record<string, IndexState> = {};
@@ -151,6 +156,8 @@ function parseIndexStates(v: unknown): Record<string, IndexState> {
         ...(typeof st.lmark === 'string' && Number.isSafeInteger(st.loff) && st.loff! >= 0 && Array.isArray(st.lseen) && st.lseen.every((id) => typeof id === 'string')
           ? { lmark: st.lmark, loff: st.loff!, lseen: st.lseen }
           : {}),
+        ...(isNameSum(st.lsum) ? { lsum: { n: st.lsum.n, h: st.lsum.h, at: st.lsum.at } } : {}),
+        ...(Array.isArray(st.lraced) && st.lraced.every((id) => typeof id === 'string' && isMessageId(id)) ? { lraced: st.lraced } : {}),
       };
   }
   return out;
@@ -188,17 +195,15 @@ export interface DirListing {
   dirName: string;
   /** Ids at or above the directory's watermark (all of them on a cold start), ascending. */
   ids: string[];
-  /**
-   * A full listing's ids below the watermark that the index never had a line for since the
-   * last full listing: files it missed, not consumed (see IndexState.lmark).
-   */
-  missed?: string[];
   /** Cold start of #open or a channel: valid ids older than the cold-start window, counted, not listed. */
   older?: number;
   /**
-   * Ids below the watermark that the index hint names for the first time: messages made
-   * earlier that arrived late (imported from another machine after an outage). Delivered
-   * unless Ledger.late says they were consumed already.
+   * Ids below the watermark that arrived since the last cycle (issue 21 §4/3: noticed by
+   * their arrival, never by their ids): named for the first time by the index hint (a relay
+   * importing after an outage, a writer whose id was taken long before its rename), or found
+   * by a full listing that the previous one did not see (a file written without an index
+   * line), and those still waiting from an earlier cycle. Delivered unless Ledger.late says
+   * they were consumed already.
    */
   late?: string[];
   /**
@@ -261,7 +266,7 @@ export function planPending(
   };
 
   const lateDone = new Set(Object.keys(ledger.late ?? {}));
-  for (const { scope, dirName, ids, missed, older, late, signed } of dirs) {
+  for (const { scope, dirName, ids, older, late, signed } of dirs) {
     if (marks[dirName] !== undefined) {
       // Signed files first, so a flood left unchecked past the reader's cap is the unsigned one.
       for (const id of signed ? [...ids.filter((x) => signed.has(x)), ...ids.filter((x) => !signed.has(x))] : ids) {
@@ -270,11 +275,6 @@ export function planPending(
       }
       for (const id of late ?? []) {
         if (consumed.has(id) || lateDone.has(id) || freshIds.has(id)) continue;
-        take(read(scope, id), id);
-      }
-      // Below the watermark, but never delivered: the index missed them.
-      for (const id of missed ?? []) {
-        if (consumed.has(id) || freshIds.has(id)) continue;
         take(read(scope, id), id);
       }
       continue;
@@ -406,7 +406,7 @@ export function noteBack(ledger: Ledger, back: readonly BackEntry[]): void {
  * Move each directory's watermark up to the first id not yet consumed, but never past ids
  * younger than the grace window: a file whose id was taken earlier may still be on its way.
  * Between full listings the ids come from the index hint; a file it missed and the
- * watermark passed is found by the next full listing (DirListing.missed), so the watermark
+ * watermark passed is found by the next full listing (DirListing.late), so the watermark
  * need not wait for one and the consumed set stays as small as the grace window.
  */
 function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: Set<string>, now: number): void {

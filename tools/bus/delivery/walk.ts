@@ -1,21 +1,24 @@
 // The walk over a session's receive directories for one delivery cycle: per directory, the
 // ids at or above its watermark, by the one follower (tools/bus/store/follower.ts: the index
 // hint while it explains every change since the last cycle, else a full listing, cut at the
-// watermark), the files below the watermark that the index never had a line for
-// (IndexState.lmark), the late arrivals the index names below it, and, for a cold start of
-// #open or a channel, the recent ids from the scope's listing cache instead of a listing.
+// watermark), and the late arrivals below the watermark, noticed by their arrival whatever
+// their ids say (issue 21 §4/3): the ids the index names below it, and, from a full listing,
+// the files that no index line announced (IndexState.lmark above it, IndexState.lsum below
+// the last full listing's mark). For a cold start of #open or a channel, the recent ids from
+// the scope's listing cache instead of a listing.
 
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Identity } from '../../identity/resolve.js';
 import type { Scope } from '../../wire/envelope.js';
 import { idFloor, isMessageId } from '../../wire/ids.js';
 import { readChannels } from '../channels/membership.js';
-import { type IndexState, indexedIdsBetween } from '../store/dir-index.js';
-import { follow } from '../store/follower.js';
+import { type IndexState, NO_INDEX, indexedIdsBetween } from '../store/dir-index.js';
+import { addName, changedSince, follow } from '../store/follower.js';
 import { scopeDir, scopeDirName } from '../store/layout.js';
 import { idsFrom } from '../store/listing.js';
 import { cachedListing } from '../store/listing-cache.js';
-import type { Reporter } from '../store/messages.js';
+import { type Reporter, SIGNAL_EXT } from '../store/messages.js';
 import { VERIFY_CAP } from '../trust/held.js';
 import { SIG_EXT } from '../trust/signing.js';
 import { COLD_RECENT_MS, type DirListing, type Ledger, joinMark } from './plan.js';
@@ -48,10 +51,6 @@ export function readDirs(root: string, who: Identity, ledger: Ledger, cold: bool
       // A directory with no watermark yet starts by the cold-start rule: #open and channels
       // show only what is recent, so only recent names are kept (the rest is counted).
       ...(mark === undefined && scope.kind !== 'tray' ? { coldFloor: idFloor(now - COLD_RECENT_MS) } : {}),
-      // Lines for ids below the watermark are late arrivals (another machine's messages
-      // imported after an outage) and are delivered, unless made before this reader could
-      // have received them: before its ledger began, or before it joined the channel.
-      since: idFloor(scope.kind === 'channel' ? Math.max(ledger.created, joined(scope.name)) : ledger.created),
     });
     // More new ids than one pass verifies, or a tray's cold start: signed messages are read
     // first (plan.ts); which ids have a signature beside them, from one listing.
@@ -100,15 +99,14 @@ interface ListOptions {
   reconcile: boolean;
   /** Cold start of #open or a channel: list only ids at or above this. */
   coldFloor?: string;
-  /** Late arrivals made before this id are not this reader's. */
-  since: string;
 }
 
 /**
  * The ids at or above `mark` in one directory, by the follower (tools/bus/store/follower.ts):
  * from its index hint when that explains every change since the last cycle, else from a full
- * listing — which also hands back the files below the watermark that the index never had a
- * line for (IndexState.lmark).
+ * listing. And the late arrivals below it (issue 21 §4/3: what arrived since the last cycle,
+ * whatever its id says): ids the index names below the watermark, and, from a full listing,
+ * the files the previous full listing did not have and that no index line announced since.
  */
 function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): DirListing {
   const { mark, prev, now, reporter, coldFloor } = o;
@@ -117,34 +115,94 @@ function listDir(dir: string, scope: Scope, dirName: string, o: ListOptions): Di
   const missable = prev?.lmark !== undefined && mark !== undefined && prev.lmark < mark ? prev : undefined;
   const window = missable ? missable.lmark : (mark ?? coldFloor);
   const f = follow(dir, prev, { now, reporter, reconcile: o.reconcile, ...(window !== undefined ? { floor: window } : {}) });
-  // Nothing there yet (a session's own tray, mostly), or refused (a symlinked directory, issue
-  // #10 item 4): nothing in it is delivered.
-  if (f.via === 'none') return { scope, dirName, ids: [], index: undefined };
+  // Refused (a symlinked directory, issue #10 item 4): nothing in it is delivered.
+  if (f.via === 'none' && !f.absent) return { scope, dirName, ids: [], index: undefined };
+  // Nothing there yet (a session's own tray, mostly): what the directory will hold when it
+  // comes arrived after this cycle, whatever its ids say (its first mail may be an import a
+  // day old). The state says so: an empty listing, kept as it was while the directory stays
+  // away (the one from before it went, if it did).
+  if (f.via === 'none') return { scope, dirName, ids: [], index: prev ?? absentState(now) };
   if (f.via === 'listing') {
-    // Files the index missed since the last full listing: made after it, below the watermark
-    // now, never seen by it and without a line since (IndexState.lmark).
-    const last = missable && f.state && missable.file === f.state.file ? missable : undefined;
-    const indexed = last ? indexedIdsBetween(dir, last.loff!, f.state!.off) : null;
     const all = f.ids;
-    const ids: string[] = [];
-    const missed: string[] = [];
-    const seen = new Set(last?.lseen);
-    for (const id of all) {
-      if (mark === undefined || id >= mark) ids.push(id);
-      else if (indexed && !indexed.has(id) && !seen.has(id)) missed.push(id);
+    const ids = mark === undefined ? all : all.filter((id) => id >= mark);
+    const late = new Set<string>();
+    // Late arrivals an earlier cycle found and did not deliver yet (more than one wake shows).
+    if (mark !== undefined) for (const id of prev?.known ?? []) if (id < mark) late.add(id);
+    // The index lines since the last full listing: what they name was offered from the index.
+    const indexed = prev && f.state && prev.loff !== undefined ? indexedSince(dir, prev, f.state) : null;
+    const found: string[] = [];
+    if (prev && f.state && indexed && mark !== undefined && !f.failed) {
+      // Files the index missed since the last full listing: made after it, below the watermark
+      // now, never seen by it and without a line since (IndexState.lmark).
+      if (missable) {
+        const seen = new Set(missable.lseen);
+        for (const id of all) if (id < mark && !indexed.has(id) && !seen.has(id)) found.push(id);
+      }
+      // Below the last full listing's mark, what came since (a file written by hand with an
+      // id minutes or days old, a copy): only when the names there are not the ones it saw.
+      if (prev.lsum !== undefined && prev.lmark !== undefined && window !== undefined && window <= prev.lmark && f.sum) {
+        const P = prev.lmark;
+        let sum = f.sum;
+        for (const id of all) if (id < P) sum = addName(sum, id);
+        if (sum.n !== prev.lsum.n || sum.h !== prev.lsum.h) {
+          const raced = new Set(prev.lraced);
+          for (const id of changedSince(dir, P, BigInt(prev.lsum.at), reporter)) if (id < mark && !indexed.has(id) && !raced.has(id)) found.push(id);
+        }
+      }
     }
+    for (const id of found) late.add(id);
     if (f.state) {
       const lmark = idFloor(now);
-      Object.assign(f.state, { lmark, loff: f.state.off, lseen: all.filter((id) => id >= lmark) });
+      // Without a window the listing named every id, and the sum is theirs below lmark.
+      let lsum = f.sum ?? (window === undefined ? { n: 0, h: 0 } : undefined);
+      if (lsum) for (const id of all) if (id < lmark) lsum = addName(lsum, id);
+      // What this listing offers that changed after its own stamp may have landed while it
+      // listed; the next listing's look below its mark must not take it for new.
+      const raced = changedAfter(dir, found, BigInt(f.state.mtime));
+      Object.assign(f.state, {
+        lmark,
+        loff: f.state.off,
+        lseen: all.filter((id) => id >= lmark),
+        ...(lsum && !f.failed && /^\d+$/.test(f.state.mtime) ? { lsum: { ...lsum, at: f.state.mtime } } : {}),
+        ...(raced.length > 0 ? { lraced: raced } : {}),
+      });
     }
-    return { scope, dirName, ids, index: f.state, ...(missed.length > 0 ? { missed } : {}), ...(mark === undefined && coldFloor !== undefined ? { older: f.below } : {}) };
+    return { scope, dirName, ids, index: f.state, ...(late.size > 0 ? { late: [...late].sort() } : {}), ...(mark === undefined && coldFloor !== undefined ? { older: f.below } : {}) };
   }
+  // An index line below the watermark is a late arrival, whatever its id says: a line is read
+  // once (by offset), so it is news; a brand-new reader's first look at a directory is a full
+  // listing (first sight), which keeps the cold-start rule.
   const set = new Set<string>();
   const late = new Set<string>();
   for (const id of [...f.state.known, ...f.ids]) {
     if (!isMessageId(id)) continue;
     if (mark === undefined || id >= mark) set.add(id);
-    else if (id >= o.since) late.add(id);
+    else late.add(id);
   }
   return { scope, dirName, ids: [...set].sort(), index: f.state, ...(late.size > 0 ? { late: [...late].sort() } : {}), ...(f.settled ? {} : { unsettled: true }) };
+}
+
+/**
+ * The ids with a line in the index since the listing `prev` remembers, up to `now`'s offset:
+ * what a cycle may have offered from the index since (and a listing must not offer again);
+ * null when that cannot be told (the index was replaced or cannot be read: the caller treats
+ * the range as consumed, as it did before). A directory that had no index then offered none:
+ * with no index every change is listed (dir-index.ts readIndex), never read from lines.
+ */
+function indexedSince(dir: string, prev: IndexState, now: IndexState): Set<string> | null {
+  if (prev.file === NO_INDEX) return new Set();
+  return prev.file === now.file ? indexedIdsBetween(dir, prev.loff!, now.off) : null;
+}
+
+/** A directory that is not there yet, as an empty full listing at `now` would leave it. */
+function absentState(now: number): IndexState {
+  return { file: NO_INDEX, off: 0, mtime: '0', listed: now, known: [], lmark: idFloor(now), loff: 0, lseen: [], lsum: { n: 0, h: 0, at: '0' } };
+}
+
+/** Those of `ids` in `dir` whose inode changed at or after `stamp` (ns). */
+function changedAfter(dir: string, ids: string[], stamp: bigint): string[] {
+  return ids.filter((id) => {
+    const st = statSync(join(dir, `${id}${SIGNAL_EXT}`), { bigint: true, throwIfNoEntry: false });
+    return st !== undefined && st.ctimeNs >= stamp;
+  });
 }

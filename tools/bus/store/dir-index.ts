@@ -125,6 +125,16 @@ export interface IndexState {
   lmark?: string;
   loff?: number;
   lseen?: string[];
+  /**
+   * Also at the last full listing, for what arrives below lmark (issue 21 §4/3: a late
+   * message is noticed by its arrival, not by its id): the count and hash sum of the names
+   * below lmark (tools/bus/store/follower.ts NameSum) and the directory stamp taken before it
+   * (ns). When the next listing's sum differs, the files below lmark changed since `at` are
+   * arrivals; `lraced` are those it delivered that changed after its own stamp (they landed
+   * while it listed), so the next one does not offer them again.
+   */
+  lsum?: { n: number; h: number; at: string };
+  lraced?: string[];
 }
 
 /**

@@ -25,7 +25,8 @@
 // its memory at twice the size it needs at rest, issue #12 §1). Without a floor every id is
 // the answer anyway, and one readdir is faster (about 90 ms against 140 ms at 100,000).
 
-import { type Dir, opendirSync } from 'node:fs';
+import { type Dir, opendirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { isMessageId } from '../../wire/ids.js';
 import { type IndexState, type IndexTail, readIndex, readIndexTail } from './dir-index.js';
 import { type Reporter, SIGNAL_EXT, errnoText, listIds, scopeDirProblem } from './messages.js';
@@ -49,8 +50,11 @@ interface FollowOptions {
 }
 
 export type Followed =
-  /** No directory (nothing there yet), or one refused (told to the reporter): nothing to read. */
-  | { via: 'none'; ids: string[]; state: undefined }
+  /**
+   * No directory (`absent`: nothing there yet), or one refused (told to the reporter):
+   * nothing to read.
+   */
+  | { via: 'none'; ids: string[]; state: undefined; absent: boolean }
   /**
    * The ids of the index lines since `prev`, in the order they were appended. `settled`
    * false: a recent change is not explained yet (a line on its way), `state` stayed where it
@@ -58,12 +62,13 @@ export type Followed =
    */
   | { via: 'index'; ids: string[]; state: IndexState; settled: boolean }
   /**
-   * A full listing: the window's ids, ascending, and how many names sort below the floor.
+   * A full listing: the window's ids, ascending, and how many names sort below the floor
+   * (`sum`: their count and NameSum, with a floor).
    * `state` is what to remember (none when the index is not a plain file or cannot be read).
    * `failed`: the directory could not be listed (told to the reporter); what came before the
    * failure is in `ids`.
    */
-  | { via: 'listing'; why: string; ids: string[]; below: number; failed: boolean; state: IndexState | undefined }
+  | { via: 'listing'; why: string; ids: string[]; below: number; sum?: NameSum; failed: boolean; state: IndexState | undefined }
   /** `list: false` and a full listing is due: why, and what to remember after one. */
   | { via: 'due'; why: string; state: IndexState | undefined };
 
@@ -78,19 +83,19 @@ export function follow(dir: string, prev: IndexState | undefined, opts: FollowOp
   const problem = scopeDirProblem(dir);
   if (problem !== null) {
     opts.reporter?.unreadable?.(dir, problem);
-    return { via: 'none', ids: [], state: undefined };
+    return { via: 'none', ids: [], state: undefined, absent: false };
   }
   const r = readIndex(dir, prev, opts.now, opts.reconcile === false ? { reconcile: false } : {});
   if (r.ok) return { via: 'index', ids: r.ids, state: r.state, settled: r.settled };
   // A receive directory nobody has written to yet (a session's own tray, mostly): no listing.
-  if (r.why === 'no directory') return { via: 'none', ids: [], state: undefined };
+  if (r.why === 'no directory') return { via: 'none', ids: [], state: undefined, absent: true };
   if (opts.list === false) return { via: 'due', why: r.why, state: r.state };
-  const { ids, below, failed } = listFrom(dir, opts.floor, opts.reporter);
-  return { via: 'listing', why: r.why, ids, below, failed, state: r.state };
+  const { ids, below, sum, failed } = listFrom(dir, opts.floor, opts.reporter);
+  return { via: 'listing', why: r.why, ids, below, ...(sum ? { sum } : {}), failed, state: r.state };
 }
 
 /** The full listing of a followed directory, cut at `floor` when there is one. */
-function listFrom(dir: string, floor: string | undefined, reporter: Reporter | undefined): { ids: string[]; below: number; failed: boolean } {
+function listFrom(dir: string, floor: string | undefined, reporter: Reporter | undefined): { ids: string[]; below: number; sum?: NameSum; failed: boolean } {
   let failed = false;
   const told: Reporter = {
     skip: (p, why) => reporter?.skip(p, why),
@@ -103,8 +108,74 @@ function listFrom(dir: string, floor: string | undefined, reporter: Reporter | u
     const ids = listIds(dir, told);
     return { ids, below: 0, failed };
   }
-  const { ids, below } = walkFrom(dir, floor, told);
-  return { ids, below, failed };
+  const { ids, sum } = walkFrom(dir, floor, told);
+  return { ids, below: sum.n, sum, failed };
+}
+
+/**
+ * What a full listing remembers of the names below its window instead of the names
+ * themselves (issue 21 §4/3): their count and the sum of a hash of each name's id (the name
+ * less `.signal`). The sum does not depend on the order of a listing, and adding a name adds
+ * its hash, so the next listing can tell whether anything below came or went without the
+ * history kept in the ledger.
+ */
+export interface NameSum {
+  n: number;
+  h: number;
+}
+
+/**
+ * One term of a NameSum: the first `end` characters of `name` (its id), FNV-1a style but two
+ * characters a step, and a final mix. Every step is a bijection of the state, so two ids
+ * that differ in one pair of characters never hash alike. Two a step, because every full
+ * listing hashes each name below its window: one a step made a listing of 100,000 names
+ * about 1.35× slower, this about 1.1× (measured in-process, walking a real directory).
+ */
+function idHash(name: string, end: number): number {
+  let h = 0x811c9dc5;
+  let i = 0;
+  for (; i + 1 < end; i += 2) h = Math.imul(h ^ (name.charCodeAt(i) | (name.charCodeAt(i + 1) << 16)), 0x01000193);
+  if (i < end) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  return (h ^ (h >>> 12)) >>> 0;
+}
+
+/** `s` with the file of message `id` added. */
+export function addName(s: NameSum, id: string): NameSum {
+  return { n: s.n + 1, h: (s.h + idHash(id, id.length)) >>> 0 };
+}
+
+/**
+ * The message ids among the names below `below` in `dir` whose inode changed at or after
+ * `since` (a directory stamp, ns): files renamed or written in since then, whatever their ids
+ * say (a rename sets the ctime of what it moves). A stat per name, so only for a listing whose
+ * NameSum says something below its window came or went (issue 21 §4/3).
+ */
+export function changedSince(dir: string, below: string, since: bigint, reporter?: Reporter): string[] {
+  let d: Dir;
+  try {
+    d = opendirSync(dir, { bufferSize: 1024 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') reporter?.unreadable?.(dir, errnoText(code));
+    return [];
+  }
+  const out: string[] = [];
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      const name = e.name;
+      if (!name.endsWith(SIGNAL_EXT) || name.charCodeAt(0) === 46 /* . */) continue;
+      const id = name.slice(0, -SIGNAL_EXT.length);
+      if (id >= below || !isMessageId(id)) continue;
+      const st = statSync(join(dir, name), { bigint: true, throwIfNoEntry: false });
+      if (st && st.ctimeNs >= since) out.push(id);
+    }
+  } catch (err) {
+    reporter?.unreadable?.(dir, `cannot list it (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  } finally {
+    d.closeSync();
+  }
+  return out.sort();
 }
 
 /**
@@ -112,17 +183,18 @@ function listFrom(dir: string, floor: string | undefined, reporter: Reporter | u
  * it. Names only: nothing is read. Walked entry by entry (opendir), never held as one array
  * of every name (see the head of this file).
  */
-function walkFrom(dir: string, floor: string, reporter: Reporter): { ids: string[]; below: number } {
+function walkFrom(dir: string, floor: string, reporter: Reporter): { ids: string[]; sum: NameSum } {
   let d: Dir;
   try {
     d = opendirSync(dir, { bufferSize: 1024 });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT') reporter.unreadable?.(dir, errnoText(code));
-    return { ids: [], below: 0 };
+    return { ids: [], sum: { n: 0, h: 0 } };
   }
   const out: string[] = [];
   let below = 0;
+  let h = 0;
   try {
     for (let e = d.readSync(); e !== null; e = d.readSync()) {
       const name = e.name;
@@ -130,18 +202,21 @@ function walkFrom(dir: string, floor: string, reporter: Reporter): { ids: string
       // A cheap, conservative first cut on the whole name, then the exact comparison.
       if (name < floor) {
         below++;
+        h = (h + idHash(name, name.length - SIGNAL_EXT.length)) >>> 0;
         continue;
       }
       const id = name.slice(0, -SIGNAL_EXT.length);
-      if (id < floor) below++;
-      else if (isMessageId(id)) out.push(id);
+      if (id < floor) {
+        below++;
+        h = (h + idHash(name, name.length - SIGNAL_EXT.length)) >>> 0;
+      } else if (isMessageId(id)) out.push(id);
     }
   } catch (err) {
     reporter.unreadable?.(dir, `cannot list it (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   } finally {
     d.closeSync();
   }
-  return { ids: out.sort(), below };
+  return { ids: out.sort(), sum: { n: below, h } };
 }
 
 // ---------------------------------------------------------------------------------------
