@@ -17,11 +17,15 @@ import { ImportedSet } from '../../tools/relay/store.js';
 import { formatSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
-import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { ME, type TempBus, useFamilyPolicy, useTempBus } from '../helpers/temp-bus.js';
 import { agent } from '../helpers/fixtures.js';
 
 let bus: TempBus;
-useTempBus((b) => (bus = b));
+// About when a file is noticed, not who may reach whom: every node reaches every other.
+useTempBus((b) => {
+  bus = b;
+  useFamilyPolicy(b);
+});
 
 const ORIGIN = '/srv/app';
 const OPEN = { kind: 'open' } as const;
@@ -43,7 +47,7 @@ function behind(lag: number): () => string {
   return createIdFactory({ now: () => Date.now() - lag, pid: 4242, random: Math.random });
 }
 
-const env = (body: string) => ({ from: 'external:hana@pts-1', project: 'proj', cwd: '/srv/proj', fromKind: 'human' as const, fromId: 'hana', to: '*', body });
+const env = (body: string) => ({ from: `external:${ME}@pts-1`, project: 'proj', cwd: '/srv/proj', fromKind: 'human' as const, fromId: ME, to: '*', body });
 
 /** A file put in place the way another tool (or an older attend) would: renamed in, no index line. */
 function byHand(scope: typeof OPEN | typeof TRAY, id: string, body: string): void {
@@ -112,8 +116,8 @@ describe('late arrivals are delivered once, whatever their id says', () => {
   it('relay imports keep their original ids and are delivered once', async () => {
     running();
     const imported = new ImportedSet(bus.root);
-    const ctx = { root: bus.root, self: 'bravo', imported, now: Date.now(), keyKnown: () => false, nodeSigns: () => false, dissolved: () => null };
-    const line = (body: string) => new TextEncoder().encode(`external:ann@pts/1|p|/p|from_kind:human|from_id:ann|to:*|${body}\n`);
+    const ctx = { root: bus.root, self: 'bravo', imported, now: Date.now(), keyKnown: () => false, nodeSigns: () => false, claim: () => null, dissolved: () => null };
+    const line = (body: string) => new TextEncoder().encode(`claude:0c0ffee0-1111-4222-8333-444455556666|p|/p|from_kind:agent|from_id:0c0ffee0-1111-4222-8333-444455556666|to:*|${body}\n`);
     const want: string[] = [];
     for (const [name, lag] of Object.entries(LAGS)) {
       const id = behind(lag)();
