@@ -53,6 +53,12 @@ export function readLedger(root: string, sid: string): LedgerRead {
 function addConsumed(ledger: Ledger, ids: string[]): void {
   const have = new Set(ledger.above);
   for (const id of ids) if (!have.has(id)) ledger.above.push(id);
+  // A given-back id a wake then showed is consumed again, not pending (Ledger.back).
+  if (ledger.back) {
+    const taken = new Set(ids);
+    ledger.back = ledger.back.filter((b) => !taken.has(b.id));
+    if (ledger.back.length === 0) delete ledger.back;
+  }
 }
 
 /**

@@ -161,7 +161,7 @@ function conduitCheck(ctx: Ctx, id: string, claudePid: number | undefined, now: 
   const live = readPresence(ctx.paths.root).filter((p) => p.id === id && isFresh(p, now));
   const sensor = live.find((p) => p.role === 'sensor');
   const deliverer = live.find((p) => p.role === 'deliverer');
-  const holds = socketHolds(ctx, claudePid);
+  const holds = socketHolds(ctx, claudePid).map((h) => h.why);
   if (sensor) return { name: 'conduit', status: 'ok', detail: `the sensor: attend run is live${sensor.pid ? ` (pid ${sensor.pid})` : ''}, under a monitor`, fix: null };
   if (deliverer) {
     return holds.length > 0

@@ -84,11 +84,11 @@ function chooseConduit(ctx: Ctx, claudePid: number, kind: string | undefined, wa
   if (pluginMonitorWillRun(ctx, kind)) return 'plugin-monitor';
   // No inbox socket (a Claude Code before 2.1.332, or ATTEND_NO_DELIVERER=1): the model arms Monitor.
   if (!ctx.env.CLAUDE_CODE_MESSAGING_SOCKET || ctx.env.ATTEND_NO_DELIVERER === '1') return 'none';
-  // A session that would hold or refuse every post (bypassPermissions, crossSessionInbound):
-  // a deliverer would only be held; the Monitor's sensor is the session's own child.
-  const holds = socketHolds(ctx, claudePid);
-  if (holds.length > 0) {
-    warnings.push(`no deliverer: ${holds[0]}; the model is told to arm Monitor`);
+  // bypassPermissions holds every post from outside the session's process tree, which the
+  // deliverer is (socket-holds.ts); the Monitor's sensor is the session's own child.
+  const bypass = socketHolds(ctx, claudePid).find((h) => h.kind === 'bypass');
+  if (bypass) {
+    warnings.push(`no deliverer: ${bypass.why}; the model is told to arm Monitor`);
     return 'none';
   }
   const r = startDeliverer(ctx, claudePid);

@@ -3,8 +3,11 @@
 // mode (in settings, or on the Claude process's command line: `-p --dangerously-skip-permissions`
 // is how workers are often started), where a post from outside the session's process tree
 // waits for an approval nobody gives (the deliverer is detached from the hook that starts it;
-// seen on 2.1.332: every post held). The SessionStart hook then starts no deliverer and tells
-// the model to arm the Monitor, whose sensor is the session's own child; `attend doctor` says so.
+// seen on 2.1.332: every post held). `attend doctor` names each. The SessionStart hook starts
+// no deliverer under bypassPermissions, which holds the posts only because of where the
+// deliverer runs, and tells the model to arm the Monitor, whose sensor is the session's own
+// child; `crossSessionInbound` is the user's word on socket posts, so there the deliverer runs,
+// its first post draws the receipt, and the messages come at the end of the turn.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,10 +23,16 @@ function claudeArgs(pid: number): string[] {
   }
 }
 
-/** Why this session would hold or refuse the deliverer's posts, one line each; empty: nothing does. */
-export function socketHolds(ctx: Ctx, claudePid: number | undefined): string[] {
+interface Hold {
+  /** bypassPermissions, or crossSessionInbound. */
+  kind: 'bypass' | 'inbound';
+  why: string;
+}
+
+/** Why this session would hold or refuse the deliverer's posts; empty: nothing does. */
+export function socketHolds(ctx: Ctx, claudePid: number | undefined): Hold[] {
   const files = [join(ctx.paths.claudeDir, 'settings.json'), join(ctx.cwd, '.claude', 'settings.json'), join(ctx.cwd, '.claude', 'settings.local.json')];
-  const found: string[] = [];
+  const found: Hold[] = [];
   for (const f of files) {
     let v: Record<string, unknown> | null | undefined;
     try {
@@ -32,15 +41,15 @@ export function socketHolds(ctx: Ctx, claudePid: number | undefined): string[] {
       // not there, or not JSON: the hooks check says so
     }
     if (!v) continue;
-    if (v.crossSessionInbound === 'hold' || v.crossSessionInbound === 'refuse') found.push(`crossSessionInbound "${v.crossSessionInbound}" in ${f}`);
+    if (v.crossSessionInbound === 'hold' || v.crossSessionInbound === 'refuse') found.push({ kind: 'inbound', why: `crossSessionInbound "${v.crossSessionInbound}" in ${f}` });
     const mode = (v.permissions as Record<string, unknown> | undefined)?.defaultMode;
-    if (mode === 'bypassPermissions') found.push(`permissions.defaultMode "bypassPermissions" in ${f} (posts from outside the session are held for approval)`);
+    if (mode === 'bypassPermissions') found.push({ kind: 'bypass', why: `permissions.defaultMode "bypassPermissions" in ${f} (posts from outside the session are held for approval)` });
   }
   if (claudePid !== undefined) {
     const args = claudeArgs(claudePid);
     const mode = args.indexOf('--permission-mode');
     if (args.includes('--dangerously-skip-permissions') || (mode >= 0 && args[mode + 1] === 'bypassPermissions') || args.includes('--permission-mode=bypassPermissions')) {
-      found.push('the session runs in bypassPermissions mode (its command line; posts from outside the session are held for approval)');
+      found.push({ kind: 'bypass', why: 'the session runs in bypassPermissions mode (its command line; posts from outside the session are held for approval)' });
     }
   }
   return found;
