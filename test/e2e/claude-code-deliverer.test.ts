@@ -45,6 +45,17 @@ function outside(h: ClaudeHome, env: Record<string, string>, args: string[]) {
   return r.stdout.trim();
 }
 
+/** The model's first step: a Bash call that holds the turn until the test writes `go`. */
+const holdTurn = (go: string) => ({ tool: 'Bash', input: { command: `while [ ! -f ${go} ]; do sleep 0.05; done; echo RELEASED`, description: 'wait' } });
+
+/** `claude -p` running (its turn held by the script), once its session and its deliverer are live. */
+async function startWorker(h: ClaudeHome, env: Record<string, string>, allowed: string) {
+  run = runClaude(['-p', 'go', '--allowedTools', allowed, '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api!.url }, cwd: h.project });
+  const b = await waitFor(() => liveSession(h, run!.pid), { timeoutMs: 30_000, what: 'session B live' });
+  await waitFor(() => liveSession(h, run!.pid)?.presence.some((p) => p.role === 'deliverer'), { timeoutMs: 30_000, what: 'the deliverer heartbeat' });
+  return { b, run };
+}
+
 describe('claude code: the deliverer (socket conduit)', () => {
   it('-p: a message sent while the turn runs arrives in the next request inside <cross-session-message>, and the Stop hook does not repeat it', async () => {
     const h = (home = makeClaudeHome());
@@ -53,12 +64,10 @@ describe('claude code: the deliverer (socket conduit)', () => {
     const go = join(h.dir, 'go');
     api = await startFakeAnthropic((req) => {
       const step = toolResultCount(req);
-      if (step === 0) return { tool: 'Bash', input: { command: `while [ ! -f ${go} ]; do sleep 0.05; done; echo RELEASED`, description: 'wait' } };
+      if (step === 0) return holdTurn(go);
       return { text: `turn after ${step} tool results` };
     });
-    run = runClaude(['-p', 'go', '--allowedTools', 'Bash', '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api.url }, cwd: h.project });
-    const b = await waitFor(() => liveSession(h, run!.pid), { timeoutMs: 30_000, what: 'session B live' });
-    await waitFor(() => liveSession(h, run!.pid)?.presence.some((p) => p.role === 'deliverer'), { timeoutMs: 30_000, what: 'the deliverer heartbeat' });
+    const { b, run: worker } = await startWorker(h, env, 'Bash');
     // The model was told what to expect from this conduit, not to arm a Monitor.
     const firstRequest = await waitFor(() => api!.requests[0], { timeoutMs: 30_000, what: 'the first request' });
     expect(conversationText(firstRequest)).toContain('do not arm a Monitor for attend');
@@ -67,8 +76,8 @@ describe('claude code: the deliverer (socket conduit)', () => {
     // Posted and recorded by the deliverer before the turn goes on.
     await waitFor(() => peekPending(h.root, who, { now: Date.now(), reporter: silentReporter }).fresh.length === 0, { timeoutMs: 15_000, what: 'the deliverer recording the post' });
     writeFileSync(go, '');
-    const code = await run.exited(60_000);
-    expect(code, run.stderr()).toBe(0);
+    const code = await worker.exited(60_000);
+    expect(code, worker.stderr()).toBe(0);
     const carrying = api.requests.filter((r) => lastText(r).includes('socket-payload-5d1e') || JSON.stringify(r.messages.slice(-2)).includes('socket-payload-5d1e'));
     expect(carrying.length, api.requests.map((r) => JSON.stringify(r.messages.slice(-1))).join('\n')).toBeGreaterThan(0);
     const first = carrying[0]!;
@@ -81,10 +90,10 @@ describe('claude code: the deliverer (socket conduit)', () => {
     expect(seen).not.toMatch(/<\\\\\/?cross-session-message/);
     // The Stop hook did not show it again.
     for (const r of api.requests) expect(lastText(r)).not.toMatch(/Stop hook[\s\S]*socket-payload-5d1e/);
-    expect(JSON.parse(run.stdout())).toMatchObject({ is_error: false });
+    expect(JSON.parse(worker.stdout())).toMatchObject({ is_error: false });
     // The deliverer went with its session.
-    const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
-    await waitFor(() => !liveSession(h, run!.pid) && !existsSync(log), { timeoutMs: 15_000, what: `the deliverer gone with its session${existsSync(log) ? `: ${readFileSync(log, 'utf8')}` : ''}` });
+    const log = join(h.root, 'state', 'sensor', `deliverer-${worker.pid}.log`);
+    await waitFor(() => !liveSession(h, worker.pid) && !existsSync(log), { timeoutMs: 15_000, what: `the deliverer gone with its session${existsSync(log) ? `: ${readFileSync(log, 'utf8')}` : ''}` });
   });
 
   // A message counts as delivered only when its post drew no receipt (issue 21 item 2): a
@@ -98,23 +107,21 @@ describe('claude code: the deliverer (socket conduit)', () => {
     writeFileSync(settings, JSON.stringify({ ...(JSON.parse(readFileSync(settings, 'utf8')) as object), crossSessionInbound: setting }));
     const go = join(h.dir, 'go');
     api = await startFakeAnthropic((req) => {
-      if (toolResultCount(req) === 0) return { tool: 'Bash', input: { command: `while [ ! -f ${go} ]; do sleep 0.05; done; echo RELEASED`, description: 'wait' } };
+      if (toolResultCount(req) === 0) return holdTurn(go);
       return { text: 'done' };
     });
-    run = runClaude(['-p', 'go', '--allowedTools', 'Bash', '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api.url }, cwd: h.project });
-    const b = await waitFor(() => liveSession(h, run!.pid), { timeoutMs: 30_000, what: 'session B live' });
-    await waitFor(() => liveSession(h, run!.pid)?.presence.some((p) => p.role === 'deliverer'), { timeoutMs: 30_000, what: 'the deliverer heartbeat' });
+    const { b, run: worker } = await startWorker(h, env, 'Bash');
     const id = outside(h, env, ['send', '--to', b.id, `receipt-payload-${setting}`]);
     // The deliverer stops on the receipt, saying why, and the message is still pending.
-    const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
+    const log = join(h.root, 'state', 'sensor', `deliverer-${worker.pid}.log`);
     const said = setting === 'refuse' ? 'refused' : 'held';
     const logText = () => (existsSync(log) ? readFileSync(log, 'utf8') : '');
     await waitFor(() => logText().includes(`the session ${said} a post`), { timeoutMs: 15_000, what: `the deliverer told ${said}` }).catch((err: Error) => {
       throw new Error(`${err.message}; its log: ${logText()}`);
     });
     writeFileSync(go, '');
-    const code = await run.exited(60_000);
-    expect(code, run.stderr()).toBe(0);
+    const code = await worker.exited(60_000);
+    expect(code, worker.stderr()).toBe(0);
     // At the model once, by the Stop hook; never as a cross-session message.
     const carrying = api.requests.filter((r) => lastText(r).includes(`receipt-payload-${setting}`));
     expect(carrying, api.requests.map((r) => lastText(r).slice(-400)).join('\n---\n')).toHaveLength(1);
@@ -152,27 +159,25 @@ describe('claude code: the deliverer (socket conduit)', () => {
     const go = join(h.dir, 'go');
     // Claude Code tells the model to "reply via SendMessage to the `from=` address"; this model does.
     api = await startFakeAnthropic((req) => {
-      if (toolResultCount(req) === 0) return { tool: 'Bash', input: { command: `while [ ! -f ${go} ]; do sleep 0.05; done; echo RELEASED`, description: 'wait' } };
+      if (toolResultCount(req) === 0) return holdTurn(go);
       const from = /<cross-session-message from="(uds:[^"]+)" from-name="[^"]+ via attend">/.exec(conversationText(req))?.[1];
       if (from === undefined) return { text: 'no message came' };
       if (toolResults(req).some((r) => r.name === 'SendMessage')) return { text: 'answered' };
       if (!toolNames(req).includes('SendMessage')) return { tool: 'ToolSearch', input: { query: 'select:SendMessage' } };
       return { tool: 'SendMessage', input: { to: from, summary: 'answer', message: 'answer-by-sendmessage-4b7e' } };
     });
-    run = runClaude(['-p', 'go', '--allowedTools', 'Bash,SendMessage', '--output-format', 'json'], { env: { ...env, ANTHROPIC_BASE_URL: api.url }, cwd: h.project });
-    const b = await waitFor(() => liveSession(h, run!.pid), { timeoutMs: 30_000, what: 'session B live' });
-    await waitFor(() => liveSession(h, run!.pid)?.presence.some((p) => p.role === 'deliverer'), { timeoutMs: 30_000, what: 'the deliverer heartbeat' });
+    const { b, run: worker } = await startWorker(h, env, 'Bash,SendMessage');
     const id = outside(h, env, ['send', '--to', b.id, 'a question for B']);
     await waitFor(() => peekPending(h.root, agent(b.id, h.project), { now: Date.now(), reporter: silentReporter }).fresh.length === 0, { timeoutMs: 15_000, what: 'the deliverer recording the post' });
     writeFileSync(go, '');
-    const code = await run.exited(60_000);
-    expect(code, run.stderr()).toBe(0);
+    const code = await worker.exited(60_000);
+    expect(code, worker.stderr()).toBe(0);
     const sent = toolResults(api.requests.at(-1)!).find((r) => r.name === 'SendMessage');
-    const dlog = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
+    const dlog = join(h.root, 'state', 'sensor', `deliverer-${worker.pid}.log`);
     expect(sent?.text, `the deliverer's log: ${existsSync(dlog) ? readFileSync(dlog, 'utf8') : '(none)'}`).toContain('"success":true');
     // The person reads it: from the session, signed, threaded under the message it answers, to its sender.
     const person = { PATH: env.PATH!, HOME: h.home, ATTEND_HOME: h.root };
-    const log = join(h.root, 'state', 'sensor', `deliverer-${run.pid}.log`);
+    const log = join(h.root, 'state', 'sensor', `deliverer-${worker.pid}.log`);
     const reply = await waitFor(
       () => {
         const r = runBin(['inbox', '--json'], { env: person, cwd: h.dir });
