@@ -10,21 +10,12 @@ import { EXIT } from '../../tools/wire/errors.js';
 import type { Envelope, Scope } from '../../tools/wire/envelope.js';
 import { type FakeSession, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 import { ids, startSensor } from '../helpers/delivery.js';
-import { keyIdOfFile, keysDirOf, trustDirOf, writeSignedWith } from '../helpers/keys.js';
+import { type InboxJson as Json, keyIdOfFile, keysDirOf, trustDirOf, writeSignedWith } from '../helpers/keys.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
 const OPEN: Scope = { kind: 'open' };
 
-interface Json {
-  id: string;
-  fromId: string;
-  fromHost?: string;
-  sig: string | null;
-  body: string;
-  held?: string;
-  newKeySince?: string;
-}
 
 const send = (s: FakeSession, text: string) => {
   const r = runBin(['send', text], { env: s.env, cwd: s.cwd });

@@ -12,18 +12,11 @@ import { fakeSession, runBin, waitFor } from '../helpers/bus.js';
 import { type Machine, useRelayWorld } from '../helpers/relay.js';
 import { listParked } from '../../tools/relay/store.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
-import { trustDirOf } from '../helpers/keys.js';
+import { type InboxJson as Json, trustDirOf } from '../helpers/keys.js';
 
 const world = useRelayWorld();
 const T = { timeoutMs: 20_000 };
 
-interface Json {
-  id: string;
-  fromId: string;
-  fromHost?: string;
-  sig: string | null;
-  body: string;
-}
 
 /** The machine a session id is pinned to in `m`'s trust directory (tools/bus/trust/remote-keys.ts). */
 const pinOf = (m: Machine, id: string): string | null => {

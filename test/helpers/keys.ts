@@ -10,6 +10,17 @@ import { formatSignal } from '../../tools/wire/envelope.js';
 import { destinationOf, encodeKeyId, formatSidecar, messageSigningBytes } from '../../tools/wire/sign.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 
+/** A message as `attend inbox --json` lists it, the fields the key tests read. */
+export interface InboxJson {
+  id: string;
+  fromId: string;
+  fromHost?: string;
+  sig: string | null;
+  body: string;
+  held?: string;
+  newKeySince?: string;
+}
+
 export const keysDirOf = (home: string) => join(home, '.config', 'attend', 'keys');
 /** The records beside it: rotation records, other machines' keys, pins (tools/bus/trust/anchors.ts). */
 export const trustDirOf = (home: string) => join(home, '.config', 'attend', 'trust');

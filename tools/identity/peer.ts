@@ -7,8 +7,9 @@
 // through its session's proxy, which runs in the claude process itself (observed on 2.1.332),
 // so a sandboxed command's request arrives from the claude process of its own session.
 
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { type IdentityReaders, type SessionRecord, recordMatches, resolveIdentity } from './resolve.js';
+import { descriptorsOn } from './system.js';
 
 interface TcpRow {
   /** `0100007F:1F90`: the address and port as the kernel prints them (hex, little-endian address). */
@@ -47,21 +48,7 @@ function loopbackPeer(remotePort: number, localPort: number, table: string): { u
 
 /** Does process `pid` hold the socket `inode` open? (Only our own user's processes can be read.) */
 function holds(pid: number, inode: string): boolean {
-  const want = `socket:[${inode}]`;
-  let fds: string[];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return false;
-  }
-  for (const fd of fds) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === want) return true;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return false;
+  return descriptorsOn(pid, `socket:[${inode}]`).length > 0;
 }
 
 function allPids(): number[] {

@@ -5,6 +5,27 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { type IdentityReaders, type ProcInfo, type SessionRecord, sameProcess } from './resolve.js';
 
+/**
+ * The descriptors of process `pid` open on `target`, as /proc/<pid>/fd links name it
+ * (`socket:[inode]`, `pipe:[inode]`); none when the process cannot be read (another user's,
+ * or gone). A descriptor closed while it is read is left out.
+ */
+export function descriptorsOn(pid: number, target: string): string[] {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  return fds.filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`) === target;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** Parse /proc/<pid>/stat: state is field 3, ppid field 4, the start time field 22 (after the `(comm)`). */
 export function parseProcStat(text: string): ProcInfo | null {
   const close = text.lastIndexOf(')');

@@ -15,8 +15,8 @@
 //     sensor, as before.
 //   - Anything else (a file, a terminal): no probe.
 
-import { fstatSync, readdirSync, readFileSync, readlinkSync, writeSync } from 'node:fs';
-import { procInfoFromProc } from '../identity/system.js';
+import { fstatSync, readFileSync, readlinkSync, writeSync } from 'node:fs';
+import { descriptorsOn, procInfoFromProc } from '../identity/system.js';
 
 /** Returns true once the reader is known to be gone. */
 type ReaderProbe = () => boolean;
@@ -86,20 +86,12 @@ function linkOf(h: Holder): string | null {
 
 /** Descriptors of `pid` open for reading on `pipe` (`pipe:[inode]`). */
 function readersIn(pid: number, pipe: string): Holder[] {
-  let fds: string[];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return [];
-  }
   const out: Holder[] = [];
-  for (const fd of fds) {
-    const h = { pid, fd };
-    if (linkOf(h) !== pipe) continue;
+  for (const fd of descriptorsOn(pid, pipe)) {
     try {
       const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'))?.[1];
       // O_ACCMODE: 0 read-only, 2 read-write; 1 is a writer like us.
-      if (flags !== undefined && (parseInt(flags, 8) & 3) !== 1) out.push(h);
+      if (flags !== undefined && (parseInt(flags, 8) & 3) !== 1) out.push({ pid, fd });
     } catch {
       // closed meanwhile
     }
