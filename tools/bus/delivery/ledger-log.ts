@@ -136,6 +136,8 @@ export interface Flight {
   file: string;
   ino: number;
   offset: number;
+  /** Directories the append made (the log's among them), synced after the log is (settleFlight). */
+  dirs?: string[];
 }
 
 /**
@@ -205,16 +207,18 @@ export function appendLedger(root: string, ledger: Ledger, ids?: string[]): { st
   } finally {
     closeSync(fd);
   }
-  if (made !== undefined) syncDirs(made);
+  // A log this write made is named durably only after its content is: here, after the synced
+  // append; for a wake in flight, after its settling's sync.
+  if (made !== undefined && ids === undefined) syncDirs(made);
   // Where the state byte is: in the line just appended (after its leading newline).
-  let flight: Flight | undefined = ids === undefined ? undefined : { file, ino: st.ino, offset: at + 1 + bytes - fromEnd };
+  let flight: Flight | undefined = ids === undefined ? undefined : { file, ino: st.ino, offset: at + 1 + bytes - fromEnd, ...(made !== undefined ? { dirs: made } : {}) };
   if (st.size <= LOG_COMPACT_BYTES) return { stamp: statStamp(st), ...(flight ? { flight } : {}) };
   // Compaction is a saving, never a condition of the append, which has landed: on a full disk
   // the log stays long and the next append tries again.
   try {
     writeFileAtomic(file, `${line}\n`, { syncDir: true });
     const now = statSync(file);
-    if (flight) flight = { file, ino: now.ino, offset: bytes - fromEnd };
+    if (flight) flight = { ...flight, ino: now.ino, offset: bytes - fromEnd };
     return { stamp: statStamp(now), ...(flight ? { flight } : {}) };
   } catch {
     return { stamp: statStamp(st), ...(flight ? { flight } : {}) };
@@ -249,6 +253,7 @@ export function settleFlight(f: Flight, st: 'c' | 'x'): string {
     const stamp = statStamp(fstatSync(fd));
     try {
       syncLog(fd);
+      if (f.dirs !== undefined) syncDirs(f.dirs);
     } catch {
       // settled for every reader; durable with the next cycle's append
     }
