@@ -13,7 +13,7 @@ import { scopeDir } from '../../tools/bus/store/layout.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { formatSignal } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type FakeSession, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { ME, type FakeSession, type TempBus, runBin, useTempBus, waitFor } from '../helpers/bus.js';
 import { headerIds, ids, put, startSensor, type SensorProc, traceIds } from '../helpers/delivery.js';
 
 let bus: TempBus;
@@ -31,12 +31,12 @@ const tray = (s: FakeSession) => ({ kind: 'tray', key: attendKey(s.cwd) }) as co
 const LAGS = { '45 s': 45_000, '10 min': 600_000, '1 day': 86_400_000 } as const;
 const behind = (lag: number) => ids(() => Date.now() - lag);
 
-/** A file renamed in the way another tool (or an older attend) would: no index line. */
+/** A file renamed in the way another tool (or an older attend) would: no index line; the bus's person writes it (any other person is a stranger). */
 function byHand(scope: Scope, to: string, id: string, body: string): void {
   const dir = scopeDir(bus.root, scope);
   mkdirSync(dir, { recursive: true });
   const tmp = pjoin(dir, `.tmp-${id}`);
-  writeFileSync(tmp, `${formatSignal({ from: 'external:hana@pts-1', project: 'proj', cwd: '/srv/proj', fromKind: 'human', fromId: 'hana', to, body })}\n`);
+  writeFileSync(tmp, `${formatSignal({ from: `external:${ME}@pts-1`, project: 'proj', cwd: '/srv/proj', fromKind: 'human', fromId: ME, to, body })}\n`);
   renameSync(tmp, pjoin(dir, `${id}.signal`));
 }
 
