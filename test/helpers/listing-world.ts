@@ -22,7 +22,7 @@ import { runStatus } from '../../tools/verbs/status.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { createIdFactory } from '../../tools/wire/ids.js';
 import { join as joinChannel, put } from './fixtures.js';
-import { ME, makeTempBus, type TempBus } from './temp-bus.js';
+import { ME, makeTempBus, type TempBus, useFamilyPolicy } from './temp-bus.js';
 
 export interface World {
   bus: TempBus;
@@ -42,6 +42,7 @@ export function makeWorld(): World {
   const bus = makeTempBus();
   const cwd = join(bus.dir, 'work', 'app');
   mkdirSync(cwd, { recursive: true });
+  useFamilyPolicy(bus);
   joinChannel(bus.root, 'ops', ME);
   // The channel store marks the reader as an agent member; what counts here is membership.
   const clock = { now: Date.now() };
@@ -90,16 +91,23 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ k: 'tick' as const }) },
 );
 
+/**
+ * The other writer: a session, since a person other than the bus's own is a stranger, held
+ * (tools/wire/permit.ts); the model is about listings, not about who may write.
+ */
+const OTHER = 'sid-h';
+const withKind = (f: { to: string; fromId: string }) => ({ ...f, fromKind: f.fromId === ME ? ('human' as const) : ('agent' as const) });
+
 function toField(to: (typeof TO)[number], scope: Scope): { to: string; fromId: string } {
-  if (scope.kind === 'open' && (to === 'none' || to === 'from-me')) return { to: '*', fromId: to === 'from-me' ? ME : 'hana' };
-  if (scope.kind === 'channel' && to === 'none') return { to: '#ops', fromId: 'hana' };
+  if (scope.kind === 'open' && (to === 'none' || to === 'from-me')) return { to: '*', fromId: to === 'from-me' ? ME : OTHER };
+  if (scope.kind === 'channel' && to === 'none') return { to: '#ops', fromId: OTHER };
   switch (to) {
     case 'me':
-      return { to: ME, fromId: 'hana' };
+      return { to: ME, fromId: OTHER };
     case 'sib':
-      return { to: 'sib-1', fromId: 'hana' };
+      return { to: 'sib-1', fromId: OTHER };
     case 'both':
-      return { to: `sib-1,${ME}`, fromId: 'hana' };
+      return { to: `sib-1,${ME}`, fromId: OTHER };
     case 'from-me':
       return { to: 'sib-1', fromId: ME };
     default:
@@ -115,7 +123,7 @@ export function apply(w: World, op: Op): void {
     case 'send': {
       const scope = scopeAt(op.scope);
       const re = pickRe(op.re);
-      w.ids.push(put(root, w.newId, { scope, ...toField(op.to, scope), body: `m${w.ids.length}`, ...(re !== undefined ? { re } : {}) }));
+      w.ids.push(put(root, w.newId, { scope, ...withKind(toField(op.to, scope)), body: `m${w.ids.length}`, ...(re !== undefined ? { re } : {}) }));
       return;
     }
     case 'fanout': {
@@ -123,7 +131,7 @@ export function apply(w: World, op: Op): void {
       const id = w.newId();
       const to = `agent-x,${ME}`;
       const where: Scope[] = [{ kind: 'tray', key: (w.scopes[0] as { key: string }).key }, { kind: 'open' }];
-      for (const scope of where) put(root, w.newId, { scope, id, to, fromId: 'hana', body: 'notice' });
+      for (const scope of where) put(root, w.newId, { scope, id, to, fromId: OTHER, fromKind: 'agent', body: 'notice' });
       w.ids.push(id);
       return;
     }
@@ -135,7 +143,7 @@ export function apply(w: World, op: Op): void {
       const id = op.foreign ? `hand_${++w.hand}` : w.newId();
       const re = pickRe(op.re);
       const { to } = toField('me', scope);
-      writeFileSync(join(dir, `${id}.signal`), `external:hana@pts-1|p|/p|from_kind:human|from_id:hana|to:${to}|${re !== undefined ? `re:${re}|` : ''}by hand\n`, { mode: 0o600 });
+      writeFileSync(join(dir, `${id}.signal`), `claude:${OTHER}|p|/p|from_kind:agent|from_id:${OTHER}|to:${to}|${re !== undefined ? `re:${re}|` : ''}by hand\n`, { mode: 0o600 });
       if (op.foreign) {
         const t = (Date.now() - 1_800_000 + w.hand * 7_777) / 1000;
         utimesSync(join(dir, `${id}.signal`), t, t);
@@ -160,7 +168,7 @@ export function apply(w: World, op: Op): void {
       const path = w.bad.pop();
       if (path === undefined) return;
       try {
-        writeFileSync(path, `external:hana@pts-1|p|/p|from_kind:human|from_id:hana|to:${ME}|mended\n`, { flag: 'r+' });
+        writeFileSync(path, `claude:${OTHER}|p|/p|from_kind:agent|from_id:${OTHER}|to:${ME}|mended\n`, { flag: 'r+' });
       } catch {
         // quarantined meanwhile
       }
