@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ledgerFile, sessionLedgerDir } from '../../tools/bus/delivery/ledger-log.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
 import type { Identity } from '../../tools/identity/resolve.js';
+import { VERIFY_CAP } from '../../tools/bus/trust/held.js';
 import { createDeliveryLoop, type DeliveryLoop, withBanner } from '../../tools/sensor/delivery.js';
 import { nameLookup } from '../../tools/wire/display.js';
 import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
@@ -70,6 +71,18 @@ describe('the sensor delivery loop', () => {
     expect(h.lines.filter((l) => l.includes('hello there'))).toHaveLength(1);
     expect(h.lines.filter((l) => l.startsWith('message from '))).toHaveLength(1);
     expect(h.loop.delivered()).toBe(1);
+  });
+
+  it('a burst of unsigned messages past the verification cap is delivered whole by one request (each pass verifies VERIFY_CAP, then looks again)', async () => {
+    const h = harness(me());
+    h.loop.wake();
+    const mk = ids();
+    const burst = VERIFY_CAP * 2 + 50;
+    for (let i = 0; i < burst; i++) put(bus.root, mk, { scope: OPEN, to: '*', body: `unsigned ${i}` });
+    h.loop.request();
+    await waitFor(() => h.loop.delivered() === burst, { what: `all ${burst} messages, with no further event` });
+    await h.loop.idle();
+    expect(h.loop.delivered()).toBe(burst);
   });
 
   it('a new loop on the same ledger (a restart) delivers only what is new', () => {

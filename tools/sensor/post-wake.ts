@@ -49,6 +49,9 @@ export async function postOnce(deps: PostDeps, who: Identity): Promise<PostResul
   const res: PostResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
   await takePendingAsync(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
     res.unsettled = p.unsettled === true;
+    // Left unverified past the pass's cap: look again, whatever this wake shows.
+    const more = (p.unchecked ?? 0) > 0;
+    res.later = more;
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter) : undefined;
     const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
     const names = deps.names(who.id);
@@ -87,7 +90,7 @@ export async function postOnce(deps: PostDeps, who: Identity): Promise<PostResul
       res.posted = { msgId, back, ...(newest ? { newest: newest.id } : {}) };
       deps.posted?.(res.posted);
       res.delivered = consume;
-      res.later = plan.later.length > 0;
+      res.later = plan.later.length > 0 || more;
       return [];
     };
     return { consume, result: undefined, emit };

@@ -40,6 +40,9 @@ export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
   const res: ScanResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
   takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
     res.unsettled = p.unsettled === true;
+    // Left unverified past the pass's cap: look again, whatever this wake shows.
+    const more = (p.unchecked ?? 0) > 0;
+    res.later = more;
     // Parents matter only when a digest may fold someone else's thread.
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter) : undefined;
     const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
@@ -72,7 +75,7 @@ export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
         }
       }
       res.delivered = shown;
-      res.later = plan.later.length > 0 && !res.closed;
+      res.later = (plan.later.length > 0 || more) && !res.closed;
       const done = new Set(shown);
       return consume.filter((id) => !done.has(id));
     };

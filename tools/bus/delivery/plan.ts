@@ -182,6 +182,12 @@ export interface Pending {
   /** A receive directory changed in a way its index does not explain yet: look again after SETTLE_MS. */
   unsettled?: boolean;
   /**
+   * Files this pass left unverified past its cap (tools/bus/trust/held.ts): neither shown nor
+   * consumed. A conduit that runs on events looks again at once, or they would wait for the
+   * next message.
+   */
+  unchecked?: number;
+  /**
    * With deferred verification (TakeOptions.verify 'presented'): the full check, signature
    * included, which the conduit must pass for every message it presents; `fresh` was
    * checked against policy only.

@@ -189,6 +189,7 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): Cycle {
     invited: plan.invited,
     ledger,
     ...(unsettled ? { unsettled } : {}),
+    ...(held.unchecked > 0 ? { unchecked: held.unchecked } : {}),
     ...(deferred ? { check: (m: Message) => held.held(m) } : {}),
     ...(offeredAgain ? { again: offeredAgain } : {}),
   };
