@@ -28,6 +28,7 @@ import { sendTool } from './send.js';
 import { statusTool } from './status.js';
 import { serverIdentity } from './info.js';
 import { hintForMcp } from './hints.js';
+import { type ModernLayer, createModernLayer } from './modern.js';
 import type { McpTool } from './tool.js';
 import { whoamiTool } from './whoami.js';
 
@@ -125,9 +126,13 @@ export function callTool(tools: Map<string, McpTool>, makeCtx: () => VerbCtx, pa
 // registering through Protocol keeps the request as sent, and callTool checks every field.
 const RawCallToolRequest = z.object({ method: z.literal('tools/call'), params: z.unknown().optional() });
 
-export function createServer(deps: McpDeps): Server {
+function toolsOf(deps: McpDeps): { tools: McpTool[]; byName: Map<string, McpTool> } {
   const tools = [...CORE_TOOLS, ...(deps.tools ?? [])];
-  const byName = new Map(tools.map((t) => [t.name, t]));
+  return { tools, byName: new Map(tools.map((t) => [t.name, t])) };
+}
+
+export function createServer(deps: McpDeps): Server {
+  const { tools, byName } = toolsOf(deps);
   const id = serverIdentity({ version: deps.version, channel: deps.channel });
   const server = new Server(id.serverInfo, { capabilities: id.capabilities, instructions: id.instructions });
   let listed: { tools: Tool[] } | undefined;
@@ -138,4 +143,21 @@ export function createServer(deps: McpDeps): Server {
     (req) => callTool(byName, deps.makeCtx, req.params),
   );
   return server;
+}
+
+/**
+ * The stateless revision (modern.ts) over the same tools: it lists and calls them through
+ * listToolsResult and callTool, as the SDK Server above does.
+ */
+export function createModern(deps: McpDeps, io: { send(m: Record<string, unknown>): void; warn(line: string): void; intervalMs?: number | undefined }): ModernLayer {
+  const { tools, byName } = toolsOf(deps);
+  let listed: { tools: Tool[] } | undefined;
+  return createModernLayer({
+    identity: serverIdentity({ version: deps.version, channel: deps.channel }),
+    listTools: () => (listed ??= listToolsResult(tools)),
+    callTool: (params) => callTool(byName, deps.makeCtx, params) as unknown as Record<string, unknown>,
+    send: io.send,
+    warn: io.warn,
+    ...(io.intervalMs !== undefined ? { intervalMs: io.intervalMs } : {}),
+  });
 }

@@ -26,8 +26,9 @@ interface Attached {
 
 /** Load the SDK server and the tools and connect them to the port stdio.ts hands over. */
 export async function attachServer(port: LatePort, input: McpInput): Promise<Attached> {
-  const { createServer } = await import('../../mcp/server.js');
-  const s = createServer({ makeCtx: input.makeCtx, version: VERSION, channel: input.channel ?? false });
+  const { createModern, createServer } = await import('../../mcp/server.js');
+  const deps = { makeCtx: input.makeCtx, version: VERSION, channel: input.channel ?? false };
+  const s = createServer(deps);
   let push: { stop(): void } | undefined;
   if (input.channel) {
     const { CHANNEL_METHOD, startChannelPush } = await import('../../mcp/channel.js');
@@ -42,8 +43,14 @@ export async function attachServer(port: LatePort, input: McpInput): Promise<Att
     };
   }
   await s.connect(port as unknown as Parameters<typeof s.connect>[0]);
+  // 2026-07-28 in front of the SDK: a message with the per-request envelope is served
+  // statelessly by the modern layer, anything else reaches the SDK Server as before.
+  const modern = createModern(deps, { send: (m) => void port.send(m), warn: input.warn, intervalMs: input.intervalMs });
+  const legacy = port.onmessage;
+  port.onmessage = (m) => (modern.owns(m) ? modern.handle(m) : legacy?.(m));
   return {
     async close() {
+      modern.close();
       push?.stop();
       await s.close().catch(() => undefined);
     },
