@@ -95,6 +95,21 @@ describe('mcp stdio', () => {
     await r.done;
   });
 
+  it('leaves a stateless (2026-07-28) tools/list to the server, even with the build-time list at hand', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const r = rig({ gate, earlyTools: () => JSON.parse(JSON.stringify(listToolsResult())) as { tools: unknown[] } });
+    const modern = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } };
+    // One chunk: both lines are read before anything else runs.
+    r.send(`${JSON.stringify(init('2025-11-25'))}\n${JSON.stringify(modern)}`);
+    await expect.poll(() => r.lines.length).toBe(1);
+    expect(r.lines[0]!.id).toBe(1);
+    open();
+    await expect.poll(() => r.lines.length).toBe(2);
+    r.input.end();
+    await r.done;
+  });
+
   it('warns when the early tool list is stale (the server is the authority from then on)', async () => {
     const r = rig({ earlyTools: () => ({ tools: [{ name: 'old' }] }) });
     r.send(init('2025-11-25'));

@@ -8,6 +8,7 @@
 // Framing is the MCP stdio transport's: one JSON-RPC message per line, UTF-8.
 
 import { type ServerIdentity, initializeResult } from './info.js';
+import { claimsModern } from './modern.js';
 
 type Message = Record<string, unknown>;
 
@@ -122,7 +123,8 @@ export function serveStdio(opts: StdioOptions): Promise<void> {
     if (!attaching && early.size === 0 && msg.method === 'initialize' && msg.id !== undefined) {
       const params = (msg.params ?? {}) as { protocolVersion?: unknown };
       answerEarly(msg, initializeResult(opts.identity, params.protocolVersion));
-    } else if (msg.method === 'tools/list' && msg.id !== undefined && [...early.values()].some((e) => e.method === 'initialize')) {
+    } else if (msg.method === 'tools/list' && msg.id !== undefined && !claimsModern(msg) && [...early.values()].some((e) => e.method === 'initialize')) {
+      // (A stateless 2026-07-28 tools/list waits for modern.ts, whose result has more fields.)
       const tools = earlyTools();
       if (tools) answerEarly(msg, tools);
     }
