@@ -81,6 +81,7 @@ export function codexEnv(h: AgentHome, baseUrl: string, opts: { mcp?: boolean } 
     'stream_max_retries = 0',
   ];
   if (opts.mcp) {
+    // Codex starts MCP servers with a minimal environment (ATTEND_HOME does not reach it).
     lines.push('', '[mcp_servers.attend]', `command = "${h.attend}"`, 'args = ["mcp"]', `env = { ATTEND_HOME = "${h.root}" }`);
   }
   writeFileSync(join(codexHome, 'config.toml'), `${lines.join('\n')}\n`);
@@ -92,7 +93,8 @@ export function geminiEnv(h: AgentHome, baseUrl: string, opts: { mcp?: boolean }
   const dir = join(h.home, '.gemini');
   mkdirSync(dir, { recursive: true });
   const settings: Record<string, unknown> = { security: { auth: { selectedType: 'gemini-api-key' } } };
-  if (opts.mcp) settings.mcpServers = { attend: { command: h.attend, args: ['mcp'], env: { ATTEND_HOME: h.root } } };
+  // Gemini CLI's MCP servers inherit its environment, ATTEND_HOME included.
+  if (opts.mcp) settings.mcpServers = { attend: { command: h.attend, args: ['mcp'] } };
   writeFileSync(join(dir, 'settings.json'), JSON.stringify(settings, null, 2));
   return { ...h.env, GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: baseUrl, GEMINI_CLI_TRUST_WORKSPACE: 'true' };
 }
