@@ -4,6 +4,8 @@
 // its config file names; each instance is an agent of its own (not the person), with its own id
 // and its own delivery ledger, and a message round-trips between it and the person.
 
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AgentCli, type AgentHome, codexEnv, geminiEnv, makeAgentHome, runAgent } from '../helpers/agent-clis.js';
 import { ME, runBin, waitFor } from '../helpers/bus.js';
@@ -25,10 +27,12 @@ interface InboxMessage {
 
 let home: AgentHome | undefined;
 let model: FakeModel | undefined;
+let modelB: FakeModel | undefined;
 afterEach(async () => {
   await model?.close();
+  await modelB?.close();
   home?.cleanup();
-  home = model = undefined;
+  home = model = modelB = undefined;
 });
 
 const CLIS: { cli: AgentCli; shell: string; start: typeof startFakeResponses; env: typeof codexEnv; prefix: RegExp }[] = [
@@ -68,11 +72,16 @@ const OPEN_SHOWN = /\[1 message, [^,\]]+, #open,/;
 const DRAIN_UNTIL_PONG =
   ": > drained.txt; timeout 30 sh -c 'until grep -q PONG drained.txt; do attend inbox --drain --format plain </dev/null >> drained.txt; sleep 0.05; done'; cat drained.txt; echo DRAINED";
 
+// Waits for the test to have answered A (a file it writes), then drains.
+const DRAIN_WHEN_ANSWERED = "timeout 30 sh -c 'until [ -e answered ]; do sleep 0.05; done'; attend inbox --drain --format plain </dev/null; echo DRAINED";
+
 describe.each(CLIS)('$cli: attend through its shell tool and its MCP server', ({ cli, shell: shellTool, start, env, prefix }) => {
   it('is an agent of its own per instance, with its own ledger, and a message round-trips', async () => {
     home = makeAgentHome();
     const h = home;
     say(h, ['news for everyone']);
+    // Two instances at once, each with its own scripted model. A says hello to the person and
+    // drains until the person's answer is there; B drains once the person has answered A.
     model = await start(
       steps([
         () => shell(cli, 'attend whoami --json'),
@@ -81,12 +90,19 @@ describe.each(CLIS)('$cli: attend through its shell tool and its MCP server', ({
         () => shell(cli, 'attend inbox --drain --format plain </dev/null; echo SECOND-DRAIN'),
       ]),
     );
+    modelB = await start(steps([() => shell(cli, 'attend whoami --json'), () => shell(cli, DRAIN_WHEN_ANSWERED)]));
     const runA = runAgent(cli, { env: env(h, model.url), cwd: h.project });
-    const hello = await waitFor(() => personInbox(h).find((m) => m.body === `hello from ${cli}`), { timeoutMs: 40_000, what: `hello from ${cli} in the person's inbox` }).catch((err: Error) => {
+    // Gemini CLI relaunches itself as a child with a larger heap unless told not to: A runs as
+    // users run it (attend's nearest agent ancestor is the relaunched child), B as one process.
+    const runB = runAgent(cli, { env: { ...env(h, modelB.url), ...(cli === 'gemini' ? { GEMINI_CLI_NO_RELAUNCH: 'true' } : {}) }, cwd: h.project });
+    const hello = await waitFor(() => personInbox(h).find((m) => m.body === `hello from ${cli}`), { timeoutMs: 45_000, what: `hello from ${cli} in the person's inbox` }).catch((err: Error) => {
       throw new Error(`${err.message}\nstderr: ${runA.stderr().slice(-3000)}\nturns: ${JSON.stringify(model?.turns.map((t) => t.results))}`);
     });
     say(h, ['--to', hello.fromId, 'PONG for the first']);
+    writeFileSync(join(h.project, 'answered'), '');
     expect(await runA.exited(), runA.stderr().slice(-3000)).toBe(0);
+    expect(await runB.exited(), runB.stderr().slice(-3000)).toBe(0);
+
     const a = model.turns.at(-1)!.results;
     expect(a.map((r) => r.name)).toEqual([shellTool, shellTool, shellTool, shellTool]);
     const whoA = json<Who>(a[0]!.output);
@@ -101,18 +117,15 @@ describe.each(CLIS)('$cli: attend through its shell tool and its MCP server', ({
     expect(a[3]!.output).toContain('SECOND-DRAIN');
     expect(a[3]!.output).not.toMatch(OPEN_SHOWN);
     expect(a[3]!.output).not.toContain('PONG');
-    await model.close();
 
-    // A second instance: another agent, whose ledger has not seen the broadcast, and which the
-    // answer to the first was not for.
-    model = await start(steps([() => shell(cli, 'attend whoami --json'), () => shell(cli, 'attend inbox --drain --format plain </dev/null; echo DRAINED')]));
-    const runB = runAgent(cli, { env: env(h, model.url), cwd: h.project });
-    expect(await runB.exited(), runB.stderr().slice(-3000)).toBe(0);
-    const b = model.turns.at(-1)!.results;
+    // B: another agent, whose own ledger still held the broadcast A had taken, and which the
+    // answer to A was not for.
+    const b = modelB.turns.at(-1)!.results;
     const whoB = json<Who>(b[0]!.output);
-    expect(whoB).toMatchObject({ kind: 'agent' });
+    expect(whoB).toMatchObject({ kind: 'agent', via: 'agent-cli' });
     expect(whoB.id).toMatch(prefix);
     expect(whoB.id).not.toBe(whoA.id);
+    expect(b[1]!.output).toContain('DRAINED');
     expect(b[1]!.output).toMatch(OPEN_SHOWN);
     expect(b[1]!.output).not.toContain('PONG');
   });

@@ -65,9 +65,15 @@ export function makeAgentHome(): AgentHome {
   return { dir, home, root, project, attend, env, cleanup: () => removeTree(dir) };
 }
 
-/** Codex's config under `$CODEX_HOME` (<home>/.codex): the scripted provider, and attend's MCP server when asked. */
+let codexHomes = 0;
+
+/**
+ * Codex's config under its own `$CODEX_HOME` (<home>/.codex-<n>): the scripted provider, and
+ * attend's MCP server when asked. Each run gets its own, so instances that run at once each
+ * talk to their own scripted model.
+ */
 export function codexEnv(h: AgentHome, baseUrl: string, opts: { mcp?: boolean } = {}): Record<string, string> {
-  const codexHome = join(h.home, '.codex');
+  const codexHome = join(h.home, `.codex-${++codexHomes}`);
   mkdirSync(codexHome, { recursive: true });
   const lines = [
     'model = "test-model"',
@@ -92,7 +98,14 @@ export function codexEnv(h: AgentHome, baseUrl: string, opts: { mcp?: boolean } 
 export function geminiEnv(h: AgentHome, baseUrl: string, opts: { mcp?: boolean } = {}): Record<string, string> {
   const dir = join(h.home, '.gemini');
   mkdirSync(dir, { recursive: true });
-  const settings: Record<string, unknown> = { security: { auth: { selectedType: 'gemini-api-key' } } };
+  // No usage statistics, telemetry or update checks: nothing leaves 127.0.0.1 (and a flush to
+  // an unreachable host holds the exit up for seconds).
+  const settings: Record<string, unknown> = {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+  };
   // Gemini CLI's MCP servers inherit its environment, ATTEND_HOME included.
   if (opts.mcp) settings.mcpServers = { attend: { command: h.attend, args: ['mcp'] } };
   writeFileSync(join(dir, 'settings.json'), JSON.stringify(settings, null, 2));
