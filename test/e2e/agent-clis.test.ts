@@ -92,9 +92,7 @@ describe.each(CLIS)('$cli: attend through its shell tool and its MCP server', ({
     );
     modelB = await start(steps([() => shell(cli, 'attend whoami --json'), () => shell(cli, DRAIN_WHEN_ANSWERED)]));
     const runA = runAgent(cli, { env: env(h, model.url), cwd: h.project });
-    // Gemini CLI relaunches itself as a child with a larger heap unless told not to: A runs as
-    // users run it (attend's nearest agent ancestor is the relaunched child), B as one process.
-    const runB = runAgent(cli, { env: { ...env(h, modelB.url), ...(cli === 'gemini' ? { GEMINI_CLI_NO_RELAUNCH: 'true' } : {}) }, cwd: h.project });
+    const runB = runAgent(cli, { env: env(h, modelB.url), cwd: h.project });
     const hello = await waitFor(() => personInbox(h).find((m) => m.body === `hello from ${cli}`), { timeoutMs: 45_000, what: `hello from ${cli} in the person's inbox` }).catch((err: Error) => {
       throw new Error(`${err.message}\nstderr: ${runA.stderr().slice(-3000)}\nturns: ${JSON.stringify(model?.turns.map((t) => t.results))}`);
     });

@@ -109,7 +109,11 @@ export function geminiEnv(h: AgentHome, baseUrl: string, opts: { mcp?: boolean }
   // Gemini CLI's MCP servers inherit its environment, ATTEND_HOME included.
   if (opts.mcp) settings.mcpServers = { attend: { command: h.attend, args: ['mcp'] } };
   writeFileSync(join(dir, 'settings.json'), JSON.stringify(settings, null, 2));
-  return { ...h.env, GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: baseUrl, GEMINI_CLI_TRUST_WORKSPACE: 'true' };
+  // GEMINI_CLI_NO_RELAUNCH: by default Gemini CLI starts itself again as a child with a larger
+  // heap (`node --max-old-space-size=<n> .../gemini.js ...`, the nearest agent ancestor attend
+  // finds then), which doubles its start-up, seconds on a loaded machine; one process is
+  // enough here, and both command lines are the same to attend.
+  return { ...h.env, GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: baseUrl, GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_CLI_NO_RELAUNCH: 'true' };
 }
 
 export interface AgentRun {
