@@ -45,6 +45,8 @@ export interface Observed {
   /** Other registered sessions live at the same origin. */
   siblings: number;
   previousSessionId?: string;
+  /** The id this session had before a `/clear`, whether or not it was handed over yet: its name follows it. */
+  formerly?: string;
 }
 
 // Re-observing a known session rewrites the file only this often, so a busy roster does not
@@ -96,7 +98,7 @@ function summarize(reg: Registry, id: string): Observed | undefined {
   if (!e) return undefined;
   let siblings = 0;
   for (const [other, o] of Object.entries(reg.sessions)) if (other !== id && o.origin === e.origin) siblings++;
-  return { slot: e.slot, siblings };
+  return e.previousSessionId !== undefined ? { slot: e.slot, siblings, formerly: e.previousSessionId } : { slot: e.slot, siblings };
 }
 
 /**
