@@ -1,5 +1,8 @@
-// The ordinal registry (docs/architecture.md, "Identity", issue #3 §5): sessions sharing an origin get ordinals
-// (`-alpha`, `-beta`, … lowest free slot first). The registry is a file, so ordinals survive
+// The session registry (docs/architecture.md, "Identity", issue #3 §5): which Claude process
+// each live session id is, so a `/clear` (same process, new id) carries the session's name
+// (tools/bus/presence/names.ts), ledger and memberships to the new id. Sessions sharing an
+// origin also hold slots (lowest free first), no longer shown: names are given by names.ts.
+// The registry is a file, so slots survive
 // restarts of attend, and it is keyed by the Claude process (pid + start time) as well as the
 // session id, so a `/clear` (same process, new session id) keeps its ordinal and channels.
 

@@ -46,7 +46,7 @@ export interface TargetOptions {
   /** Parties that are not live, in tiers read in turn only while a target names nobody. */
   known?: (() => Peer[])[];
   /**
-   * Also take a unique prefix of a live name (`Nick` for Nick-alpha when it is alone), after
+   * Also take a unique prefix of a live name (`codex` for codex-api when it is alone), after
    * every exact match failed. The chat asks for it: its destination line shows whom a draft
    * names before Enter, where a script's `--to` would send to a guess unseen.
    */
