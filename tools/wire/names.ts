@@ -99,9 +99,18 @@ export function harnessOf(id: string): string {
 /** What a local agent's name is made from: its own name (Claude Code's), else `<harness>-<project>`. */
 export function nameBase(p: { id: string; origin: string; own?: string | undefined }): string {
   if (p.own !== undefined && p.own.trim().length > 0) return p.own.trim();
-  const project = nameToken(projectOf(p.origin), 24) || 'root';
-  return `${harnessOf(p.id)}-${project}`;
+  // The roster asks for every live party on every pass: remembered, as a pure function may be.
+  const key = `${p.id}\u0000${p.origin}`;
+  let base = bases.get(key);
+  if (base === undefined) {
+    base = `${harnessOf(p.id)}-${nameToken(projectOf(p.origin), 24) || 'root'}`;
+    if (bases.size >= 10_000) bases.clear();
+    bases.set(key, base);
+  }
+  return base;
 }
+
+const bases = new Map<string, string>();
 
 /** `base`, else `base-2`, `base-3`, ...: the first that `taken` (a lowercased name) refuses not. */
 export function uniqueName(base: string, taken: (lower: string) => boolean): string {

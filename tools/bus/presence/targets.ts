@@ -101,7 +101,7 @@ export function lookupTarget(target: string, peers: Peer[], opts: TargetOptions)
   let known: Peer[] = [];
   for (const tier of opts.known ?? []) {
     known = tier();
-    const hit = known.length > 0 ? findAmong(t, known, opts, liveIds) : { kind: 'none' as const };
+    const hit = known.length > 0 ? findAmong(t, known, opts, liveIds, true) : { kind: 'none' as const };
     if (hit.kind !== 'none') return found(hit);
   }
   const gone = known.filter((p) => !liveIds.has(p.id));
@@ -129,44 +129,61 @@ function found(f: Exclude<Found, { kind: 'none' }>): TargetLookup {
 }
 
 /**
- * Who answers to a word, by id, by name and by earlier name, and who reads at a path: built
- * once per array (the live roster of one address book, the known parties once per change of
- * the names file), so a lookup by name costs the same with 10 known parties or 5000.
+ * Who answers to a word, by id, by name and by earlier name, and who reads at a path. The
+ * known parties (one array per change of the names file, up to thousands) are indexed once,
+ * so a lookup by name costs the same with 10 known parties or 5000; the live roster (a new
+ * array per send, a hundred at most) is scanned, which costs less than indexing it.
  */
-interface PeerIndex {
-  byId: Map<string, Peer[]>;
-  byName: Map<string, Peer[]>;
-  byAlias: Map<string, Peer[]>;
-  byOrigin: Map<string, Peer[]>;
-  /** Each peer's place in the array: candidates are named in the order the array has them. */
-  at: Map<Peer, number>;
+interface Finder {
+  id(k: string): Peer[];
+  name(lower: string): Peer[];
+  alias(lower: string): Peer[];
+  origin(path: string): Peer[];
+  /** A peer's place in the array: candidates are named in the order the array has them. */
+  at(p: Peer): number;
 }
 
-const indexes = new WeakMap<Peer[], PeerIndex>();
+const indexes = new WeakMap<Peer[], Finder>();
 
-function indexOf(peers: Peer[]): PeerIndex {
-  let idx = indexes.get(peers);
-  if (idx) return idx;
-  idx = { byId: new Map(), byName: new Map(), byAlias: new Map(), byOrigin: new Map(), at: new Map() };
+function scanOf(peers: Peer[]): Finder {
+  return {
+    id: (k) => peers.filter((p) => p.id === k),
+    name: (k) => peers.filter((p) => p.name.toLowerCase() === k),
+    alias: (k) => peers.filter((p) => p.aliases?.some((a) => a.toLowerCase() === k) === true),
+    origin: (k) => peers.filter((p) => p.host === undefined && p.origin === k),
+    at: (p) => peers.indexOf(p),
+  };
+}
+
+function indexOf(peers: Peer[]): Finder {
+  let f = indexes.get(peers);
+  if (f) return f;
+  const byId = new Map<string, Peer[]>();
+  const byName = new Map<string, Peer[]>();
+  const byAlias = new Map<string, Peer[]>();
+  const byOrigin = new Map<string, Peer[]>();
+  const at = new Map<Peer, number>();
   const put = (m: Map<string, Peer[]>, k: string, p: Peer) => {
     const list = m.get(k);
     if (list === undefined) m.set(k, [p]);
     else if (!list.includes(p)) list.push(p);
   };
   for (const [i, p] of peers.entries()) {
-    idx.at.set(p, i);
-    put(idx.byId, p.id, p);
-    put(idx.byName, p.name.toLowerCase(), p);
-    for (const a of p.aliases ?? []) put(idx.byAlias, a.toLowerCase(), p);
-    if (p.host === undefined) put(idx.byOrigin, p.origin, p);
+    at.set(p, i);
+    put(byId, p.id, p);
+    put(byName, p.name.toLowerCase(), p);
+    for (const a of p.aliases ?? []) put(byAlias, a.toLowerCase(), p);
+    if (p.host === undefined) put(byOrigin, p.origin, p);
   }
-  indexes.set(peers, idx);
-  return idx;
+  const get = (m: Map<string, Peer[]>) => (k: string) => m.get(k) ?? [];
+  f = { id: get(byId), name: get(byName), alias: get(byAlias), origin: get(byOrigin), at: (p) => at.get(p) ?? -1 };
+  indexes.set(peers, f);
+  return f;
 }
 
 /** The peers among `peers` (less `except`, ids) that `t` names: one set, several of one standing (ambiguous), or none. */
-function findAmong(t: string, peers: Peer[], opts: TargetOptions, except?: ReadonlySet<string>): Found {
-  const keep = (list: Peer[] | undefined): Peer[] => (list ?? []).filter((p) => !except?.has(p.id));
+function findAmong(t: string, peers: Peer[], opts: TargetOptions, except?: ReadonlySet<string>, indexed = false): Found {
+  const keep = (list: Peer[]): Peer[] => (except === undefined ? list : list.filter((p) => !except.has(p.id)));
   // `host:name` or `host:/path`: only members on that machine (issue 13).
   const q = QUALIFIED.exec(t);
   const hosts = q ? new Set(peers.flatMap((p) => (p.host !== undefined ? [p.host] : []))) : new Set<string>();
@@ -176,14 +193,14 @@ function findAmong(t: string, peers: Peer[], opts: TargetOptions, except?: Reado
     if (rest.startsWith('/')) return several(onHost.filter((p) => p.origin === normalizeOrigin(rest)));
     return findAmong(rest, onHost, { ...opts, localHost: null });
   }
-  const idx = indexOf(peers);
+  const idx = indexed ? indexOf(peers) : scanOf(peers);
   if (looksLikePath(t)) {
     // A path names this machine's directories: members elsewhere are reached as host:/path.
-    return several(keep(idx.byOrigin.get(pathOf(t, opts))));
+    return several(keep(idx.origin(pathOf(t, opts))));
   }
   if (t.startsWith('human:')) {
     const user = t.slice('human:'.length);
-    let h = keep(idx.byId.get(user)).filter((p) => p.kind === 'human');
+    let h = keep(idx.id(user)).filter((p) => p.kind === 'human');
     // A human is a username on one machine: this machine's comes first (issue 13).
     if (h.some((p) => p.host === undefined)) h = h.filter((p) => p.host === undefined);
     if (h.length === 1 || (h.length > 1 && h.every((p) => p.host === undefined))) return { kind: 'one', peers: h };
@@ -196,14 +213,14 @@ function findAmong(t: string, peers: Peer[], opts: TargetOptions, except?: Reado
   // not, so a local human wins over same-named humans elsewhere, who are reached as
   // host:name (issue 13: never confused with a local one).
   const lower = t.toLowerCase();
-  let exact = [...new Set([...keep(idx.byId.get(t)), ...keep(idx.byName.get(lower))])].sort((a, b) => idx.at.get(a)! - idx.at.get(b)!);
+  let exact = [...new Set([...keep(idx.id(t)), ...keep(idx.name(lower))])].sort((a, b) => idx.at(a) - idx.at(b));
   if (exact.some((p) => p.kind === 'human' && p.host === undefined)) exact = exact.filter((p) => !(p.kind === 'human' && p.host !== undefined));
   if (exact.length === 1) return { kind: 'one', peers: exact };
   if (exact.length > 1) return { kind: 'ambiguous', peers: exact };
   // A name a party had before (names are kept for life, but a session renamed in Claude Code,
   // or a name from before names were given, is an earlier name): it still reaches that party;
   // two that had it are ambiguous, listed.
-  const former = keep(idx.byAlias.get(lower));
+  const former = keep(idx.alias(lower));
   if (former.length === 1) return { kind: 'one', peers: former };
   if (former.length > 1) return { kind: 'ambiguous', peers: former };
   // A session id prefix of 8 or more characters, as `attend peers` shows them.
