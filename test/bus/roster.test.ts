@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { readChannels } from '../../tools/bus/channels/membership.js';
 import { readOwed, writeOwed } from '../../tools/bus/delivery/owed.js';
 import { writePresence } from '../../tools/bus/presence/heartbeats.js';
-import { observeSession, readRegistry } from '../../tools/bus/presence/registry.js';
+import { observeSession } from '../../tools/bus/presence/registry.js';
 import { processAlive } from '../../tools/identity/system.js';
 import { parseSignal } from '../../tools/wire/envelope.js';
-import { attendKey, nicknameFor } from '../../tools/wire/names.js';
+import { attendKey } from '../../tools/wire/names.js';
 import { type FakeSession, type TempBus, ME, liveTask, procStart, runInProcess, waitFor, useTempBus } from '../helpers/temp-bus.js';
 import { ids, put, PERSON } from '../helpers/fixtures.js';
 
@@ -46,40 +46,37 @@ async function peers(env: Record<string, string>): Promise<PeerJson[]> {
 const human = () => ({ ...bus.env });
 const nameOf = (list: PeerJson[], id: string) => list.find((p) => p.id === id)?.name;
 
-describe('ordinals', () => {
-  it('gives two sessions at one origin alpha and beta, and reuses the lowest free slot', async () => {
+describe('names given once (docs/architecture.md, "Names")', () => {
+  it('calls a session by its project, a second at one origin by the next suffix, and never renames the first', async () => {
     const cwd = join(bus.dir, 'work', 'shared');
-    const nick = nicknameFor(cwd);
     const a = session({ cwd });
-    const b = session({ cwd });
-    const other = session();
     let list = await peers(human());
-    expect(nameOf(list, a.sessionId)).toBe(`${nick}-alpha`);
-    expect(nameOf(list, b.sessionId)).toBe(`${nick}-beta`);
-    expect(nameOf(list, other.sessionId)).toBe(nicknameFor(other.cwd));
+    expect(nameOf(list, a.sessionId)).toBe('claude-shared');
+    const b = session({ cwd });
+    const other = session({ cwd: join(bus.dir, 'work', 'My Web') });
+    list = await peers(human());
+    // The second arrival takes the suffix; the first keeps the name it had.
+    expect(nameOf(list, a.sessionId)).toBe('claude-shared');
+    expect(nameOf(list, b.sessionId)).toBe('claude-shared-2');
+    expect(nameOf(list, other.sessionId)).toBe('claude-my-web');
 
     await end(a);
     list = await peers(human());
-    // beta keeps its ordinal while it lives (spec §4), even alone.
-    expect(nameOf(list, b.sessionId)).toBe(`${nick}-beta`);
+    expect(nameOf(list, b.sessionId)).toBe('claude-shared-2');
+    // The name of one that just ended is not handed to a newcomer while it may still be meant.
     const c = session({ cwd });
     list = await peers(human());
-    expect(nameOf(list, c.sessionId)).toBe(`${nick}-alpha`);
-    expect(nameOf(list, b.sessionId)).toBe(`${nick}-beta`);
-    // The registry is a file: another process (a restart) reads the same slots.
-    const reg = readRegistry(bus.root);
-    expect(reg.sessions[c.sessionId]?.slot).toBe(0);
-    expect(reg.sessions[b.sessionId]?.slot).toBe(1);
-    expect(reg.sessions[a.sessionId]).toBeUndefined();
+    expect(nameOf(list, c.sessionId)).toBe('claude-shared-3');
+    expect(nameOf(list, b.sessionId)).toBe('claude-shared-2');
   });
 
-  it('--to Nick-alpha reaches alpha alone: the shared tray holds it with to:<alpha>, beta does not list it', async () => {
+  it('--to the first name reaches the first alone: the shared tray holds it with to:<first>, the second does not list it', async () => {
     const cwd = join(bus.dir, 'work', 'pair');
-    const nick = nicknameFor(cwd);
     const a = session({ cwd });
+    await peers(human());
     const b = session({ cwd });
     await peers(human());
-    const sent = await runInProcess(['send', '--to', `${nick}-alpha`, '--json', 'only for alpha'], { env: human() });
+    const sent = await runInProcess(['send', '--to', 'claude-pair', '--json', 'only for the first'], { env: human() });
     expect(sent.exitCode, sent.stderr).toBe(0);
     const id = JSON.parse(sent.stdout).id as string;
     const tray = attendKey(cwd);
@@ -89,21 +86,21 @@ describe('ordinals', () => {
       (JSON.parse((await runInProcess(['inbox', '--json'], { env: s.env })).stdout) as { messages: { id: string }[] }).messages.map((m) => m.id);
     expect(await inboxIds(a)).toContain(id);
     expect(await inboxIds(b)).not.toContain(id);
-    // The session id addresses alpha as well.
+    // The session id addresses it as well.
     const byId = await runInProcess(['send', '--to', a.sessionId, '--json', 'again'], { env: human() });
     expect(JSON.parse(byId.stdout).to).toBe(a.sessionId);
   });
 });
 
 describe('/clear', () => {
-  it('follows the process to its new session id: same ordinal, same memberships; the sensor hears the old id once', async () => {
+  it('follows the process to its new session id: same name, same ordinal, same memberships; the sensor hears the old id once', async () => {
     const cwd = join(bus.dir, 'work', 'clear');
     const a = session({ cwd });
     const b = session({ cwd });
     expect((await runInProcess(['join', 'ops'], { env: b.env })).exitCode).toBe(0);
     writeOwed(bus.root, b.sessionId, { channel: 'ops', ids: ['x1'], olderCount: 0 });
     const before = nameOf(await peers(human()), b.sessionId);
-    expect(before).toMatch(/-beta$/);
+    expect(before).toBe('claude-clear-2');
 
     // Claude Code rewrites the record: same pid and start time, new session id.
     const newId = '11111111-2222-4333-8444-555555555555';

@@ -15,7 +15,7 @@ import { writeSignal } from '../../tools/bus/store/messages.js';
 import { writePresence } from '../../tools/bus/presence/heartbeats.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { remoteMachine } from '../helpers/remote.js';
-import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus, waitFor } from '../helpers/temp-bus.js';
+import { type FakeSession, fakeSession, makeTempBus, runInProcess, seeLive, type TempBus, waitFor } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 /** The person of the bus: the chat's operator, and the person whose terminal started the sessions. */
@@ -157,6 +157,8 @@ describe('attend chat frames', () => {
 
   it('a human and an agent with the same name are ambiguous, with the candidates listed (issue 10 item 10)', async () => {
     const agent = live('alpha');
+    // The agent was named before the person came: it keeps its name, so the two share it.
+    seeLive(bus);
     writePresence(bus.root, { id: 'alpha', kind: 'human', origin: bus.home, heartbeat: Date.now(), pid: process.pid, role: 'chat' });
     const c = renderChat();
     await c.until((x) => x.includes('live: alpha idle waiting · alpha here'), 'both in the roster');

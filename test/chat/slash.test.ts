@@ -17,7 +17,7 @@ import { errorLine, runSlash } from '../../tools/chat/slash.js';
 import { createVerbCtx } from '../../tools/verbs/context.js';
 import { AttendError, EXIT, verbHint } from '../../tools/wire/errors.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type FakeSession, fakeSession, makeTempBus, runInProcess, type TempBus } from '../helpers/temp-bus.js';
+import { type FakeSession, fakeSession, makeTempBus, runInProcess, seeLive, type TempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 let sessions: FakeSession[] = [];
@@ -168,6 +168,8 @@ describe('names in slash commands follow the send rule (issue 10 item 13)', () =
   });
   it('a human and an agent with the same name are ambiguous; @human:<user> names the person (issue 10 item 10)', () => {
     const agent = live('alpha');
+    // The agent was named before the person came: it keeps its name, so the two share it.
+    seeLive(bus);
     writePresence(bus.root, { id: 'alpha', kind: 'human', origin: '/home/alpha', heartbeat: Date.now(), pid: process.pid, role: 'chat' });
     const run = chat();
     const amb = run('/whois @alpha');

@@ -110,7 +110,7 @@ describe('attend send', () => {
     humanLive();
     const twin = fakeSession(bus, { cwd: web.cwd });
     sessions.push(twin);
-    const id = sent(asApi(['send', '--to', 'tester', '--to', web.cwd, '--to', 'web-alpha', 'all of you']));
+    const id = sent(asApi(['send', '--to', 'tester', '--to', web.cwd, '--to', 'web', 'all of you']));
     const s = signals();
     expect(Object.keys(s).sort()).toEqual([`${attendKey(bus.home)}/${id}.signal`, `${attendKey(web.cwd)}/${id}.signal`].sort());
     for (const content of Object.values(s)) {

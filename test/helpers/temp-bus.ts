@@ -11,6 +11,8 @@ import { afterEach, beforeEach, vi } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
 import { updatePolicy } from '../../tools/bus/trust/policy.js';
 import { sanitizeMemberId } from '../../tools/wire/envelope.js';
+import { listLive } from '../../tools/bus/presence/index.js';
+import { procInfo } from '../../tools/identity/system.js';
 
 /**
  * The person every test process is: the user it runs as (issue 14 §6: never $USER). A test
@@ -265,4 +267,13 @@ export function removeTree(dir: string): void {
       pause(100);
     }
   }
+}
+
+/**
+ * One pass of the live roster, as any `attend` command makes: whoever is live now is given
+ * its name (tools/bus/presence/names.ts), which it keeps when someone else arrives later.
+ */
+export function seeLive(bus: TempBus): void {
+  mkdirSync(bus.root, { recursive: true, mode: 0o700 });
+  listLive({ root: bus.root, sessionsDir: join(bus.claudeDir, 'sessions'), now: Date.now(), procInfo });
 }

@@ -7,7 +7,7 @@ import { readChannels } from '../../tools/bus/channels/membership.js';
 import { readOwed } from '../../tools/bus/delivery/owed.js';
 import { processAlive } from '../../tools/identity/system.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { type TempBus, runInProcess, waitFor, useTempBus } from '../helpers/temp-bus.js';
+import { type TempBus, runInProcess, seeLive, waitFor, useTempBus } from '../helpers/temp-bus.js';
 import { signalsIn } from '../helpers/signals.js';
 
 let bus: TempBus;
@@ -311,6 +311,8 @@ describe('a name that matches more than one party', () => {
   it('is ambiguous with the candidates listed; an id, a path or human:<user> picks one', async () => {
     const agentNick = session({ name: 'nick' });
     const other = session({ name: 'other' });
+    // The agent was named before the person came: it keeps its name, so the two share it.
+    seeLive(bus);
     // The human `nick` is live through a chat heartbeat.
     const { writePresence } = await import('../../tools/bus/presence/heartbeats.js');
     writePresence(bus.root, { id: 'nick', kind: 'human', origin: bus.home, heartbeat: Date.now(), role: 'chat', pid: process.pid });

@@ -51,13 +51,13 @@ describe('a mailbox for every party the bus has known (issue 21 item 1)', () => 
 
   it('two gone parties of one name are ambiguous, with the candidates; a live one of that name wins', async () => {
     const now = Date.now();
-    rememberParties(bus.root, [
-      { id: '11111111-1111-4111-8111-111111111111', kind: 'agent', name: 'api', origin: join(bus.dir, 'a') },
-      { id: '22222222-2222-4222-8222-222222222222', kind: 'agent', name: 'api', origin: join(bus.dir, 'b') },
-    ], now);
+    // The first ended long before the second was called by the same name.
+    rememberParties(bus.root, [{ id: '11111111-1111-4111-8111-111111111111', kind: 'agent', name: 'api', origin: join(bus.dir, 'a') }], now - 3_600_000);
+    rememberParties(bus.root, [{ id: '22222222-2222-4222-8222-222222222222', kind: 'agent', name: 'api', origin: join(bus.dir, 'b') }], now);
     const r = await runInProcess(['send', '--to', 'api', 'x'], { env: bus.env });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain("'api' is ambiguous: api (agent, 11111111-1111-4111-8111-111111111111), api (agent, 22222222-2222-4222-8222-222222222222)");
+    // Newest seen first.
+    expect(r.stderr).toContain("'api' is ambiguous: api (agent, 22222222-2222-4222-8222-222222222222), api (agent, 11111111-1111-4111-8111-111111111111)");
     // By id, either is reached.
     expect((await runInProcess(['send', '--to', '22222222-2222-4222-8222-222222222222', 'x'], { env: bus.env })).exitCode).toBe(0);
   });

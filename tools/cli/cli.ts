@@ -83,7 +83,7 @@ const registerCore: Registrar = (program, ctx, io) => {
       'after',
       examples([
         'attend send "build is green"',
-        'attend send --to Nick-alpha "can you take the parser?"',
+        'attend send --to codex-api "can you take the parser?"',
         'attend send --to /home/dev/api --to aaron "schema changed"',
         'attend send --channel ops "deploying"',
         'attend send -- --this starts with dashes',

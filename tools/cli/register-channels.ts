@@ -143,7 +143,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .argument('<who>', 'a display name, session id, username or origin path')
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', `${examples(['attend invite Nick-beta ops', 'attend invite aaron "#design"'])}\n${CHANNEL_RULE}\n`)
+    .addHelpText('after', `${examples(['attend invite gemini-api ops', 'attend invite aaron "#design"'])}\n${CHANNEL_RULE}\n`)
     .action(async (who: string, channel: string, opts: { json?: boolean }) => {
       const { runInvite } = await import('../verbs/channels/index.js');
       const r = runInvite(ctx, { who, channel });
@@ -157,7 +157,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .argument('<who>', 'a member: display name, session id or username')
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', `${examples(['attend kick Nick-beta ops'])}\n${CHANNEL_RULE}\n`)
+    .addHelpText('after', `${examples(['attend kick gemini-api ops'])}\n${CHANNEL_RULE}\n`)
     .action(async (who: string, channel: string, opts: { json?: boolean }) => {
       const { runKick } = await import('../verbs/channels/index.js');
       const r = runKick(ctx, { who, channel });

@@ -83,7 +83,7 @@ export const registerTrust: Registrar = (program, ctx, io) => {
       .option('--both', 'both directions')
       .option('--channel <name>', 'only inside this channel')
       .option('--json', 'print the policy as JSON')
-      .addHelpText('after', examples([`attend ${verb} Nick-alpha Tam-beta`, `attend ${verb} Nick-alpha Tam-beta --both`, `attend ${verb} worker-1 '#open'`, `attend ${verb} worker-1 lead --channel ops`]))
+      .addHelpText('after', examples([`attend ${verb} codex-api claude-web`, `attend ${verb} codex-api claude-web --both`, `attend ${verb} worker-1 '#open'`, `attend ${verb} worker-1 lead --channel ops`]))
       .action(async (from: string, to: string, opts: { both?: boolean; channel?: string; json?: boolean }) => {
         const trust = await import('../verbs/trust/index.js');
         const { parseInput } = await import('../verbs/input.js');
@@ -127,7 +127,7 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--ttl <duration>', 'how long it holds: 30m, 2h, 1d', '2h')
     .option('--scope <scope>', 'where it holds: *, #channel or an absolute path (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend delegate Nick-alpha', 'attend delegate Nick-alpha --ttl 30m --scope ops', 'attend delegate /srv/api --scope /srv/api']))
+    .addHelpText('after', examples(['attend delegate codex-api', 'attend delegate codex-api --ttl 30m --scope ops', 'attend delegate /srv/api --scope /srv/api']))
     .action(async (session: string, opts: { ttl: string; scope?: string[]; json?: boolean }) => {
       const { delegateInput, runDelegate } = await import('../verbs/trust/index.js');
       const { parseInput } = await import('../verbs/input.js');

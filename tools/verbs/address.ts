@@ -18,7 +18,9 @@ export function addressBook(ctx: VerbCtx, live: Peer[] = ctx.live()): AddressBoo
   const cache = new Map<'recorded' | 'all', Peer[]>();
   const tier = (t: 'recorded' | 'all') => () => {
     let v = cache.get(t);
-    if (v === undefined) cache.set(t, (v = knownParties(root, new Set(peers.map((p) => p.id)), { owner: ownerOf(ctx), now: ctx.now(), localHost }, t)));
+    // The live are left out by the resolver (lookupTarget), so the recorded tier is the
+    // cached array, indexed once per change of the names file.
+    if (v === undefined) cache.set(t, (v = knownParties(root, new Set(), { owner: ownerOf(ctx), now: ctx.now(), localHost }, t)));
     return v;
   };
   return { peers, opts: { cwd: ctx.cwd, home: ctx.paths.home, localHost, known: [tier('recorded'), tier('all')] } };

@@ -9,7 +9,7 @@ import type { Reach } from '../wire/display.js';
 interface PeerRow {
   id: string;
   kind: 'agent' | 'human';
-  /** Display name, with its ordinal when sessions share an origin. */
+  /** Display name: given once and kept while it lives (tools/bus/presence/names.ts). */
   name: string;
   origin: string;
   /** Claude Code's own status for the session (busy/idle), when it has a record. */

@@ -144,7 +144,8 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   // once it is not live (a declared agent or a person is never in the roster while it only
   // sends). One small file, rewritten only when the sender is new or changed.
   const self = ctx.live().find((p) => p.id === who.id);
-  rememberParties(root, [{ id: who.id, kind: who.kind, name: self?.name ?? who.id, origin: self?.origin ?? who.origin }], ctx.now());
+  // Its name is given here if it has none yet (an agent that only ever sends): its own name is Claude Code's.
+  rememberParties(root, [{ id: who.id, kind: who.kind, name: who.kind === 'human' ? who.id : (self?.record?.name ?? who.record?.name ?? ''), origin: self?.origin ?? who.origin }], ctx.now());
   // Reading the live roster here also keeps every live agent's name, the writer's included,
   // so its name outlives it in history (issue #10; tools/bus/presence/names.ts via listLive).
   const delivery = deliveryFor(ctx, route.to, route.recipients);

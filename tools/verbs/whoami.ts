@@ -1,6 +1,6 @@
 import type { VerbCtx } from './context.js';
-import { nicknameFor } from '../wire/names.js';
 import { type GroupView, groupOf } from '../bus/trust/index.js';
+import { readKnownNames } from '../bus/presence/index.js';
 
 interface WhoamiResult {
   resolved: boolean;
@@ -23,8 +23,10 @@ interface WhoamiResult {
 
 export function runWhoami(ctx: VerbCtx): WhoamiResult {
   const who = ctx.identity();
-  let displayName = who.kind === 'human' || !who.resolved ? who.id : (who.record?.name ?? nicknameFor(who.origin));
+  // Live, the name the roster gave it; else the one it was given last (an agent between its
+  // turns), else Claude Code's own name for it, else its id.
   const me = ctx.live().find((p) => p.id === who.id);
+  let displayName = who.kind === 'human' ? who.id : (readKnownNames(ctx.root()).get(who.id) ?? who.record?.name ?? who.id);
   const group = groupOf(ctx.root(), who.id);
   if (me) displayName = me.name;
   return {

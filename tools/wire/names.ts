@@ -64,26 +64,125 @@ export function printable(text: string, max = 60): string {
   return shown.slice(1, -1);
 }
 
-// Stable nicknames for sessions with no Claude Code name (docs/architecture.md, "Identity"): a given-name-like word
-// chosen by the origin path's hash, so the same project always reads the same.
-const NICKS = [
-  'Ada', 'Bo', 'Cai', 'Dov', 'Eli', 'Fay', 'Gil', 'Hana', 'Ivo', 'Jun', 'Kai', 'Lev', 'Mia', 'Nick',
-  'Ola', 'Pia', 'Quin', 'Rui', 'Sol', 'Tam', 'Uma', 'Vic', 'Wen', 'Xia', 'Yuri', 'Zoe', 'Abe', 'Bea',
-  'Cy', 'Dee', 'Edo', 'Fen', 'Gus', 'Hal', 'Ira', 'Jo', 'Kit', 'Lux', 'Max', 'Ned', 'Oki', 'Pax',
-  'Rex', 'Sam', 'Teo', 'Val', 'Wim', 'Zed',
-];
+// What a party is called (issue "The first hour", item 2): a name that says what it is, given
+// once when it first appears and kept for its life (docs/architecture.md, "Names"). A session
+// is called by Claude Code's own name for it when it has one, else `claude-<project>`; another
+// agent by its CLI or harness and its project (`codex-api`, `gemini-api`). Made unique among
+// the live with a suffix (`codex-api-2`) at the moment it is given, and never changed because
+// someone else arrived: a later arrival takes the next free suffix instead.
 
-export function nicknameFor(origin: string): string {
-  return NICKS[Math.abs(hashPath(origin)) % NICKS.length] ?? 'Sam';
+/** A word of a name: lowercase `[a-z0-9-]`, no leading, trailing or doubled `-`, at most `max` long. */
+export function nameToken(text: string, max = 32): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, max)
+    .replace(/-+$/, '');
 }
 
-const ORDINALS = [
-  'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda',
-  'mu', 'nu', 'xi', 'omicron', 'pi', 'rho', 'sigma', 'tau', 'upsilon', 'phi', 'chi', 'psi', 'omega',
-];
+/**
+ * The agent CLI or harness an agent id names, from its prefix: `codex-<pid36>.<start36>` (a
+ * known CLI, tools/identity/resolve.ts) → `codex`; `<name>[.<instance>]@<user>` (a declared
+ * harness) → `<name>`; `<name>-<instance>` (a declared harness with an instance, the older
+ * form) → the part before the first `-`; a session id → `claude`.
+ */
+export function harnessOf(id: string): string {
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return 'claude';
+  const at = id.indexOf('@');
+  if (at > 0) return nameToken(id.slice(0, at).split('.')[0] ?? '') || 'agent';
+  const cli = /^([a-z0-9-]+?)-[0-9a-z]+\.[0-9a-z]+$/.exec(id);
+  if (cli) return nameToken(cli[1]!) || 'agent';
+  return nameToken(id.split(/[-.]/)[0] ?? '') || 'agent';
+}
 
-export function ordinalName(index: number): string {
-  return ORDINALS[index] ?? `n${index + 1}`;
+/** What a local agent's name is made from: its own name (Claude Code's), else `<harness>-<project>`. */
+export function nameBase(p: { id: string; origin: string; own?: string | undefined }): string {
+  if (p.own !== undefined && p.own.trim().length > 0) return p.own.trim();
+  // The roster asks for every live party on every pass: remembered, as a pure function may be.
+  const key = `${p.id}\u0000${p.origin}`;
+  let base = bases.get(key);
+  if (base === undefined) {
+    base = `${harnessOf(p.id)}-${nameToken(projectOf(p.origin), 24) || 'root'}`;
+    if (bases.size >= 10_000) bases.clear();
+    bases.set(key, base);
+  }
+  return base;
+}
+
+const bases = new Map<string, string>();
+
+/** `base`, else `base-2`, `base-3`, ...: the first that `taken` (a lowercased name) refuses not. */
+export function uniqueName(base: string, taken: (lower: string) => boolean): string {
+  if (!taken(base.toLowerCase())) return base;
+  for (let i = 2; ; i++) {
+    const name = `${base}-${i}`;
+    if (!taken(name.toLowerCase())) return name;
+  }
+}
+
+/** A name as recorded: the name, what it was made from, since when, and every earlier name. */
+export interface GivenName {
+  name: string;
+  base: string;
+  since: number;
+  aliases: string[];
+}
+
+/** A party to name this pass, with the name it was given before (if any) and whether it is live. */
+export interface NameRequest {
+  id: string;
+  base: string;
+  had?: GivenName | undefined;
+  /** A name it had before names were given (an ordinal, `Abe-alpha`): kept as an earlier name. */
+  legacy?: string | undefined;
+}
+
+/** At most this many earlier names are kept per party (the oldest go first). */
+export const MAX_ALIASES = 16;
+
+/**
+ * Give names. `parties` are the live local agents of this pass; `held(lower)` lists who else
+ * holds a name (as its name or an alias): the live, and those seen lately (so two processes
+ * whose views of the live differ still agree). A party keeps the name it had while its base
+ * is the same; two live parties that share a name (one came back after the name was given to
+ * another) are told apart by giving it to the one that got it last, which is the one that was
+ * live when it did, and naming the other anew. Returns the names, and which ones are new.
+ */
+export function giveNames(parties: NameRequest[], held: (lower: string) => Iterable<string>, now: number): Map<string, { given: GivenName; changed: boolean }> {
+  const out = new Map<string, { given: GivenName; changed: boolean }>();
+  const kept = parties.filter((p) => p.had !== undefined && p.had.base === p.base);
+  const byName = new Map<string, NameRequest[]>();
+  for (const p of kept) {
+    const k = p.had!.name.toLowerCase();
+    byName.set(k, [...(byName.get(k) ?? []), p]);
+  }
+  for (const list of byName.values()) {
+    list.sort((a, b) => b.had!.since - a.had!.since || a.id.localeCompare(b.id));
+    out.set(list[0]!.id, { given: list[0]!.had!, changed: false });
+  }
+  const mine = new Map<string, Set<string>>();
+  const claim = (id: string, g: GivenName) => {
+    for (const n of [g.name, ...g.aliases]) {
+      const k = n.toLowerCase();
+      mine.set(k, new Set([...(mine.get(k) ?? []), id]));
+    }
+  };
+  for (const [id, v] of out) claim(id, v.given);
+  const fresh = parties.filter((p) => !out.has(p.id)).sort((a, b) => (a.had?.since ?? Infinity) - (b.had?.since ?? Infinity) || a.id.localeCompare(b.id));
+  for (const p of fresh) {
+    const name = uniqueName(p.base, (k) => {
+      for (const owner of held(k)) if (owner !== p.id) return true;
+      for (const owner of mine.get(k) ?? []) if (owner !== p.id) return true;
+      return false;
+    });
+    const before = p.had ? [...p.had.aliases, p.had.name] : p.legacy !== undefined ? [p.legacy] : [];
+    const aliases = [...new Set(before.filter((n) => n !== name))].slice(-MAX_ALIASES);
+    const given: GivenName = { name, base: p.base, since: now, aliases };
+    out.set(p.id, { given, changed: true });
+    claim(p.id, given);
+  }
+  return out;
 }
 
 /** Last non-empty path segment, for the wire's display-only `project` field. */

@@ -34,7 +34,12 @@ export interface KnownOptions {
  * `lastSeen` is when it was last seen live or sending (0 when nothing says), `gone` marks them.
  */
 export function knownParties(root: string, live: ReadonlySet<string>, opts: KnownOptions, tier: 'recorded' | 'all' = 'all'): Peer[] {
-  if (tier === 'recorded') return recordedParties(root, opts).filter((p) => !live.has(p.id));
+  if (tier === 'recorded') {
+    // The cached array itself when nothing is to be left out: the resolver indexes it once
+    // per change of the file (tools/bus/presence/targets.ts), not once per send.
+    const all = recordedParties(root, opts);
+    return live.size === 0 ? all : all.filter((p) => !live.has(p.id));
+  }
   return collect(root, live, opts, 'all');
 }
 
@@ -64,7 +69,7 @@ function collect(root: string, live: ReadonlySet<string>, opts: KnownOptions, ti
     if (e.origin === undefined) continue; // an entry from before origins were kept: a name, not an address
     const host = hereHost(e.host);
     const kind = e.kind ?? (isGlobalId(id) ? 'agent' : 'human');
-    add({ id, kind, origin: e.origin, name: e.name, lastSeen: e.seen ?? e.at, ...(host !== undefined ? { host } : {}) });
+    add({ id, kind, origin: e.origin, name: e.name, lastSeen: e.seen ?? e.at, ...(host !== undefined ? { host } : {}), ...(e.aliases !== undefined && e.aliases.length > 0 ? { aliases: e.aliases } : {}) });
   }
   if (opts.owner && !live.has(opts.owner.id) && !out.has(opts.owner.id)) {
     add({ id: opts.owner.id, kind: 'human', origin: normalizeOrigin(opts.owner.home), name: opts.owner.id, lastSeen: 0 });

@@ -10,13 +10,13 @@ export interface Peer {
   id: string;
   kind: 'agent' | 'human';
   origin: string;
-  /** Display name, with its ordinal when sessions share an origin. */
+  /** Display name: given once and kept while it lives (tools/bus/presence/names.ts). */
   name: string;
+  /** Every earlier name of it: each still resolves to it (tools/bus/presence/targets.ts). */
+  aliases?: string[];
   record?: SessionRecord;
   presence: PresenceRecord[];
   lastSeen: number;
-  /** Registry slot among sessions at this origin (0 = alpha); absent for humans. */
-  slot?: number;
   /** What delivers to this peer (sensor heartbeat, recent drain, chat); set by listLive. */
   delivery?: Delivery;
   /** The machine it lives on, for members on other machines (tools/bus/presence/remote.ts); absent here. */

@@ -1,5 +1,8 @@
-// The ordinal registry (docs/architecture.md, "Identity", issue #3 §5): sessions sharing an origin get ordinals
-// (`-alpha`, `-beta`, … lowest free slot first). The registry is a file, so ordinals survive
+// The session registry (docs/architecture.md, "Identity", issue #3 §5): which Claude process
+// each live session id is, so a `/clear` (same process, new id) carries the session's name
+// (tools/bus/presence/names.ts), ledger and memberships to the new id. Sessions sharing an
+// origin also hold slots (lowest free first), no longer shown: names are given by names.ts.
+// The registry is a file, so slots survive
 // restarts of attend, and it is keyed by the Claude process (pid + start time) as well as the
 // session id, so a `/clear` (same process, new session id) keeps its ordinal and channels.
 
@@ -45,6 +48,8 @@ export interface Observed {
   /** Other registered sessions live at the same origin. */
   siblings: number;
   previousSessionId?: string;
+  /** The id this session had before a `/clear`, whether or not it was handed over yet: its name follows it. */
+  formerly?: string;
 }
 
 // Re-observing a known session rewrites the file only this often, so a busy roster does not
@@ -96,7 +101,7 @@ function summarize(reg: Registry, id: string): Observed | undefined {
   if (!e) return undefined;
   let siblings = 0;
   for (const [other, o] of Object.entries(reg.sessions)) if (other !== id && o.origin === e.origin) siblings++;
-  return { slot: e.slot, siblings };
+  return e.previousSessionId !== undefined ? { slot: e.slot, siblings, formerly: e.previousSessionId } : { slot: e.slot, siblings };
 }
 
 /**

@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import type { ProcInfo, SessionRecord } from '../../identity/resolve.js';
 import { normalizeOrigin } from '../../identity/resolve.js';
 import { processAlive, readSessionRecordFile } from '../../identity/system.js';
-import { nicknameFor, ordinalName } from '../../wire/names.js';
 import { type Delivery, deliveryOf, isFresh, readPresence, type PresenceRecord } from './heartbeats.js';
 import { type Observation, type Observed, observeSessions } from './registry.js';
-import { rememberParties } from './names.js';
+import { nameParties, namesFile } from './names.js';
 import { fileStamp } from '../store/atomic.js';
 import type { Peer } from './peer.js';
 
@@ -85,16 +84,27 @@ export function listLive(src: RosterSources): Peer[] {
   }
   const peers = [...byId.values()];
   for (const p of peers) p.delivery = deliveryOf(records, p.id, src.now);
-  assignNames(peers, registerAgents(src.root, peers, src.now));
-  // Their names outlive them in history (issue #10 item 16) and they stay addressable once
-  // gone (issue 21 item 1); written only when one changed, and only on a bus that exists (a
-  // fresh `attend whoami` must not create it).
-  if (existsSync(src.root)) rememberParties(src.root, peers, src.now);
+  const slots = registerAgents(src.root, peers, src.now);
+  // Names are given once and kept (tools/bus/presence/names.ts); they outlive their parties
+  // in history (issue #10 item 16) and the parties stay addressable once gone (issue 21 item
+  // 1). Written only when one changed, and only on a bus that exists (a fresh `attend whoami`
+  // must not create it).
+  const named = nameParties(
+    src.root,
+    peers.map((p) => ({ id: p.id, kind: p.kind, name: p.kind === 'human' ? p.id : (p.record?.name ?? ''), origin: p.origin, formerly: slots.get(p.id)?.formerly })),
+    src.now,
+    { write: existsSync(src.root) },
+  );
+  for (const p of peers) {
+    const n = named.get(p.id);
+    p.name = n?.name ?? p.id;
+    if (n !== undefined && n.aliases.length > 0) p.aliases = n.aliases;
+  }
   return peers.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /**
- * Give every live agent its registry slot. The registry lives on the bus, so it is written
+ * Give every live agent its registry entry (which follows a `/clear` to the new id). The registry lives on the bus, so it is written
  * only when the root already exists (a fresh `attend whoami` must not create it) and a
  * failure falls back to start order: names are presentation, never worth failing a command.
  */
@@ -111,58 +121,16 @@ function registerAgents(root: string, peers: Peer[], now: number): Map<string, O
 }
 
 /**
- * Display names: humans by username; a session by its Claude Code name, else a nickname
- * from its origin. A session gets its ordinal when it shares its origin with another live
- * session, or when its slot is not the first (so `Nick-beta` stays `Nick-beta` after alpha
- * ends, docs/architecture.md, "Identity": ordinals "persist while they live").
- */
-function assignNames(peers: Peer[], slots: Map<string, Observed>): void {
-  const byOrigin = new Map<string, Peer[]>();
-  for (const p of peers) {
-    if (p.kind === 'human') {
-      p.name = p.id;
-      continue;
-    }
-    const list = byOrigin.get(p.origin) ?? [];
-    list.push(p);
-    byOrigin.set(p.origin, list);
-  }
-  for (const [origin, list] of byOrigin) {
-    list.sort((a, b) => (a.record?.startedAt ?? 0) - (b.record?.startedAt ?? 0) || a.id.localeCompare(b.id));
-    const taken = new Set<number>();
-    for (const p of list) {
-      const s = slots.get(p.id);
-      if (s && !taken.has(s.slot)) {
-        p.slot = s.slot;
-        taken.add(s.slot);
-      }
-    }
-    // Without the registry (or on a clash), fill the lowest free slots in start order.
-    for (const p of list) {
-      if (p.slot !== undefined) continue;
-      let i = 0;
-      while (taken.has(i)) i++;
-      p.slot = i;
-      taken.add(i);
-    }
-    for (const p of list) {
-      const base = p.record?.name ?? nicknameFor(origin);
-      const slot = p.slot ?? 0;
-      p.name = list.length > 1 || slot > 0 ? `${base}-${ordinalName(slot)}` : base;
-    }
-  }
-}
-
-/**
  * Display names for a long-running reader (the sensor, the channel push) without a roster
- * rebuild per message (issue #12 §3): names depend on the session records and the registry,
+ * rebuild per message (issue #12 §3): names depend on the session records, the registry and
+ * the names file,
  * so the map is rebuilt only when the sessions directory or the registry changed (or about a
  * minute passed, for a record rewritten in place). With N sessions each receiving a
  * broadcast, that is O(1) per sensor per message instead of O(N).
  */
 export function createNameSource(src: Omit<RosterSources, 'now'>, now: () => number): () => Map<string, string> {
   let cache: { stamp: string; at: number; map: Map<string, string> } | undefined;
-  const stampOf = (): string => `${fileStamp(src.sessionsDir)}|${fileStamp(join(src.root, 'state', 'registry.json'))}`;
+  const stampOf = (): string => `${fileStamp(src.sessionsDir)}|${fileStamp(join(src.root, 'state', 'registry.json'))}|${fileStamp(namesFile(src.root))}`;
   // The refresh for a record rewritten in place comes at a different moment in each
   // process: sensors started together must not all rebuild the roster on the same broadcast.
   const refreshMs = 45_000 + Math.floor(Math.random() * 30_000);

@@ -46,7 +46,7 @@ export interface TargetOptions {
   /** Parties that are not live, in tiers read in turn only while a target names nobody. */
   known?: (() => Peer[])[];
   /**
-   * Also take a unique prefix of a live name (`Nick` for Nick-alpha when it is alone), after
+   * Also take a unique prefix of a live name (`codex` for codex-api when it is alone), after
    * every exact match failed. The chat asks for it: its destination line shows whom a draft
    * names before Enter, where a script's `--to` would send to a guess unseen.
    */
@@ -98,12 +98,13 @@ export function lookupTarget(target: string, peers: Peer[], opts: TargetOptions)
   const live = findAmong(t, peers, opts);
   if (live.kind !== 'none') return found(live);
   const liveIds = new Set(peers.map((p) => p.id));
-  let gone: Peer[] = [];
+  let known: Peer[] = [];
   for (const tier of opts.known ?? []) {
-    gone = tier().filter((p) => !liveIds.has(p.id));
-    const hit = gone.length > 0 ? findAmong(t, gone, opts) : { kind: 'none' as const };
+    known = tier();
+    const hit = known.length > 0 ? findAmong(t, known, opts, liveIds, true) : { kind: 'none' as const };
     if (hit.kind !== 'none') return found(hit);
   }
+  const gone = known.filter((p) => !liveIds.has(p.id));
   if (opts.namePrefix === true && !looksLikePath(t) && !t.includes(':')) {
     const lower = t.toLowerCase();
     const pre = peers.filter((p) => p.name.toLowerCase().startsWith(lower));
@@ -127,25 +128,79 @@ function found(f: Exclude<Found, { kind: 'none' }>): TargetLookup {
   return f.kind === 'one' ? { ok: true, peers: f.peers } : { ok: false, problem: 'ambiguous', candidates: f.peers };
 }
 
-/** The peers among `peers` that `t` names: one set, several of one standing (ambiguous), or none. */
-function findAmong(t: string, peers: Peer[], opts: TargetOptions): Found {
+/**
+ * Who answers to a word, by id, by name and by earlier name, and who reads at a path. The
+ * known parties (one array per change of the names file, up to thousands) are indexed once,
+ * so a lookup by name costs the same with 10 known parties or 5000; the live roster (a new
+ * array per send, a hundred at most) is scanned, which costs less than indexing it.
+ */
+interface Finder {
+  id(k: string): Peer[];
+  name(lower: string): Peer[];
+  alias(lower: string): Peer[];
+  origin(path: string): Peer[];
+  /** A peer's place in the array: candidates are named in the order the array has them. */
+  at(p: Peer): number;
+}
+
+const indexes = new WeakMap<Peer[], Finder>();
+
+function scanOf(peers: Peer[]): Finder {
+  return {
+    id: (k) => peers.filter((p) => p.id === k),
+    name: (k) => peers.filter((p) => p.name.toLowerCase() === k),
+    alias: (k) => peers.filter((p) => p.aliases?.some((a) => a.toLowerCase() === k) === true),
+    origin: (k) => peers.filter((p) => p.host === undefined && p.origin === k),
+    at: (p) => peers.indexOf(p),
+  };
+}
+
+function indexOf(peers: Peer[]): Finder {
+  let f = indexes.get(peers);
+  if (f) return f;
+  const byId = new Map<string, Peer[]>();
+  const byName = new Map<string, Peer[]>();
+  const byAlias = new Map<string, Peer[]>();
+  const byOrigin = new Map<string, Peer[]>();
+  const at = new Map<Peer, number>();
+  const put = (m: Map<string, Peer[]>, k: string, p: Peer) => {
+    const list = m.get(k);
+    if (list === undefined) m.set(k, [p]);
+    else if (!list.includes(p)) list.push(p);
+  };
+  for (const [i, p] of peers.entries()) {
+    at.set(p, i);
+    put(byId, p.id, p);
+    put(byName, p.name.toLowerCase(), p);
+    for (const a of p.aliases ?? []) put(byAlias, a.toLowerCase(), p);
+    if (p.host === undefined) put(byOrigin, p.origin, p);
+  }
+  const get = (m: Map<string, Peer[]>) => (k: string) => m.get(k) ?? [];
+  f = { id: get(byId), name: get(byName), alias: get(byAlias), origin: get(byOrigin), at: (p) => at.get(p) ?? -1 };
+  indexes.set(peers, f);
+  return f;
+}
+
+/** The peers among `peers` (less `except`, ids) that `t` names: one set, several of one standing (ambiguous), or none. */
+function findAmong(t: string, peers: Peer[], opts: TargetOptions, except?: ReadonlySet<string>, indexed = false): Found {
+  const keep = (list: Peer[]): Peer[] => (except === undefined ? list : list.filter((p) => !except.has(p.id)));
   // `host:name` or `host:/path`: only members on that machine (issue 13).
   const q = QUALIFIED.exec(t);
-  const hosts = new Set(peers.flatMap((p) => (p.host !== undefined ? [p.host] : [])));
+  const hosts = q ? new Set(peers.flatMap((p) => (p.host !== undefined ? [p.host] : []))) : new Set<string>();
   if (q && (hosts.has(q[1]!) || q[1] === opts.localHost)) {
-    const onHost = peers.filter((p) => (q[1] === opts.localHost ? p.host === undefined : p.host === q[1]));
+    const onHost = keep(peers.filter((p) => (q[1] === opts.localHost ? p.host === undefined : p.host === q[1])));
     const rest = q[2]!;
     if (rest.startsWith('/')) return several(onHost.filter((p) => p.origin === normalizeOrigin(rest)));
     return findAmong(rest, onHost, { ...opts, localHost: null });
   }
-  const local = peers.filter((p) => p.host === undefined);
+  const idx = indexed ? indexOf(peers) : scanOf(peers);
   if (looksLikePath(t)) {
     // A path names this machine's directories: members elsewhere are reached as host:/path.
-    return several(local.filter((p) => p.origin === pathOf(t, opts)));
+    return several(keep(idx.origin(pathOf(t, opts))));
   }
   if (t.startsWith('human:')) {
     const user = t.slice('human:'.length);
-    let h = peers.filter((p) => p.kind === 'human' && p.id === user);
+    let h = keep(idx.id(user)).filter((p) => p.kind === 'human');
     // A human is a username on one machine: this machine's comes first (issue 13).
     if (h.some((p) => p.host === undefined)) h = h.filter((p) => p.host === undefined);
     if (h.length === 1 || (h.length > 1 && h.every((p) => p.host === undefined))) return { kind: 'one', peers: h };
@@ -158,13 +213,19 @@ function findAmong(t: string, peers: Peer[], opts: TargetOptions): Found {
   // not, so a local human wins over same-named humans elsewhere, who are reached as
   // host:name (issue 13: never confused with a local one).
   const lower = t.toLowerCase();
-  let exact = peers.filter((p) => p.id === t || p.name.toLowerCase() === lower);
+  let exact = [...new Set([...keep(idx.id(t)), ...keep(idx.name(lower))])].sort((a, b) => idx.at(a) - idx.at(b));
   if (exact.some((p) => p.kind === 'human' && p.host === undefined)) exact = exact.filter((p) => !(p.kind === 'human' && p.host !== undefined));
   if (exact.length === 1) return { kind: 'one', peers: exact };
   if (exact.length > 1) return { kind: 'ambiguous', peers: exact };
+  // A name a party had before (names are kept for life, but a session renamed in Claude Code,
+  // or a name from before names were given, is an earlier name): it still reaches that party;
+  // two that had it are ambiguous, listed.
+  const former = keep(idx.alias(lower));
+  if (former.length === 1) return { kind: 'one', peers: former };
+  if (former.length > 1) return { kind: 'ambiguous', peers: former };
   // A session id prefix of 8 or more characters, as `attend peers` shows them.
   if (t.length >= 8) {
-    const byPrefix = peers.filter((p) => p.kind === 'agent' && p.id.startsWith(t));
+    const byPrefix = peers.filter((p) => p.kind === 'agent' && p.id.startsWith(t) && !except?.has(p.id));
     if (byPrefix.length === 1) return { kind: 'one', peers: byPrefix };
   }
   return { kind: 'none' };

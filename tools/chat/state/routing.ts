@@ -39,7 +39,7 @@ interface Token {
   end: number;
 }
 
-// Names on the bus: channel names and display names (nicknames, ordinals, usernames).
+// Names on the bus: channel names and display names (given names, earlier names, usernames).
 // `@human:<username>` names a person where a session shares the name, `@host:name` a party
 // of another machine (the CLI's forms).
 const TOKEN = /^([@#])((?:human:)?[\p{L}\p{N}_.-]*(?::[\p{L}\p{N}_.-]+)?)/u;
@@ -84,7 +84,7 @@ export function matchName<T>(query: string, items: T[], nameOf: (t: T) => string
   const pick = (found: T[]): Match<T> | null => (found.length === 1 ? { kind: 'one', item: found[0] as T } : found.length > 1 ? { kind: 'ambiguous', items: found } : null);
   const exact = pick(items.filter((t) => nameOf(t).toLowerCase() === q || (keyOf !== undefined && keyOf(t) === query)));
   if (exact) return exact;
-  // A prefix names the base of ordinal names: `@Nick` for Nick-alpha when it is alone.
+  // A prefix names a name's start: `@codex` for codex-api when it is alone.
   const prefixed = pick(items.filter((t) => nameOf(t).toLowerCase().startsWith(q) || (keyOf !== undefined && query.length >= KEY_PREFIX && keyOf(t).startsWith(query))));
   if (prefixed) return prefixed;
   return { kind: 'none', suggestions: closeNames(q, items, nameOf) };
