@@ -2,7 +2,7 @@
 // missing (issue #6 §2). Checks report; they never change anything.
 
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Ctx } from '../context.js';
 import { relayHealth } from '../../bus/presence/index.js';
@@ -13,7 +13,7 @@ import { isFresh, readPresence } from '../../bus/presence/index.js';
 import { checkRoot, checkRootPath } from '../../bus/store/index.js';
 import { keysHealth, policyFile, readPolicy } from '../../bus/trust/index.js';
 import { FAMILY_POLICY_COMMAND } from '../../wire/permit.js';
-import { HOOK_EVENTS, findOnPath, hasAttendHooks, howToInstall, isAttendHook, isAttendMcp, readJsonObject, targetsFor } from './install.js';
+import { HOOK_EVENTS, findOnPath, hasAttendHooks, howToInstall, isAttendHook, isAttendMcp, isExecutableFile, readJsonObject, targetsFor } from './install.js';
 import { socketHolds } from './socket-holds.js';
 
 export type Status = 'ok' | 'warn' | 'fail';
@@ -60,15 +60,6 @@ function shellWords(command: string): string[] | null {
 
 function commandWords(entry: { command: string; args: unknown[] }): string[] {
   return [entry.command, ...entry.args.map(String)];
-}
-
-function isExecutableFile(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**

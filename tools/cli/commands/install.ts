@@ -34,17 +34,22 @@ export interface InstallResult {
   warnings?: string[];
 }
 
+/** Whether `path` is a file this process may execute. */
+export function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** The first executable `name` on PATH, or null. */
 export function findOnPath(env: Readonly<Record<string, string | undefined>>, name: string): string | null {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const p = join(dir, name);
-    try {
-      accessSync(p, constants.X_OK);
-      if (statSync(p).isFile()) return p;
-    } catch {
-      // not here
-    }
+    if (isExecutableFile(p)) return p;
   }
   return null;
 }
