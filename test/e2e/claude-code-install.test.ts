@@ -2,6 +2,7 @@
 // SessionStart hook runs from ~/.claude/settings.json, the installed MCP server is offered, and
 // `attend doctor` from the Bash tool finds the session (issue #6 §2, §5).
 
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -44,6 +45,22 @@ describe('claude code after attend install', () => {
     expect(checks.hooks?.status).toBe('ok');
     expect(checks['attend on PATH']?.status).toBe('ok');
     expect(checks['MCP server']?.status).toBe('ok');
+  });
+
+  it('with attend nowhere on PATH, the installed hooks and MCP server still run: they name node and attend by absolute path', async () => {
+    const h = (home = makeClaudeHome());
+    api = await startFakeAnthropic((req) => loadTools(req, ['mcp__attend__whoami']) ?? (toolResults(req).some((r) => r.name === 'mcp__attend__whoami') ? { text: 'done' } : { tool: 'mcp__attend__whoami', input: {} }));
+    const env = h.env({ baseUrl: api.url, attendOnPath: false });
+    expect(spawnSync('/bin/sh', ['-c', 'command -v attend'], { env }).status, 'attend must not be on this PATH').not.toBe(0);
+    const install = runBin(['install'], { env, cwd: h.project });
+    expect(install.exitCode, install.stderr).toBe(0);
+    const run = runClaude(['-p', 'go', '--allowedTools', 'ToolSearch,mcp__attend__whoami', '--output-format', 'json'], { env, cwd: h.project });
+    const code = await run.exited(60_000);
+    expect(code, run.stderr()).toBe(0);
+    const { session_id } = JSON.parse(run.stdout()) as { session_id: string };
+    // The SessionStart hook ran (its context), and the MCP server answered as this session.
+    expect(conversationText(api.requests[0]!)).toContain('attend is available');
+    expect(lastText(api.requests.at(-1)!)).toContain(session_id);
   });
 
   it('--scope project: the project .mcp.json serves send with the session identity, and the project hooks run', async () => {

@@ -1,7 +1,8 @@
 // `attend doctor`: each check, its failure, and the fix it names.
 
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writePresence } from '../../tools/bus/presence/heartbeats.js';
 import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
@@ -40,7 +41,7 @@ describe('attend doctor', () => {
     const { exitCode, checks } = doctor({ ...session.env, PATH: '/usr/bin:/bin' });
     expect(exitCode).toBe(5);
     // attend is not on the npm registry: the fix names this checkout and the tarball route (issue #10).
-    expect(checks['attend on PATH']).toMatchObject({ status: 'fail', fix: expect.stringMatching(/^npm install -g \/\S+, or from a tarball: npm pack in the checkout, then npm install -g \.\/attend-<version>\.tgz; or use the plugin/) });
+    expect(checks['attend on PATH']).toMatchObject({ status: 'fail', fix: expect.stringMatching(/^npm install -g \/\S+, or from a tarball: npm pack in \/\S+, then npm install -g \.\/attend-0\.1\.0\.tgz; or use the plugin/) });
     expect(checks['attend on PATH']!.fix).not.toMatch(/npm install -g attend\b/);
     expect(checks.hooks).toMatchObject({ status: 'fail', fix: expect.stringMatching(/attend install/) });
     expect(checks['MCP server']).toMatchObject({ status: 'warn' });
@@ -49,7 +50,9 @@ describe('attend doctor', () => {
   });
 
   it('after install, in a session with a live sensor: every check passes', () => {
-    const env = { ...session.env, PATH: pathWithAttend };
+    const env = { ...session.env, PATH: pathWithAttend, SHELL: '/bin/bash' };
+    // The login shell's PATH is the profile's, as on a machine where attend's directory is in it.
+    writeFileSync(join(bus.home, '.profile'), `export PATH="${pathWithAttend}"\n`);
     expect(runBin(['install'], { env, cwd: session.cwd }).exitCode).toBe(0);
     runBin(['send', 'make the bus root exist'], { env, cwd: session.cwd });
     writePresence(bus.root, { id: session.sessionId, kind: 'agent', origin: session.cwd, heartbeat: Date.now(), pid: process.pid, role: 'sensor' });
@@ -94,5 +97,51 @@ describe('attend doctor', () => {
     const { checks } = doctor({ ...bus.env, PATH: pathWithAttend });
     expect(checks.session).toMatchObject({ status: 'warn', detail: expect.stringMatching(/not inside a Claude Code session/) });
     expect(checks.conduit).toBeUndefined();
+  });
+
+  it('a hook or MCP entry that points at a missing binary fails, naming which and what is missing', () => {
+    const env = { ...session.env, PATH: pathWithAttend };
+    expect(runBin(['install'], { env, cwd: session.cwd }).exitCode).toBe(0);
+    const settingsPath = join(bus.claudeDir, 'settings.json');
+    const settings = readFileSync(settingsPath, 'utf8');
+    const gone = join(bus.dir, 'gone', 'node');
+    writeFileSync(settingsPath, settings.replace(`"${process.execPath} `, `"${gone} `));
+    const { exitCode, checks } = doctor(env);
+    expect(exitCode).toBe(5);
+    expect(checks.hooks).toMatchObject({ status: 'fail', detail: expect.stringContaining(`SessionStart in ${settingsPath}: ${gone} is missing`), fix: expect.stringMatching(/^attend install/) });
+    expect(checks.hooks!.detail).not.toContain('Stop in');
+    // The MCP entry: a CLI that is no longer there (a moved checkout).
+    const mcpPath = join(bus.claudeDir, '.claude.json');
+    const mcp = JSON.parse(readFileSync(mcpPath, 'utf8'));
+    mcp.mcpServers.attend.args[0] = join(bus.dir, 'moved', 'attend.cjs');
+    writeFileSync(mcpPath, JSON.stringify(mcp));
+    expect(doctor(env).checks['MCP server']).toMatchObject({ status: 'fail', detail: expect.stringContaining(`${mcpPath}: ${join(bus.dir, 'moved', 'attend.cjs')} is missing`) });
+    // attend install puts them right.
+    expect(runBin(['install'], { env, cwd: session.cwd }).exitCode).toBe(0);
+    const after = doctor(env).checks;
+    expect(after.hooks?.status).toBe('ok');
+    expect(after['MCP server']?.status).toBe('ok');
+  });
+
+  it('hooks of an older install, attend by name, would not run without attend on PATH, and say so', () => {
+    mkdirSync(bus.claudeDir, { recursive: true });
+    const old = (verb: string) => ({ hooks: [{ type: 'command', command: `command -v attend >/dev/null 2>&1 && attend hook ${verb} || true` }] });
+    writeFileSync(join(bus.claudeDir, 'settings.json'), JSON.stringify({ hooks: { SessionStart: [old('session-start')], Stop: [old('stop')] } }));
+    expect(doctor({ ...session.env, PATH: '/usr/bin:/bin' }).checks.hooks).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^would not run: SessionStart in \S+: attend is not on PATH/) });
+    expect(doctor({ ...session.env, PATH: pathWithAttend }).checks.hooks).toMatchObject({ status: 'warn', fix: expect.stringMatching(/writes absolute paths/) });
+  });
+
+  it('attend not on the login shell PATH: says the line to add to the profile, which then works', () => {
+    const env = { ...session.env, PATH: pathWithAttend, SHELL: '/bin/bash' };
+    // A login shell builds PATH from the profile, not from the parent's environment.
+    writeFileSync(join(bus.home, '.profile'), 'export PATH=/usr/local/bin:/usr/bin:/bin\n');
+    const before = doctor(env).checks['attend on login PATH']!;
+    const binDir = join(bus.dir, 'bin');
+    expect(before).toMatchObject({ status: 'warn', detail: expect.stringContaining('attend not on the PATH of a login shell (/bin/bash -lc)') });
+    expect(before.fix).toBe(`echo 'export PATH="${binDir}${dirname(process.execPath) === '/usr/bin' ? '' : `:${dirname(process.execPath)}`}:$PATH"' >> ~/.profile, then open a new login shell`);
+    // Do what it says, in the user's shell, and ask again.
+    const fix = before.fix!.replace(/, then open a new login shell$/, '');
+    expect(spawnSync('/bin/bash', ['-c', fix], { env }).status).toBe(0);
+    expect(doctor(env).checks['attend on login PATH']).toMatchObject({ status: 'ok', detail: `${join(binDir, 'attend')} (/bin/bash -lc)` });
   });
 });

@@ -2,9 +2,13 @@
 // idempotent, backed up, never clobbering foreign hooks, refusing malformed files untouched.
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type TempBus, makeTempBus, runBin } from '../helpers/bus.js';
+import { spawnSync } from 'node:child_process';
+import { BIN, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
+
+// What attend install writes the hooks and the MCP entry to run: the build's CLI by absolute path.
+const CLI = join(dirname(BIN), 'attend.cjs');
 
 let bus: TempBus;
 let env: Record<string, string>;
@@ -69,9 +73,9 @@ describe('attend install', () => {
     for (const d of [...settings.sandbox.filesystem.denyRead, ...settings.sandbox.filesystem.allowWrite]) expect(statSync(d).isDirectory(), d).toBe(true);
     expect(settings.hooks.PreToolUse).toEqual(foreignSettings.hooks.PreToolUse);
     expect(settings.hooks.Stop[0]).toEqual(foreignSettings.hooks.Stop[0]);
-    expect(settings.hooks.Stop[1].hooks[0].command).toMatch(/attend hook stop/);
-    expect(settings.hooks.SessionStart[0].hooks[0].command).toMatch(/attend hook session-start/);
-    expect(settings.hooks.SessionEnd[0].hooks[0].command).toMatch(/attend hook session-end/);
+    expect(settings.hooks.Stop[1].hooks[0].command).toMatch(/attend\.cjs hook stop$/);
+    expect(settings.hooks.SessionStart[0].hooks[0].command).toMatch(/attend\.cjs hook session-start$/);
+    expect(settings.hooks.SessionEnd[0].hooks[0].command).toMatch(/attend\.cjs hook session-end$/);
 
     const backup = result.changes[0]!.backup!;
     expect(JSON.parse(readFileSync(backup, 'utf8'))).toEqual(foreignSettings);
@@ -79,7 +83,43 @@ describe('attend install', () => {
     const claudeJson = JSON.parse(readFileSync(join(bus.home, '.claude.json'), 'utf8'));
     expect(claudeJson.numStartups).toBe(3);
     expect(claudeJson.mcpServers.other).toEqual({ command: 'x' });
-    expect(claudeJson.mcpServers.attend).toMatchObject({ command: 'attend', args: ['mcp'] });
+    expect(claudeJson.mcpServers.attend).toEqual({ type: 'stdio', command: process.execPath, args: [CLI, 'mcp'], env: {} });
+  });
+
+  it('writes hooks and the MCP entry with absolute paths to node and the built CLI, so they run without PATH', () => {
+    const r = runBin(['install'], { env: { ...env, PATH: '/nonexistent' } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    for (const [event, verb] of [['SessionStart', 'session-start'], ['Stop', 'stop'], ['SessionEnd', 'session-end']] as const) {
+      expect(settings.hooks[event][0].hooks[0].command).toBe(`${process.execPath} ${CLI} hook ${verb}`);
+    }
+    const mcp = JSON.parse(readFileSync(join(bus.home, '.claude.json'), 'utf8')).mcpServers.attend;
+    expect(mcp).toMatchObject({ command: process.execPath, args: [CLI, 'mcp'] });
+    // The SessionStart hook, run as Claude Code runs it (sh -c) with no PATH at all, works.
+    const s = fakeSession(bus);
+    try {
+      const payload = JSON.stringify({ session_id: s.sessionId, hook_event_name: 'SessionStart', cwd: s.cwd });
+      const hook = spawnSync('/bin/sh', ['-c', settings.hooks.SessionStart[0].hooks[0].command], { env: { ...s.env, PATH: '/nonexistent', ATTEND_NO_DELIVERER: '1' }, cwd: s.cwd, input: payload, encoding: 'utf8' });
+      expect(hook.status, hook.stderr).toBe(0);
+      expect(hook.stdout).toContain('attend is available');
+    } finally {
+      s.kill();
+    }
+  });
+
+  it('brings hooks and an MCP entry of an older install (attend by name) to absolute paths, keeping the entry env', () => {
+    mkdirSync(claudeDir, { recursive: true });
+    const old = (verb: string) => ({ hooks: [{ type: 'command', command: `command -v attend >/dev/null 2>&1 && attend hook ${verb} || true`, timeout: 10 }] });
+    writeFileSync(settingsPath, JSON.stringify({ hooks: { SessionStart: [old('session-start')], Stop: [old('stop')], SessionEnd: [old('session-end')] } }));
+    writeFileSync(join(bus.home, '.claude.json'), JSON.stringify({ mcpServers: { attend: { type: 'stdio', command: 'attend', args: ['mcp'], env: { ATTEND_HOME: bus.root } } } }));
+    expect(runBin(['install'], { env }).exitCode).toBe(0);
+    const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    expect(settings.hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: `${process.execPath} ${CLI} hook stop`, timeout: 10 }] }]);
+    expect(JSON.parse(readFileSync(join(bus.home, '.claude.json'), 'utf8')).mcpServers.attend).toEqual({ type: 'stdio', command: process.execPath, args: [CLI, 'mcp'], env: { ATTEND_HOME: bus.root } });
+    expect(runBin(['install'], { env }).stdout).toContain('Nothing to change.');
+    // And uninstall recognises the new entries as attend's.
+    expect(runBin(['uninstall'], { env }).exitCode).toBe(0);
+    expect(JSON.parse(readFileSync(settingsPath, 'utf8'))).toEqual({});
   });
 
   it('re-running changes nothing and writes no new backup', () => {
@@ -133,7 +173,7 @@ describe('attend install', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(project, '.claude', 'settings.json'), 'utf8')).hooks.Stop).toHaveLength(1);
     expect(existsSync(join(project, '.claude', 'skills', 'attend', 'SKILL.md'))).toBe(true);
-    expect(JSON.parse(readFileSync(join(project, '.mcp.json'), 'utf8'))).toEqual({ mcpServers: { attend: { command: 'attend', args: ['mcp'] } } });
+    expect(JSON.parse(readFileSync(join(project, '.mcp.json'), 'utf8'))).toEqual({ mcpServers: { attend: { command: process.execPath, args: [CLI, 'mcp'] } } });
     const bad = runBin(['install', '--scope', 'global'], { env, cwd: project });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/--scope takes user or project/);
@@ -179,7 +219,7 @@ describe('attend install and PATH (issue #10)', () => {
   it('warns on stderr, with how to install from this checkout or a tarball, when attend is not on PATH', () => {
     const r = runBin(['install'], { env: { ...env, PATH: '/usr/bin:/bin' } });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/^attend: warning: attend is not on PATH, so the hooks and the MCP server installed here will do nothing until it is; install it: npm install -g \/\S+, or from a tarball: npm pack in the checkout, then npm install -g \.\/attend-<version>\.tgz; or use the plugin \(attend is not published on the npm registry\)\n$/);
+    expect(r.stderr).toMatch(/^attend: warning: attend is not on PATH: the hooks and the MCP server installed here run it by absolute path, but the model's Bash tool \(the skill's `attend send`\) needs it by name; install it: npm install -g \/\S+, or from a tarball: npm pack in \/\S+, then npm install -g \.\/attend-0\.1\.0\.tgz; or use the plugin \(attend is not published on the npm registry\)\n$/);
     const pkgRoot = /npm install -g (\S+),/.exec(r.stderr)![1]!;
     expect(JSON.parse(readFileSync(join(pkgRoot, 'package.json'), 'utf8')).name).toBe('attend');
   });

@@ -1,8 +1,9 @@
 // `attend doctor`: check each piece of the Claude Code integration and say how to fix what is
 // missing (issue #6 §2). Checks report; they never change anything.
 
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Ctx } from '../context.js';
 import { relayHealth } from '../../bus/presence/index.js';
 import { delivererLog } from '../../bus/delivery/index.js';
@@ -12,7 +13,7 @@ import { isFresh, readPresence } from '../../bus/presence/index.js';
 import { checkRoot, checkRootPath } from '../../bus/store/index.js';
 import { keysHealth, policyFile, readPolicy } from '../../bus/trust/index.js';
 import { FAMILY_POLICY_COMMAND } from '../../wire/permit.js';
-import { findOnPath, hasAttendHooks, howToInstall, isAttendMcp, readJsonObject, targetsFor } from './install.js';
+import { HOOK_EVENTS, findOnPath, hasAttendHooks, howToInstall, isAttendHook, isAttendMcp, isExecutableFile, readJsonObject, targetsFor } from './install.js';
 import { socketHolds } from './socket-holds.js';
 
 export type Status = 'ok' | 'warn' | 'fail';
@@ -44,14 +45,104 @@ function pluginInstalled(ctx: Ctx): boolean {
   return typeof plugins === 'object' && plugins !== null && Object.keys(plugins).some((k) => k === 'attend' || k.startsWith('attend@'));
 }
 
+/** The words of a command attend install wrote: plain words and single-quoted ones (shellQuote). */
+function shellWords(command: string): string[] | null {
+  const words: string[] = [];
+  const re = /\s*(?:'((?:[^']|'\\'')*)'|([^\s']+))/gy;
+  let m: RegExpExecArray | null;
+  let at = 0;
+  while (at < command.length && (m = re.exec(command)) !== null) {
+    words.push(m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]!);
+    at = re.lastIndex;
+  }
+  return command.slice(at).trim() === '' ? words : null;
+}
+
+function commandWords(entry: { command: string; args: unknown[] }): string[] {
+  return [entry.command, ...entry.args.map(String)];
+}
+
+/**
+ * Whether a command attend installed would run: `fail` when a path it names is missing (or
+ * its program is not executable), `warn` when it runs attend by name (PATH decides), `ok`.
+ */
+function commandRunnable(words: string[], ctx: Ctx): { status: Status; why: string } {
+  const [program, ...rest] = words;
+  if (!program) return { status: 'fail', why: 'an empty command' };
+  if (!isAbsolute(program)) {
+    return findOnPath(ctx.env, program) ? { status: 'warn', why: `runs ${program} by name` } : { status: 'fail', why: `${program} is not on PATH` };
+  }
+  if (!isExecutableFile(program)) return { status: 'fail', why: `${program} is ${existsSync(program) ? 'not executable' : 'missing'}` };
+  for (const w of rest) if (isAbsolute(w) && !existsSync(w)) return { status: 'fail', why: `${w} is missing` };
+  return { status: 'ok', why: '' };
+}
+
+/** attend's hooks in one settings file, each with whether it would run. */
+function hookRunnability(settingsPath: string, ctx: Ctx): { status: Status; detail: string }[] {
+  const hooks = safeRead(settingsPath).value?.hooks;
+  if (typeof hooks !== 'object' || hooks === null) return [];
+  const out: { status: Status; detail: string }[] = [];
+  for (const event of Object.keys(HOOK_EVENTS)) {
+    const groups = (hooks as Record<string, unknown>)[event];
+    if (!Array.isArray(groups)) continue;
+    for (const g of groups as { hooks?: unknown }[]) {
+      if (!Array.isArray(g?.hooks)) continue;
+      for (const h of g.hooks as { command?: unknown }[]) {
+        if (!isAttendHook(h?.command)) continue;
+        const command = h.command as string;
+        // The command of installs before absolute paths: `command -v attend … && attend hook …`.
+        const words = /^command -v attend\b/.test(command) ? ['attend'] : shellWords(command);
+        const r = words ? commandRunnable(words, ctx) : { status: 'warn' as Status, why: 'a command attend did not write' };
+        if (r.status !== 'ok') out.push({ status: r.status, detail: `${event} in ${settingsPath}${r.status === 'fail' ? `: ${r.why}` : ''}` });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * `attend` on the login shell's PATH. Codex runs its tools with `$SHELL -lc`, and a login
+ * shell builds PATH from the profile files, not from the parent's environment: an attend (and a
+ * node) that only an interactive shell's rc file puts on PATH is not there (the first hour, item 1).
+ */
+function loginPathCheck(ctx: Ctx, onPath: string | null): Check {
+  const name = 'attend on login PATH';
+  const shell = ctx.env.SHELL && isAbsolute(ctx.env.SHELL) && isExecutableFile(ctx.env.SHELL) ? ctx.env.SHELL : '/bin/sh';
+  const r = spawnSync(shell, ['-lc', 'printf "attend=%s\\n" "$(command -v attend)"; printf "node=%s\\n" "$(command -v node)"'], {
+    env: ctx.env as NodeJS.ProcessEnv,
+    cwd: ctx.paths.home,
+    stdio: ['ignore', 'pipe', 'ignore'],
+    encoding: 'utf8',
+    timeout: 5000,
+  });
+  const found = (key: string) => (r.stdout ?? '').split('\n').find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1).trim() || null;
+  const attend = found('attend');
+  const node = found('node');
+  if (r.error || (r.status !== 0 && attend === null)) {
+    return { name, status: 'warn', detail: `could not ask a login shell (${shell} -lc): ${r.error?.message ?? `exit ${r.status ?? r.signal}`}`, fix: null };
+  }
+  const sh = basename(shell);
+  const profile = sh === 'zsh' ? '~/.zprofile' : sh === 'bash' && existsSync(join(ctx.paths.home, '.bash_profile')) ? '~/.bash_profile' : '~/.profile';
+  const missing = [...(attend ? [] : ['attend']), ...(node ? [] : ['node'])];
+  if (missing.length === 0) return { name, status: 'ok', detail: `${attend} (${shell} -lc)`, fix: null };
+  // The directories to add: where this process finds attend and node.
+  const dirs = [...new Set([...(attend ? [] : onPath ? [dirname(onPath)] : []), ...(node ? [] : [dirname(process.execPath)])])];
+  const why = `${missing.join(' and ')} not on the PATH of a login shell (${shell} -lc), where Codex and other agents run their tools`;
+  if (dirs.length === 0 || (!attend && !onPath)) {
+    return { name, status: 'warn', detail: why, fix: 'put attend on PATH first (the fix of "attend on PATH"), then run attend doctor again' };
+  }
+  return { name, status: 'warn', detail: why, fix: `echo 'export PATH="${dirs.join(':')}:$PATH"' >> ${profile}, then open a new login shell` };
+}
+
 export function runDoctor(ctx: Ctx): DoctorResult {
   const checks: Check[] = [];
   const onPath = findOnPath(ctx.env, 'attend');
   checks.push(
     onPath
       ? { name: 'attend on PATH', status: 'ok', detail: onPath, fix: null }
-      : { name: 'attend on PATH', status: 'fail', detail: 'no attend executable on PATH (hooks installed by `attend install` need it)', fix: howToInstall() },
+      : { name: 'attend on PATH', status: 'fail', detail: "no attend executable on PATH (the model's Bash tool and the skill run `attend` by name)", fix: howToInstall() },
   );
+  checks.push(loginPathCheck(ctx, onPath));
 
   const user = targetsFor(ctx, 'user');
   const project = targetsFor(ctx, 'project');
@@ -65,8 +156,15 @@ export function runDoctor(ctx: Ctx): DoctorResult {
     if (found.length > 0) hookFindings.push(`${label} settings: ${found.join(', ')}`);
   }
   const complete = hookFindings.some((f) => f.includes('SessionStart') && f.includes('Stop'));
+  const runnable = [...hookRunnability(user.settings, ctx), ...hookRunnability(project.settings, ctx)];
+  const broken = runnable.filter((r) => r.status === 'fail');
+  const byName = runnable.filter((r) => r.status === 'warn');
   if (hookErrors.length > 0) {
     checks.push({ name: 'hooks', status: 'fail', detail: hookErrors.join('; '), fix: 'fix the settings file by hand, then run attend install' });
+  } else if (broken.length > 0) {
+    checks.push({ name: 'hooks', status: 'fail', detail: `would not run: ${broken.map((b) => b.detail).join('; ')}`, fix: 'attend install (or attend install --scope project): it rewrites them to this attend' });
+  } else if (complete && byName.length > 0) {
+    checks.push({ name: 'hooks', status: 'warn', detail: `run attend by name, so only where Claude Code's PATH has it: ${byName.map((b) => b.detail).join('; ')}`, fix: 'attend install (or attend install --scope project): it writes absolute paths' });
   } else if (complete || pluginHooks) {
     checks.push({ name: 'hooks', status: 'ok', detail: pluginHooks ? 'from the attend plugin' : hookFindings.join('; '), fix: null });
   } else {
@@ -80,11 +178,17 @@ export function runDoctor(ctx: Ctx): DoctorResult {
 
   const mcpUser = safeRead(user.mcp).value?.mcpServers as Record<string, unknown> | undefined;
   const mcpProject = safeRead(project.mcp).value?.mcpServers as Record<string, unknown> | undefined;
-  const mcpOk = isAttendMcp(mcpUser?.attend) || isAttendMcp(mcpProject?.attend) || pluginHooks;
+  const entries = ([[user.mcp, mcpUser?.attend], [project.mcp, mcpProject?.attend]] as const).filter(([, e]) => isAttendMcp(e));
+  const mcpProblems = entries.map(([file, e]) => ({ file, ...commandRunnable(commandWords(e as { command: string; args: unknown[] }), ctx) })).filter((p) => p.status !== 'ok');
+  const mcpBroken = mcpProblems.filter((p) => p.status === 'fail');
   checks.push(
-    mcpOk
-      ? { name: 'MCP server', status: 'ok', detail: 'registered', fix: null }
-      : { name: 'MCP server', status: 'warn', detail: 'attend mcp is not registered with Claude Code', fix: 'attend install (registers it), or: claude mcp add attend -- attend mcp' },
+    mcpBroken.length > 0
+      ? { name: 'MCP server', status: 'fail', detail: `would not start: ${mcpBroken.map((p) => `${p.file}: ${p.why}`).join('; ')}`, fix: 'attend install (or attend install --scope project): it rewrites the entry to this attend' }
+      : mcpProblems.length > 0
+        ? { name: 'MCP server', status: 'warn', detail: `runs attend by name, so only where Claude Code's PATH has it: ${mcpProblems.map((p) => p.file).join('; ')}`, fix: 'attend install (or attend install --scope project): it writes absolute paths' }
+        : entries.length > 0 || pluginHooks
+          ? { name: 'MCP server', status: 'ok', detail: entries.length > 0 ? `registered: ${entries.map(([file]) => file).join('; ')}` : 'from the attend plugin', fix: null }
+          : { name: 'MCP server', status: 'warn', detail: 'attend mcp is not registered with Claude Code', fix: 'attend install (registers it with absolute paths)' },
   );
   checks.push(
     existsSync(user.skill) || existsSync(project.skill)

@@ -4,9 +4,10 @@
 // changes is backed up first; entries that are not attend's are left exactly as they were.
 
 import { accessSync, chmodSync, constants, copyFileSync, existsSync, readFileSync, statSync, unlinkSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
+import { VERSION } from '../version.js';
 import { AttendError, EXIT, usageError } from '../../wire/errors.js';
 import { writeError, writeFileAtomic } from '../../bus/store/index.js';
 import { foreign, makeSandboxDirs, mergeSandboxRules, sandboxRulesFor, sandboxWarnings } from './install-sandbox.js';
@@ -33,17 +34,22 @@ export interface InstallResult {
   warnings?: string[];
 }
 
+/** Whether `path` is a file this process may execute. */
+export function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** The first executable `name` on PATH, or null. */
 export function findOnPath(env: Readonly<Record<string, string | undefined>>, name: string): string | null {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const p = join(dir, name);
-    try {
-      accessSync(p, constants.X_OK);
-      if (statSync(p).isFile()) return p;
-    } catch {
-      // not here
-    }
+    if (isExecutableFile(p)) return p;
   }
   return null;
 }
@@ -52,7 +58,7 @@ export function findOnPath(env: Readonly<Record<string, string | undefined>>, na
  * The package root this attend runs from (where package.json names "attend"), or null. The
  * package is not on the npm registry, so "how to install" points here (issue #10).
  */
-function packageRoot(): string | null {
+export function packageRoot(): string | null {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     try {
@@ -66,11 +72,29 @@ function packageRoot(): string | null {
   return null;
 }
 
-/** How to put `attend` on PATH: from this checkout, or from a tarball made with npm pack. */
+/**
+ * Where npm links the `attend` of a global install whose package lives at `root`
+ * (<prefix>/lib/node_modules/attend, or <prefix>/node_modules/attend on Windows), or null when
+ * `root` is a checkout.
+ */
+export function globalBinFor(root: string): string | null {
+  const parent = dirname(root);
+  if (basename(parent) !== 'node_modules') return null;
+  const lib = dirname(parent);
+  return basename(lib) === 'lib' ? join(dirname(lib), 'bin') : lib;
+}
+
+/**
+ * How to put `attend` on PATH. From a checkout: npm install -g <checkout> (a link to it, as
+ * npm link makes), or a tarball of it; from a global install that is not on PATH: its bin
+ * directory. Every command named here works as written (the package is not on the registry).
+ */
 export function howToInstall(): string {
   const root = packageRoot();
-  const from = root ? `npm install -g ${root}` : 'npm install -g /path/to/attend (a checkout of the repository)';
-  return `${from}, or from a tarball: npm pack in the checkout, then npm install -g ./attend-<version>.tgz; or use the plugin (attend is not published on the npm registry)`;
+  if (root === null) return 'npm install -g /path/to/attend (a built checkout of the repository); or use the plugin (attend is not published on the npm registry)';
+  const bin = globalBinFor(root);
+  if (bin !== null) return `attend is installed in ${root}; put its bin directory on PATH: export PATH="${bin}:$PATH" (in ~/.profile, which login shells read)`;
+  return `npm install -g ${root}, or from a tarball: npm pack in ${root}, then npm install -g ./attend-${VERSION}.tgz; or use the plugin (attend is not published on the npm registry)`;
 }
 
 export const HOOK_EVENTS: Record<string, string> = {
@@ -79,22 +103,51 @@ export const HOOK_EVENTS: Record<string, string> = {
   SessionEnd: 'session-end',
 };
 
-/** The hook command: quiet and successful when attend is not on PATH (issue #6 §1). */
-function hookCommand(verb: string): string {
-  return `command -v attend >/dev/null 2>&1 && attend hook ${verb} || true`;
+/** A word for sh, quoted when it needs to be. */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** attend's own hook entries, in any version of the command this installer has written. */
-function isAttendHook(command: unknown): boolean {
-  return typeof command === 'string' && /(^|[\s;&|])attend hook (session-start|session-end|stop)\b/.test(command);
+/**
+ * What the hooks and the MCP server run: this node and this attend's build, both absolute, so
+ * they work whatever PATH Claude Code has (the first hour, item 1). A checkout without a build
+ * is refused: the entries would point at nothing.
+ */
+export function attendCommand(): { node: string; cli: string } {
+  const root = packageRoot();
+  const cli = root ? join(root, 'dist', 'tools', 'cli', 'attend.cjs') : null;
+  if (!root || !cli || !existsSync(cli)) {
+    throw new AttendError(`this attend has no build${cli ? ` (${cli} is missing)` : ''}`, EXIT.environment, root ? `run npm run build in ${root}, then attend install again` : 'reinstall attend');
+  }
+  return { node: process.execPath, cli };
 }
 
-const MCP_ENTRY = { type: 'stdio', command: 'attend', args: ['mcp'] } as const;
+/** The hook command: node and the CLI by absolute path, never PATH. */
+export function hookCommand(verb: string, cmd: { node: string; cli: string }): string {
+  return `${shellQuote(cmd.node)} ${shellQuote(cmd.cli)} hook ${verb}`;
+}
 
+/**
+ * attend's own hook entries, in any version of the command an installer wrote: `attend hook
+ * <event>` by name (before absolute paths), or `<node> <…/attend.cjs> hook <event>`.
+ */
+export function isAttendHook(command: unknown): boolean {
+  return typeof command === 'string' && /(^|[\s;&|'"/])attend(\.cjs)?['"]?\s+hook\s+(session-start|session-end|stop)\b/.test(command);
+}
+
+/** The MCP entry install writes: node and the CLI by absolute path. */
+export function mcpEntry(cmd: { node: string; cli: string }, scope: Scope): Json {
+  const base = { command: cmd.node, args: [cmd.cli, 'mcp'] };
+  return scope === 'project' ? base : { type: 'stdio', ...base, env: {} };
+}
+
+/** An MCP entry that runs `attend mcp`: by name (older installs), or node and an attend.cjs. */
 export function isAttendMcp(entry: unknown): boolean {
   if (typeof entry !== 'object' || entry === null) return false;
   const e = entry as { command?: unknown; args?: unknown };
-  return e.command === 'attend' && Array.isArray(e.args) && e.args[0] === 'mcp';
+  if (!Array.isArray(e.args) || typeof e.command !== 'string') return false;
+  if (e.command === 'attend' || /\/attend$/.test(e.command)) return e.args[0] === 'mcp';
+  return e.args.length === 2 && typeof e.args[0] === 'string' && /(^|\/)attend(\.cjs)?$/.test(e.args[0]) && e.args[1] === 'mcp';
 }
 
 interface Targets {
@@ -157,7 +210,7 @@ export function readJsonObject(path: string): Json | null {
 }
 
 /** Merge attend's hooks into a settings object; returns whether anything changed. */
-function mergeHooks(settings: Json, path: string): boolean {
+function mergeHooks(settings: Json, path: string, cmd: { node: string; cli: string }): boolean {
   if (settings.hooks !== undefined && (typeof settings.hooks !== 'object' || settings.hooks === null || Array.isArray(settings.hooks))) {
     throw foreign(path, '"hooks" is not an object');
   }
@@ -166,7 +219,7 @@ function mergeHooks(settings: Json, path: string): boolean {
   for (const [event, verb] of Object.entries(HOOK_EVENTS)) {
     const groups = hooks[event] ?? [];
     if (!Array.isArray(groups)) throw foreign(path, `"hooks.${event}" is not an array`);
-    const wanted = hookCommand(verb);
+    const wanted = hookCommand(verb, cmd);
     let present = false;
     for (const g of groups as Json[]) {
       if (typeof g !== 'object' || g === null || !Array.isArray(g.hooks)) continue;
@@ -279,7 +332,8 @@ export function runInstall(ctx: Ctx, input: InstallInput): InstallResult {
   const settings = readJsonObject(t.settings);
   const mcp = readJsonObject(t.mcp);
   const settingsNext: Json = structuredClone(settings ?? {});
-  const hooksChanged = mergeHooks(settingsNext, t.settings);
+  const cmd = attendCommand();
+  const hooksChanged = mergeHooks(settingsNext, t.settings, cmd);
   // The rules that keep the key directory out of Claude Code's sandbox while its sessions still
   // sign, through attend's signer (tools/cli/commands/install-sandbox.ts).
   const rules = sandboxRulesFor({ settings, keysDir: ctx.paths.keysDir, root: ctx.paths.root, home: ctx.paths.home });
@@ -293,9 +347,13 @@ export function runInstall(ctx: Ctx, input: InstallInput): InstallResult {
   if (existing !== undefined && !isAttendMcp(existing)) {
     throw new AttendError(`${t.mcp} already has an MCP server named "attend" that does not run \`attend mcp\``, EXIT.refused, 'rename or remove it, then re-run; nothing was written');
   }
-  const mcpChanged = existing === undefined;
+  // An entry an older install wrote (attend by name, or another node or checkout) is brought
+  // to this one; the user's own env for it stays.
+  const wantedMcp = mcpEntry(cmd, scope);
+  if (existing !== undefined && (existing as Json).env !== undefined && scope !== 'project') wantedMcp.env = (existing as Json).env;
+  const mcpChanged = existing === undefined || JSON.stringify(existing) !== JSON.stringify(wantedMcp);
   if (mcpChanged) {
-    servers.attend = scope === 'project' ? { command: MCP_ENTRY.command, args: [...MCP_ENTRY.args] } : { ...MCP_ENTRY, args: [...MCP_ENTRY.args], env: {} };
+    servers.attend = wantedMcp;
     mcpNext.mcpServers = servers;
   }
   let skillCurrent: string | null = null;
@@ -328,8 +386,9 @@ export function runInstall(ctx: Ctx, input: InstallInput): InstallResult {
     action: !mcpChanged ? 'unchanged' : mcp === null ? 'create' : 'update',
     backup: mcpChanged ? writeWithBackup(t.mcp, jsonText(mcpNext), now, dryRun) : null,
   });
-  // The hooks and the MCP entry run `attend` by name: without it on PATH they do nothing.
-  const warnings = findOnPath(ctx.env, 'attend') ? [] : [`attend is not on PATH, so the hooks and the MCP server installed here will do nothing until it is; install it: ${howToInstall()}`];
+  // The hooks and the MCP entry run attend by absolute path; the model's Bash tool and other
+  // agents still run `attend` by name.
+  const warnings = findOnPath(ctx.env, 'attend') ? [] : [`attend is not on PATH: the hooks and the MCP server installed here run it by absolute path, but the model's Bash tool (the skill's \`attend send\`) needs it by name; install it: ${howToInstall()}`];
   warnings.push(...sandboxWarnings(settingsNext));
   return { scope, dryRun, changes, warnings };
 }
