@@ -3,10 +3,10 @@
 // without a roff warning.
 
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type TempBus, runBin, useTempBus } from '../helpers/bus.js';
+import { type TempBus, runBin, runInProcess, useTempBus } from '../helpers/bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -54,6 +54,19 @@ describe('attend completion', () => {
     const bad = runBin(['completion', 'tcsh'], { env: bus.env });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toBe("attend: no completion for the shell 'tcsh': give bash, zsh or fish\n");
+  });
+
+  it('the executable answers --help and completion from text built ahead: the same text the full CLI prints', async () => {
+    expect(existsSync('dist/tools/cli/first-commands.json')).toBe(true);
+    for (const args of [[], ['--help'], ['-h'], ['completion', 'bash'], ['completion', 'zsh'], ['completion', 'fish']]) {
+      const fast = runBin(args, { env: bus.env });
+      const full = await runInProcess(args, { env: bus.env });
+      expect(fast.exitCode, args.join(' ')).toBe(0);
+      expect(fast.stdout, args.join(' ')).toBe(full.stdout);
+      expect(fast.stderr).toBe('');
+    }
+    // A narrow COLUMNS on a pipe is not a terminal: still the same 80-column help.
+    expect(runBin(['--help'], { env: { ...bus.env, COLUMNS: '40' } }).stdout).toBe((await runInProcess(['--help'], { env: bus.env })).stdout);
   });
 
   it.runIf(has('groff'))('the man page docs/attend.1 renders without a warning and covers every command', () => {

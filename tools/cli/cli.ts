@@ -224,6 +224,8 @@ function takeNoColor(argv: string[], opts: CtxOptions): [string[], CtxOptions] {
   return [rest, { ...opts, env: { ...(opts.env ?? process.env), NO_COLOR: '1' } }];
 }
 
+const HELP_WIDTH = 80;
+
 /** The commander program with every command registered; also what completion and the man page read. */
 export function buildProgram(ctx: Ctx, io: Io): Command {
   const program = new Command('attend');
@@ -238,9 +240,11 @@ export function buildProgram(ctx: Ctx, io: Io): Command {
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
-      // commander wraps help at the stream's columns: a terminal's width, else 80.
-      getOutHelpWidth: () => terminalWidth(ctx.stdout, ctx.env) ?? 80,
-      getErrHelpWidth: () => terminalWidth(ctx.stderr, ctx.env) ?? 80,
+      // Help wraps at 80 columns, or the terminal's width when narrower: prose past 80 is
+      // harder to read, and one width lets the first commands print help built ahead
+      // (postbuild.mjs, attend.cts) that is the same text this prints.
+      getOutHelpWidth: () => Math.min(HELP_WIDTH, terminalWidth(ctx.stdout, ctx.env) ?? HELP_WIDTH),
+      getErrHelpWidth: () => Math.min(HELP_WIDTH, terminalWidth(ctx.stderr, ctx.env) ?? HELP_WIDTH),
       // commander's "error: ...\n(Did you mean ...?)" becomes one `attend:` line.
       outputError: (s, write) => write(`attend: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')}\n`),
     })
@@ -269,7 +273,7 @@ export async function runCli(argvIn: string[], optsIn: CtxOptions = {}): Promise
   // program action: with one, commander takes `attend sedn` for an argument of it ("too many
   // arguments") and has no `help <command>`.
   if (argv.length === 0) {
-    io.out(program.helpInformation());
+    program.outputHelp();
     return { exitCode };
   }
   try {
