@@ -199,3 +199,19 @@ describe('tables fit the terminal', () => {
     }
   });
 });
+
+describe('reply to your own message', () => {
+  it('threads to the addressees of that message, not to yourself', async () => {
+    const nick = session({ name: 'Nick' });
+    const sent = JSON.parse((await run(['send', '--to', 'Nick', '--json', 'the schema changed'])).stdout);
+    const r = await run(['reply', '--re', sent.id, '--json', 'and the migration is in']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const reply = JSON.parse(r.stdout);
+    expect(reply.to).toBe(nick.sessionId);
+    expect(reply.re).toBe(sent.id);
+    expect(reply.scopes).toEqual(sent.scopes);
+    // On #open, a follow-up stays on #open for everyone.
+    const open = JSON.parse((await run(['send', '--json', 'deploying'])).stdout);
+    expect(JSON.parse((await run(['reply', '--re', open.id, '--json', 'done'])).stdout).to).toBe('*');
+  });
+});

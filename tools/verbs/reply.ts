@@ -35,6 +35,12 @@ export function runReply(ctx: VerbCtx, input: SendInput): SendResult {
   // channel; a direct message goes back to the sender's tray (by its live origin, else the
   // origin written in the message), never to #open; a broadcast is answered on #open,
   // addressed to its sender: a reply rides whatever directory the routing selects.
+  // Answering one's own message (a follow-up) threads to the people it was for, where it
+  // went: a reply to oneself would be a direct message nobody else sees.
+  if (parent.fromId === who.id) {
+    if (parent.scope.kind === 'tray' && parent.to !== '*' && !parent.to.startsWith('#')) return writeRouted(ctx, threaded, routeFor(ctx, { to: parent.to.split(',') }), []);
+    if (parent.scope.kind === 'channel' || parent.scope.kind === 'open') return writeRouted(ctx, threaded, { scopes: [parent.scope], to: parent.to, recipients: [] }, []);
+  }
   const to = parent.fromId;
   if (!WIDE_CLASS.test(to)) throw notFoundError(`message ${parent.id} has no sender id to reply to`);
   let scopes: Scope[] = [{ kind: 'open' }];
