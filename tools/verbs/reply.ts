@@ -6,7 +6,7 @@ import { notFoundError, verbHint } from '../wire/errors.js';
 import type { Peer } from '../bus/presence/index.js';
 import { readSurfaced } from '../bus/delivery/index.js';
 import { peersEverywhere } from '../bus/presence/index.js';
-import { type Scope, WIDE_CLASS } from '../wire/envelope.js';
+import { type Scope, WIDE_CLASS, addressees } from '../wire/envelope.js';
 import { attendKey } from '../wire/names.js';
 import { lookupMessage } from './inbox.js';
 import { type SendInput, type SendResult, checkBody, checkMessageId, checkOnBehalfOf, resolvePrincipal, routeFor, writeRouted } from './send.js';
@@ -38,7 +38,8 @@ export function runReply(ctx: VerbCtx, input: SendInput): SendResult {
   // Answering one's own message (a follow-up) threads to the people it was for, where it
   // went: a reply to oneself would be a direct message nobody else sees.
   if (parent.fromId === who.id) {
-    if (parent.scope.kind === 'tray' && parent.to !== '*' && !parent.to.startsWith('#')) return writeRouted(ctx, threaded, routeFor(ctx, { to: parent.to.split(',') }), []);
+    const ids = addressees(parent.to);
+    if (parent.scope.kind === 'tray' && ids.length > 0) return writeRouted(ctx, threaded, routeFor(ctx, { to: ids }), []);
     if (parent.scope.kind === 'channel' || parent.scope.kind === 'open') return writeRouted(ctx, threaded, { scopes: [parent.scope], to: parent.to, recipients: [] }, []);
   }
   const to = parent.fromId;

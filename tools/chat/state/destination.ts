@@ -75,7 +75,7 @@ export function replyAudience(m: ChatMessage, me: string, nameOf: (id: string) =
   if (m.fromId !== me) return neutralize(nameOf(m.fromId));
   if (m.to === '*') return '#open';
   if (m.to.startsWith('#')) return neutralize(m.to);
-  return m.to.split(',').map((id) => neutralize(nameOf(id))).join(', ');
+  return addressees(m.to).map((id) => neutralize(nameOf(id))).join(', ');
 }
 
 /** The destination line's text, and whether it warns (the draft would not go). */
