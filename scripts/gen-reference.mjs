@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// Writes docs/reference.md from the built CLI's own --help, so the reference cannot drift
-// from the code. `--check` exits 1 when the file on disk is out of date (run by the tests).
+// Writes docs/reference.md and the man page docs/attend.1 from the built CLI's own --help, so
+// neither can drift from the code. `--check` exits 1 when a file on disk is out of date (run
+// by the tests).
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EXIT_CODES } from '../dist/tools/wire/errors.js';
 
 const out = fileURLToPath(new URL('../docs/reference.md', import.meta.url));
+const manPath = fileURLToPath(new URL('../docs/attend.1', import.meta.url));
+const { VERSION } = await import('../dist/tools/cli/version.js');
 const readmePath = fileURLToPath(new URL('../README.md', import.meta.url));
 // The exit-code map has one source, tools/wire/errors.ts; this writes it into the reference
 // and into the README between its markers, and `--help` prints it from the same table.
@@ -22,15 +25,15 @@ if (a < 0 || b < a) {
 }
 const readme = `${readmeNow.slice(0, a + BEGIN.length)}\n${exitTable}\n${readmeNow.slice(b)}`;
 // Every command's help, in this one process through the built CLI's own runCli (spawning
-// attend thirty times cost seconds on a loaded machine). Commander wraps at the stdout's
-// columns, so the captured stream says 100 like the terminal the reference is written for.
+// attend thirty times cost seconds on a loaded machine). Not a terminal and no COLUMNS, so
+// commander wraps at 80 whatever terminal this script runs in.
 const { runCli } = await import('../dist/tools/cli/cli.js');
 const helps = new Map();
 for (const args of [[]]) helps.set('', await capture(args));
 async function capture(args) {
   let out = '';
-  const stdout = { write: (t) => (out += t), isTTY: false, columns: 100 };
-  await runCli([...args, '--help'], { stdout, stderr: { write: () => true }, env: { ...process.env, COLUMNS: '100' } });
+  const stdout = { write: (t) => (out += t), isTTY: false };
+  await runCli([...args, '--help'], { stdout, stderr: { write: () => true }, env: { ...process.env, COLUMNS: undefined } });
   return out;
 }
 const help = (args) => helps.get(args.join(' '));
@@ -100,7 +103,76 @@ ${top.trimEnd()}
 
 ${sections.join('\n')}`;
 
+// The man page: the same help texts, as roff. Each is set verbatim (.nf), so the page reads
+// as --help does; backslashes, non-ASCII and leading dots are escaped so no help text is taken for a
+// roff request, and '-' is a minus, as man pages write options.
+const roff = (text) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((l) =>
+      l
+        .replace(/\\/g, '\\e')
+        .replace(/-/g, '\\-')
+        .replace(/^([.'])/, '\\&$1')
+        // Non-ASCII as roff's own escapes, so the page renders without preconv.
+        .replace(/[^\x00-\x7f]/gu, (c) => `\\[u${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}]`),
+    )
+    .join('\n');
+const verbatim = (text) => `.nf\n${roff(text)}\n.fi`;
+const description = /\n\n(.*)\n\n/.exec(top)?.[1] ?? 'a message bus';
+const manSections = [];
+for (const cmd of commands) {
+  manSections.push(`.SS "attend ${cmd}"\n${verbatim(help([cmd]))}`);
+  const sub = help([cmd]);
+  if (/^Commands:/m.test(sub)) {
+    for (const line of sub.slice(sub.indexOf('Commands:')).split('\n').slice(1)) {
+      const m = /^ {2}([a-z][\w-]*)/.exec(line);
+      if (!m || m[1] === 'help') continue;
+      manSections.push(`.SS "attend ${cmd} ${m[1]}"\n${verbatim(help([cmd, m[1]]))}`);
+    }
+  }
+}
+const man = `.\\" Generated from attend --help by node scripts/gen-reference.mjs; do not edit.
+.TH ATTEND 1 "" "attend ${VERSION}" "User Commands"
+.SH NAME
+attend \\- ${roff(description)}
+.SH SYNOPSIS
+.B attend
+.I command
+.RI [ options ]
+.br
+.B attend help
+.I command
+.SH DESCRIPTION
+${verbatim(top)}
+.SH COMMANDS
+${manSections.join('\n')}
+.SH EXIT STATUS
+Every command uses one map; callers branch on the code, never on the text of stderr.
+${EXIT_CODES.map((e) => `.TP\n.B ${e.code}\n${roff(e.meaning)}`).join('\n')}
+.SH ENVIRONMENT
+.TP
+.B NO_COLOR
+when set and not empty, nothing is drawn in colour (as \\fB\\-\\-no\\-color\\fR).
+.TP
+.B COLUMNS
+the width tables and help fit on a terminal (else the terminal's own).
+.SH SEE ALSO
+The CLI reference, docs/reference.md, holds the same text; shell completion:
+.B attend completion
+.IR bash | zsh | fish .
+`;
+
 if (process.argv.includes('--check')) {
+  let currentMan = '';
+  try {
+    currentMan = readFileSync(manPath, 'utf8');
+  } catch {}
+  if (currentMan !== man) {
+    console.error('docs/attend.1 is out of date: run node scripts/gen-reference.mjs');
+    process.exit(1);
+  }
   let current = '';
   try {
     current = readFileSync(out, 'utf8');
@@ -115,6 +187,7 @@ if (process.argv.includes('--check')) {
   }
 } else {
   writeFileSync(out, doc);
+  writeFileSync(manPath, man);
   writeFileSync(readmePath, readme);
   console.log(`wrote ${out} (${commands.length} commands)`);
 }

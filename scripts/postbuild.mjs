@@ -27,6 +27,24 @@ if (existsSync(server)) {
   writeFileSync(new URL('../dist/tools/mcp/tools-list.json', import.meta.url), JSON.stringify(listToolsResult()));
 }
 
+// The first commands a person types, `attend --help` and `attend completion <shell>`, answered
+// from text the built CLI prints here, so they start as fast as node (attend.cts; the same
+// text the full CLI prints, as test/e2e/completion.test.ts checks). Help is 80 columns wide
+// at most (cli.ts), so this text is the help of any terminal at least that wide.
+const cli = new URL('../dist/tools/cli/cli.js', import.meta.url);
+if (existsSync(cli)) {
+  const { runCli } = await import(cli.href);
+  const capture = async (args) => {
+    let out = '';
+    const { exitCode } = await runCli(args, { stdout: { write: (t) => (out += t), isTTY: false }, stderr: { write: () => true }, env: { PATH: process.env.PATH ?? '' } });
+    if (exitCode !== 0) throw new Error(`postbuild: attend ${args.join(' ')} exited ${exitCode}`);
+    return out;
+  };
+  const texts = { help: await capture(['--help']) };
+  for (const shell of ['bash', 'zsh', 'fish']) texts[`completion ${shell}`] = await capture(['completion', shell]);
+  writeFileSync(new URL('../dist/tools/cli/first-commands.json', import.meta.url), JSON.stringify(texts));
+}
+
 let rolldown;
 for (const { file, external } of bundles) {
   const input = fileURLToPath(new URL(`../dist/tools/cli/${file}`, import.meta.url));

@@ -66,20 +66,20 @@ describe('planDraft and destinationLine', () => {
     ['/reply with nobody else here', '/reply', feedOf([mine]), '/reply: nothing to reply to in this tab', false],
     ['another command names itself', '  /join #ops', plain, 'command /join', false],
   ])('%s', (_name, text, feed, line, bad) => {
-    expect(destinationLine(plan(text, feed), nameOf)).toEqual({ text: line, bad });
+    expect(destinationLine(plan(text, feed), nameOf, 'me')).toEqual({ text: line, bad });
   });
 
   it('sends to #open and a channel with nobody else live, and says who sees it later', () => {
     const alone = { live: [me], members: () => ['me', 'sid-gone'], now };
     const p = planDraft({ text: 'anyone?', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
     expect(p).toMatchObject({ kind: 'send', refusal: null, note: 'nobody else is live for #open now; it waits in history for whoever comes' });
-    expect(destinationLine(p, nameOf)).toEqual({ text: 'to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes', bad: false });
+    expect(destinationLine(p, nameOf, 'me')).toEqual({ text: 'to #open (everyone) — nobody else is live for #open now; it waits in history for whoever comes', bad: false });
     const c = planDraft({ text: '#ops deploying', feed: plain, sources, defaultDest: { kind: 'open' }, reach: alone });
-    expect(destinationLine(c, nameOf)).toEqual({ text: 'to #ops — nobody else in #ops is live now; it waits in history for its 1 other member', bad: false });
+    expect(destinationLine(c, nameOf, 'me')).toEqual({ text: 'to #ops — nobody else in #ops is live now; it waits in history for its 1 other member', bad: false });
     // A direct message to someone who ended is sent: it waits in their mailbox (issue 21 item 1).
     const goneNick = { ...nick, gone: true as const, lastSeen: now - 5 * 60_000 };
     const d = planDraft({ text: 'hi', feed: plain, sources, defaultDest: { kind: 'direct', to: [goneNick] }, reach: alone });
-    expect(destinationLine(d, nameOf)).toEqual({ text: 'to Nick (gone) — waits for Nick (gone), last seen 5m ago', bad: false });
+    expect(destinationLine(d, nameOf, 'me')).toEqual({ text: 'to Nick (gone) — waits for Nick (gone), last seen 5m ago', bad: false });
   });
 
   it('plans what Enter does: the kind and its target', () => {

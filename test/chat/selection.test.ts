@@ -33,6 +33,19 @@ const lcFor = (s: FeedState): LineContext => ({
 const text = (lines: { text: string }[][]) => lines.map((l) => l.map((x) => x.text).join('')).join('\n');
 
 describe('feed selection', () => {
+  it('the first Alt-↑ picks the newest message of another party, stepping over my own newer ones', () => {
+    const theirs = msg({ fromId: 'sid-n' });
+    const mine1 = msg({ fromId: 'me' });
+    const mine2 = msg({ fromId: 'me' });
+    let s = feedReducer(feedOf([theirs, mine1, mine2]), up);
+    expect(s.selected).toBe(theirs.id);
+    // Down from there reaches my own, in order.
+    s = feedReducer(s, down);
+    expect(s.selected).toBe(mine1.id);
+    // With only my own messages, the newest of them.
+    expect(feedReducer(feedOf([mine1, mine2]), up).selected).toBe(mine2.id);
+  });
+
   it('moves from the newest up and back down; past the newest it lets go and follows again', () => {
     const ms = [msg(), msg(), msg()];
     let s = feedOf(ms);

@@ -173,6 +173,56 @@ describe('attend chat in tmux', () => {
     }
   });
 
+  it('Alt-↑ starts at the newest message of another party; a reply to your own message threads to its addressees, not to you', async () => {
+    expect(runBin(['send', 'nick asks first'], { env: nick.env }).exitCode).toBe(0);
+    const open = join(bus.root, 'signals', '_broadcast');
+    const [nickId] = readdirSync(open).filter((n) => n.endsWith('.signal')).sort().map((n) => n.slice(0, -'.signal'.length));
+    startChat({ ...bus.env, TERM: 'xterm-256color' }, 100, 24);
+    await until((s) => s.includes('nick asks first') && s.includes('Nick idle'), 'first frame');
+    tmux('send-keys', '-t', 'chat', '-l', '@Nick my own note');
+    await until((s) => s.includes('> @Nick my own note') && s.includes('── to Nick'), 'the draft to Nick');
+    tmux('send-keys', '-t', 'chat', 'Enter');
+    await until((s) => s.includes('sent to Nick'), 'sent to Nick');
+    const tray = () => readdirSync(join(bus.root, 'signals')).filter((d) => d !== '_broadcast' && !d.startsWith('.'));
+    const mine = await waitFor(() => tray().flatMap((d) => readdirSync(join(bus.root, 'signals', d)).filter((n) => n.endsWith('.signal')).map((n) => n.slice(0, -'.signal'.length)))[0], { what: 'my direct message', timeoutMs: 10_000 });
+    await until((s) => s.includes('my own note'), 'my message in the feed');
+    // Newest is my own; the first Alt-↑ picks Nick's, the one to answer.
+    tmux('send-keys', '-t', 'chat', 'M-Up');
+    await until((s) => /^▶ \d\d:\d\d:\d\d Nick/m.test(s), 'Nick’s message selected first');
+    // Alt-↓ reaches my own; a reply to it goes to Nick, whom it was for.
+    tmux('send-keys', '-t', 'chat', 'M-Down');
+    const own = await until((s) => /^▶ \d\d:\d\d:\d\d \S+ \(you\)/m.test(s), 'my own message selected');
+    expect(own).toContain(`── reply to Nick (${mine})`);
+    tmux('send-keys', '-t', 'chat', '-l', 'and a follow-up');
+    tmux('send-keys', '-t', 'chat', 'Enter');
+    const reply = await waitFor(
+      () => tray().flatMap((d) => readdirSync(join(bus.root, 'signals', d)).map((n) => readFileSync(join(bus.root, 'signals', d, n), 'utf8'))).find((l) => l.includes(`|re:${mine}`)),
+      { what: 'the follow-up on disk', timeoutMs: 10_000 },
+    );
+    expect(reply).toMatch(new RegExp(`\\|from_id:${ME}\\|to:${nick.sessionId}\\|re:${mine}\\|and a follow-up\\n$`));
+    const after = await until((s) => s.includes('and a follow-up') && s.includes('replied to Nick') && !/^▶/m.test(s), 'the follow-up in the feed');
+    // The person running the chat is live: nothing says it waits for them or that they are not live.
+    expect(after).not.toMatch(/not live|waits for you|waits for ${ME}/);
+    expect(nickId).toBeDefined();
+    tmux('send-keys', '-t', 'chat', 'Escape');
+    expect(await exitStatus('chat to exit')).toBe('0');
+  });
+
+  it('long lines wrap at word boundaries, not mid-word', async () => {
+    const words = 'alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu';
+    expect(runBin(['send', words], { env: nick.env }).exitCode).toBe(0);
+    startChat({ ...bus.env, TERM: 'xterm-256color' }, 60, 24);
+    const s = await until((x) => x.includes('zulu') && x.includes('Nick idle'), 'the long message');
+    const rows = s.split('\n');
+    const body = rows.slice(rows.findIndex((r) => r.includes('alpha')), rows.findIndex((r) => r.includes('zulu')) + 1);
+    expect(body.length).toBeGreaterThan(1);
+    // Every word of the message is whole on some row.
+    const onScreen = new Set(body.flatMap((r) => r.split(/[\s│]+/)));
+    for (const w of words.split(' ')) expect(onScreen.has(w), `${w} in:\n${body.join('\n')}`).toBe(true);
+    tmux('send-keys', '-t', 'chat', 'Escape');
+    expect(await exitStatus('chat to exit')).toBe('0');
+  });
+
   it('mouse reporting is off by default (terminal selection works); with --mouse the wheel scrolls the feed', async () => {
     for (let i = 0; i < 60; i++) expect(runBin(['send', `numbered message ${String(i).padStart(2, '0')}`], { env: nick.env }).exitCode).toBe(0);
     startChat(bus.env, 80, 20);

@@ -194,8 +194,11 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Run the CLI in-process with captured streams; `user` names the person (only in-process). */
-export async function runInProcess(args: string[], opts: { env: Record<string, string>; cwd?: string; pid?: number; user?: string }): Promise<RunResult> {
+/**
+ * Run the CLI in-process with captured streams; `user` names the person (only in-process);
+ * `terminal` makes the captured stdout a terminal of that many columns.
+ */
+export async function runInProcess(args: string[], opts: { env: Record<string, string>; cwd?: string; pid?: number; user?: string; terminal?: { columns: number } }): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
   const { Readable } = await import('node:stream');
@@ -204,7 +207,7 @@ export async function runInProcess(args: string[], opts: { env: Record<string, s
     cwd: opts.cwd ?? opts.env.HOME ?? process.cwd(),
     ...(opts.pid !== undefined ? { pid: opts.pid } : {}),
     ...(opts.user !== undefined ? { userName: opts.user } : {}),
-    stdout: { write: (t: string) => (stdout += t), isTTY: false },
+    stdout: { write: (t: string) => (stdout += t), ...(opts.terminal ? { isTTY: true, columns: opts.terminal.columns } : { isTTY: false }) },
     stderr: { write: (t: string) => (stderr += t) },
     stdin: Readable.from([]),
   });

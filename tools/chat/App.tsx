@@ -157,7 +157,7 @@ export function App(props: AppProps) {
   onKeyRef.current = onKey;
   useInput(useCallback((input: string, key: Key) => onKeyRef.current(input, key), []));
 
-  const dest = destinationLine(plan, lc.name);
+  const dest = destinationLine(plan, lc.name, feed.me);
   const help = statusHelp(feed.selected !== null);
 
   return (

@@ -7,10 +7,9 @@ import type { ChatActions } from './actions.js';
 import { errorLine } from './hints.js';
 import { runSlash } from './slash.js';
 import type { ComposeAction } from './state/compose.js';
-import { type DraftPlan, replyTarget } from './state/destination.js';
+import { type DraftPlan, replyAudience, replyTarget } from './state/destination.js';
 import type { FeedAction, FeedState } from './state/feed.js';
 import { describeDest } from './state/routing.js';
-import { neutralize } from '../wire/render.js';
 
 export interface Status {
   text: string;
@@ -20,7 +19,7 @@ export interface Status {
 interface SubmitDeps {
   text: string;
   plan: DraftPlan;
-  feed: Pick<FeedState, 'active' | 'channels'>;
+  feed: Pick<FeedState, 'active' | 'channels' | 'me'>;
   actions: ChatActions;
   /** The one name rule (tools/wire/display.ts). */
   name(id: string): string;
@@ -43,7 +42,7 @@ export function submitDraft(d: SubmitDeps): void {
       tabChannel: feed.active.startsWith('#') && feed.active !== '#open' ? feed.active.slice(1) : null,
       replyTarget: () => {
         const m = replyTarget(plan);
-        return m ? { id: m.id, sender: d.name(m.fromId) } : undefined;
+        return m ? { id: m.id, sender: replyAudience(m, feed.me, d.name) } : undefined;
       },
     });
     if (out.switchTo) {
@@ -73,7 +72,7 @@ export function submitDraft(d: SubmitDeps): void {
       const r = actions.reply(parent.id, text);
       cdispatch({ type: 'submitted' });
       dispatch({ type: 'unselect' });
-      setStatus({ text: `replied to ${neutralize(d.name(parent.fromId))} (${r.id})${r.notes.length ? ` — ${r.notes.join('; ')}` : ''}`, level: 'info' });
+      setStatus({ text: `replied to ${replyAudience(parent, feed.me, d.name)} (${r.id})${r.notes.length ? ` — ${r.notes.join('; ')}` : ''}`, level: 'info' });
     } catch (err) {
       setStatus({ text: `not sent: ${errorLine(err)}`, level: 'error' });
     }

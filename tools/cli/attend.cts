@@ -29,7 +29,34 @@ async function loadFastMcp(): Promise<FastMcpModule> {
   }
 }
 
+/**
+ * `attend`, `attend --help` and `attend completion <shell>` from the text postbuild wrote
+ * with the full CLI (dist/tools/cli/first-commands.json), without loading commander or the
+ * bus: they are the first commands a person types, and must start as fast as node. Help
+ * is 80 columns wide at most, so a narrower terminal (or COLUMNS) takes the full CLI, which
+ * wraps to it. False when this path does not apply.
+ */
+function firstCommand(argv: string[]): boolean {
+  const key = argv.length === 0 || (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) ? 'help' : argv.length === 2 && argv[0] === 'completion' ? `completion ${argv[1]}` : null;
+  if (key === null) return false;
+  const columns = Number(process.env.COLUMNS ?? '');
+  if (key === 'help' && ((columns > 0 && columns < 80) || (process.stdout.isTTY && process.stdout.columns < 80))) return false;
+  let texts: Record<string, string>;
+  try {
+    texts = JSON.parse(require('node:fs').readFileSync(require('node:path').join(__dirname, 'first-commands.json'), 'utf8') as string) as Record<string, string>;
+  } catch {
+    return false;
+  }
+  const text = texts[key];
+  if (text === undefined) return false;
+  // A reader that stops early (`attend --help | head`) has what it wanted.
+  process.stdout.on('error', () => {});
+  process.stdout.write(text);
+  return true;
+}
+
 async function main(argv: string[]): Promise<number> {
+  if (firstCommand(argv)) return 0;
   if (argv[0] === 'send' || argv[0] === 'reply') {
     const fast = await loadFast();
     const args = fast.parseFastArgs(argv);

@@ -5,11 +5,10 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AttendError, EXIT, exitCodesLine } from '../wire/errors.js';
 import { readKnownNames } from '../bus/presence/index.js';
-import { type CtxOptions, createContext } from './context.js';
-import { formatBlock, formatTable } from './format.js';
+import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { nameLookup } from '../wire/display.js';
 import { neutralize, plural } from '../wire/render.js';
-import { type Io, createIo, messageFrom, printSent, reportError } from './io.js';
+import { type Io, createIo, messageFrom, printSent, reportError, terminalWidth } from './io.js';
 import { type Registrar, examples } from './registrar.js';
 import { registerDelivery } from './register-delivery.js';
 import { VERSION } from './version.js';
@@ -131,6 +130,7 @@ const registerCore: Registrar = (program, ctx, io) => {
       if (opts.drain) return (await import('./register-delivery.js')).runInboxDrain(ctx, io, opts);
       if (opts.format !== undefined) throw new AttendError('--format goes with --drain (attend inbox --drain --format plain)', EXIT.usage);
       if (opts.trace) throw new AttendError('--trace goes with --drain', EXIT.usage);
+      const { formatBlock, formatTable } = await import('./format.js');
       if (opts.sent) {
         const { runSent } = await import('../verbs/delivery.js');
         const { messageJson } = await import('../verbs/inbox.js');
@@ -170,8 +170,27 @@ const registerCore: Registrar = (program, ctx, io) => {
       if (page.messages.length === 0) return io.out(page.total === 0 ? (missing ? `No messages could be read: ${missing}.` : none) : `No messages on page ${page.page} (${plural(page.pages, 'page')}).`);
       if (missing) io.err(`attend: this listing is incomplete: ${missing}`);
       const footer = page.pages > 1 ? `\npage ${page.page} of ${page.pages} (${plural(page.total, 'message')}); --page ${Math.min(page.page + 1, page.pages)} for older` : '';
-      if (ctx.stdout.isTTY) return io.out(formatTable(page.messages, names, now, ctx.stdout.columns ?? 120) + footer);
+      if (ctx.stdout.isTTY) return io.out(formatTable(page.messages, names, now, terminalWidth(ctx.stdout, ctx.env)) + footer);
       io.out(page.messages.map((m) => formatBlock(m, names, now)).join('\n\n') + footer);
+    });
+
+  program
+    .command('completion')
+    .description('print a completion script for bash, zsh or fish (commands, subcommands, options)')
+    .argument('<shell>', 'bash, zsh or fish')
+    .addHelpText(
+      'after',
+      examples([
+        'source <(attend completion bash)                                  # in ~/.bashrc',
+        'source <(attend completion zsh)                                   # in ~/.zshrc, after compinit',
+        'attend completion fish > ~/.config/fish/completions/attend.fish',
+      ]),
+    )
+    .action(async (shell: string) => {
+      const { SHELLS, completionScript } = await import('./completion.js');
+      const known = SHELLS.find((s) => s === shell);
+      if (!known) throw new AttendError(`no completion for the shell '${shell.slice(0, 20)}': give bash, zsh or fish`, EXIT.usage);
+      ctx.stdout.write(completionScript(program, known));
     });
 
   program
@@ -193,16 +212,27 @@ function parseIntArg(value: string, flag: string): number {
 /** Extra command groups register here (channels, delivery, chat, integration). */
 const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay];
 
-export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<CliResult> {
-  const ctx = createContext(opts);
-  let exitCode: number = EXIT.ok;
-  const io: Io = createIo(ctx, (c) => {
-    exitCode = c;
-  });
+/**
+ * `--no-color` anywhere before `--` is the same as NO_COLOR=1 (https://no-color.org) for
+ * whatever this run draws; taken out here so every command accepts it in any position.
+ */
+function takeNoColor(argv: string[], opts: CtxOptions): [string[], CtxOptions] {
+  const end = argv.indexOf('--');
+  const head = end < 0 ? argv : argv.slice(0, end);
+  if (!head.includes('--no-color')) return [argv, opts];
+  const rest = [...head.filter((a) => a !== '--no-color'), ...(end < 0 ? [] : argv.slice(end))];
+  return [rest, { ...opts, env: { ...(opts.env ?? process.env), NO_COLOR: '1' } }];
+}
+
+const HELP_WIDTH = 80;
+
+/** The commander program with every command registered; also what completion and the man page read. */
+export function buildProgram(ctx: Ctx, io: Io): Command {
   const program = new Command('attend');
   program
     .description('a filesystem message bus for Claude Code sessions, other agents and their humans')
     .version(VERSION, '-V, --version')
+    .option('--no-color', 'no colour in anything drawn (the same as NO_COLOR=1); any position')
     // `channels --json` and `channels create --json` are each their own command's flag.
     .enablePositionalOptions()
     .showSuggestionAfterError(true)
@@ -210,17 +240,41 @@ export async function runCli(argv: string[], opts: CtxOptions = {}): Promise<Cli
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
+      // Help wraps at 80 columns, or the terminal's width when narrower: prose past 80 is
+      // harder to read, and one width lets the first commands print help built ahead
+      // (postbuild.mjs, attend.cts) that is the same text this prints.
+      getOutHelpWidth: () => Math.min(HELP_WIDTH, terminalWidth(ctx.stdout, ctx.env) ?? HELP_WIDTH),
+      getErrHelpWidth: () => Math.min(HELP_WIDTH, terminalWidth(ctx.stderr, ctx.env) ?? HELP_WIDTH),
       // commander's "error: ...\n(Did you mean ...?)" becomes one `attend:` line.
       outputError: (s, write) => write(`attend: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')}\n`),
     })
-    .addHelpText('after', `\nExit codes: ${exitCodesLine()}.\nDocs: docs/reference.md\n`);
+    .addHelpText('after', `\nExit codes: ${exitCodesLine()}.\nDocs: docs/reference.md, man attend; completion: attend completion <bash|zsh|fish>\n`);
   for (const register of registrars) register(program, ctx, io);
-  // Bare `attend`: the help is the result asked for, so it goes to stdout with exit 0.
-  program.action(() => io.out(program.helpInformation()));
   for (const cmd of program.commands) {
     cmd.exitOverride().showSuggestionAfterError(true);
     // Subcommands do not inherit the parent's output settings once registered.
     cmd.configureOutput(program.configureOutput());
+  }
+  return program;
+}
+
+export async function runCli(argvIn: string[], optsIn: CtxOptions = {}): Promise<CliResult> {
+  const [given, opts] = takeNoColor(argvIn, optsIn);
+  // `attend help channels create` is `attend channels create --help` (commander's own help
+  // command looks one word deep).
+  const argv = given[0] === 'help' && given.length > 1 ? [...given.slice(1), '--help'] : given;
+  const ctx = createContext(opts);
+  let exitCode: number = EXIT.ok;
+  const io: Io = createIo(ctx, (c) => {
+    exitCode = c;
+  });
+  const program = buildProgram(ctx, io);
+  // Bare `attend`: the help is the result asked for, so it goes to stdout with exit 0. Not a
+  // program action: with one, commander takes `attend sedn` for an argument of it ("too many
+  // arguments") and has no `help <command>`.
+  if (argv.length === 0) {
+    program.outputHelp();
+    return { exitCode };
   }
   try {
     await program.parseAsync(argv, { from: 'user' });

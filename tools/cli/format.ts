@@ -1,15 +1,11 @@
 // Text rendering for the CLI: tables on a terminal, plain blocks when piped, JSON on request.
-// Every body and name from the bus goes through `neutralize` first.
+// Every body and name from the bus goes through `neutralize` first. Loaded lazily (it brings
+// string-width), and so is terminalWidth's reader of the width: see table.ts.
 
 import type { Message } from '../bus/store/index.js';
 import { type NameLookup, addresseeLabel, partyLabel, scopeName } from '../wire/display.js';
 import { formatAge, neutralize } from '../wire/render.js';
-
-function pad(text: string, width: number): string {
-  const cps = Array.from(text);
-  if (cps.length > width) return `${cps.slice(0, Math.max(0, width - 1)).join('')}…`;
-  return text + ' '.repeat(width - cps.length);
-}
+import { type Column, formatColumns } from './table.js';
 
 function when(m: Message, now: number): string {
   const d = new Date(m.time);
@@ -17,27 +13,33 @@ function when(m: Message, now: number): string {
   return d.toISOString().slice(0, 10);
 }
 
-export function formatTable(msgs: Message[], names: NameLookup, now: number, columns: number): string {
-  // The Id column is as wide as the longest id: a cut id cannot be passed to `inbox <id>`.
-  const idWidth = Math.min(40, Math.max(2, ...msgs.map((m) => m.id.length)));
-  const widths = { when: 10, scope: 12, from: 14, sig: 4, to: 14, id: idWidth, re: 8 };
-  const rest = Math.max(20, columns - Object.values(widths).reduce((a, b) => a + b, 0) - 8);
-  const header = [pad('When', widths.when), pad('Scope', widths.scope), pad('From', widths.from), pad('Sig', widths.sig), pad('To', widths.to), pad('Id', widths.id), pad('Re', widths.re), 'Message'].join(' ');
-  const rows = msgs.map((m) =>
-    [
-      pad(when(m, now), widths.when),
-      pad(neutralize(scopeName(m.scope)), widths.scope),
-      pad(m.heldReason !== undefined ? `?${neutralize(m.fromId)}` : neutralize(partyLabel(m.fromId, names)), widths.from),
-      pad(m.sig ?? '', widths.sig),
-      pad(neutralize(addresseeLabel(m, names)), widths.to),
-      pad(m.id, widths.id),
-      pad(m.re ? m.re.slice(-7) : '', widths.re),
-      pad(neutralize(m.body), rest),
-    ]
-      .join(' ')
-      .trimEnd(),
-  );
-  return [header, ...rows].join('\n');
+// The Id column is never cut: a cut id cannot be passed to `inbox <id>`. On a narrow
+// terminal the message gives way first, then the names, then the scope and the Re stub.
+const INBOX_COLUMNS: Column[] = [
+  { head: 'When' },
+  { head: 'Scope', max: 12, min: 5 },
+  { head: 'From', max: 14, min: 6 },
+  { head: 'Sig', max: 4 },
+  { head: 'To', max: 14, min: 6 },
+  { head: 'Id' },
+  { head: 'Re', max: 8, min: 3 },
+  { head: 'Message', min: 16 },
+];
+const INBOX_SHRINK = [7, 4, 2, 1, 6];
+
+/** The inbox as a table; `columns` is the terminal's width, undefined when not a terminal. */
+export function formatTable(msgs: Message[], names: NameLookup, now: number, columns: number | undefined): string {
+  const rows = msgs.map((m) => [
+    when(m, now),
+    neutralize(scopeName(m.scope)),
+    m.heldReason !== undefined ? `?${neutralize(m.fromId)}` : neutralize(partyLabel(m.fromId, names)),
+    m.sig ?? '',
+    neutralize(addresseeLabel(m, names)),
+    m.id,
+    m.re ? m.re.slice(-7) : '',
+    neutralize(m.body),
+  ]);
+  return formatColumns(INBOX_COLUMNS, rows, columns, INBOX_SHRINK);
 }
 
 export function formatBlock(m: Message, names: NameLookup, now: number): string {

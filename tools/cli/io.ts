@@ -78,3 +78,14 @@ export function printSent(io: Io, r: SentLike, json?: boolean): void {
   if (json) return io.json(r);
   io.out(r.id);
 }
+
+/**
+ * The width a table must fit: COLUMNS when set (as git and gh read it), else the terminal's;
+ * undefined when stdout is not a terminal, where nothing is cut.
+ */
+export function terminalWidth(out: { isTTY?: boolean; columns?: number }, env: Readonly<Record<string, string | undefined>>): number | undefined {
+  if (out.isTTY !== true) return undefined;
+  const fromEnv = /^\d+$/.test(env.COLUMNS ?? '') ? Number(env.COLUMNS) : 0;
+  if (fromEnv > 0) return fromEnv;
+  return out.columns !== undefined && out.columns > 0 ? out.columns : 80;
+}

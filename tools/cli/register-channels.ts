@@ -3,7 +3,7 @@
 
 import type { Command } from 'commander';
 import { type Registrar, examples } from './registrar.js';
-import type { Io } from './io.js';
+import { type Io, terminalWidth } from './io.js';
 import type { Ctx } from './context.js';
 import { formatAge, neutralize, plural } from '../wire/render.js';
 import { reachShort } from '../wire/display.js';
@@ -85,12 +85,10 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const { runChannels } = await import('../verbs/channels/index.js');
       const r = runChannels(ctx, { joined: opts.joined });
       if (opts.json) return io.json(r);
-      const lines = [`${pad('Channel', 20)} ${pad('Members', 8)} ${pad('Live', 5)} ${pad('Joined', 7)} ${pad('Pinned', 7)} Description`];
-      for (const c of r.channels) {
-        lines.push(
-          `${pad(c.label, 20)} ${pad(String(c.memberCount), 8)} ${pad(String(c.liveCount), 5)} ${pad(c.joined ? 'yes' : 'no', 7)} ${pad(c.pinned ? 'yes' : 'no', 7)} ${neutralize(c.description)}`,
-        );
-      }
+      const { formatColumns } = await import('./table.js');
+      const cols = [{ head: 'Channel', max: 20, min: 8 }, { head: 'Members' }, { head: 'Live' }, { head: 'Joined' }, { head: 'Pinned' }, { head: 'Description', min: 12 }];
+      const rows = r.channels.map((c) => [c.label, String(c.memberCount), String(c.liveCount), c.joined ? 'yes' : 'no', c.pinned ? 'yes' : 'no', neutralize(c.description)]);
+      const lines = [formatColumns(cols, rows, terminalWidth(ctx.stdout, ctx.env), [5, 0])];
       io.out(lines.join('\n'));
     });
 
@@ -184,7 +182,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .description("delete a channel's history except what a live member has not been shown yet")
     .argument('<channel>', 'channel name, with or without #')
     .option('--json', 'print JSON')
-    .addHelpText('after', `${examples(['attend purge ops', 'attend purge #ops --json'])}\n${CHANNEL_RULE}\n`)
+    .addHelpText('after', `${examples(['attend purge ops', "attend purge '#ops' --json"])}\n${CHANNEL_RULE}\n`)
     .action(async (channel: string, opts: { json?: boolean }) => {
       const { runPurge } = await import('../verbs/channels/index.js');
       const r = runPurge(ctx, { channel });
@@ -197,7 +195,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .command('peers')
     .description('every live session and human: name, origin, status, channels, last seen, delivery')
     .option('--json', 'print JSON')
-    .option('--tree', 'show the lineage: who started whom (issue 14)')
+    .option('--tree', 'show the lineage: who started whom')
     .option('--cards', 'print every live node as an A2A AgentCard (JSON): yours signed, the others as they signed them')
     .addHelpText('after', examples(['attend peers', 'attend peers --tree', `attend peers --json | jq '.peers[] | select(.reach.word == "waiting")'`]))
     .action(async (opts: { json?: boolean; tree?: boolean; cards?: boolean }) => {
@@ -208,17 +206,26 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       if (r.peers.length === 0) return io.out('Nobody is live on this bus.');
       // A HOST column once another machine's members are listed (issue 13).
       const hosts = r.peers.some((p) => p.host !== null);
-      const hostCol = (h: string) => (hosts ? `${pad(h, 12)} ` : '');
-      const lines = [`${pad('Name', 18)} ${hostCol('Host')}${pad('Kind', 6)} ${pad('Status', 7)} ${pad('Seen', 9)} ${pad('Delivery', 16)} ${pad('Channels', 24)} Origin`];
-      for (const p of r.peers) {
-        const delivery = reachShort(p.reach);
-        const name = `${neutralize(p.name)}${p.me ? ' (you)' : ''}`;
-        const status = p.status ?? '-';
-        lines.push(
-          `${pad(name, 18)} ${hostCol(neutralize(p.host ?? 'here'))}${pad(p.kind, 6)} ${pad(neutralize(status), 7)} ${pad(ago(ctx, p.lastSeen), 9)} ${pad(delivery, 16)} ${pad(p.channels.join(','), 24)} ${neutralize(p.origin)}`,
-        );
+      const { formatColumns } = await import('./table.js');
+      const cols = [{ head: 'Name', max: 18, min: 8 }, ...(hosts ? [{ head: 'Host', max: 12, min: 4 }] : []), { head: 'Kind' }, { head: 'Status', max: 7, min: 4 }, { head: 'Seen' }, { head: 'Delivery', max: 16, min: 8 }, { head: 'Channels', max: 24, min: 5 }, { head: 'Origin', min: 10 }];
+      const rows = r.peers.map((p) => [
+        `${neutralize(p.name)}${p.me ? ' (you)' : ''}`,
+        ...(hosts ? [neutralize(p.host ?? 'here')] : []),
+        p.kind,
+        neutralize(p.status ?? '-'),
+        ago(ctx, p.lastSeen),
+        reachShort(p.reach),
+        p.channels.join(','),
+        neutralize(p.origin),
+      ]);
+      // On a narrow terminal the origin (a path) gives way first, then channels, delivery, the name.
+      const last = cols.length - 1;
+      const lines = [formatColumns(cols, rows, terminalWidth(ctx.stdout, ctx.env), [last, last - 1, last - 2, 0, ...(hosts ? [1] : [])])];
+      if (r.peers.some((p) => p.reach.word === 'waiting')) {
+        const note = 'waiting: no conduit of it is live (no sensor, no Stop hook); messages wait on the bus until one runs.';
+        const width = terminalWidth(ctx.stdout, ctx.env);
+        lines.push('', ...(width === undefined ? [note] : (await import('../wire/width.js')).wrapColumns(note, width)));
       }
-      if (r.peers.some((p) => p.reach.word === 'waiting')) lines.push('\nwaiting: no conduit of it is live (no sensor, no Stop hook); messages wait on the bus until one runs.');
       io.out(lines.join('\n'));
     });
 

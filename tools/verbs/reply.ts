@@ -6,7 +6,7 @@ import { notFoundError, verbHint } from '../wire/errors.js';
 import type { Peer } from '../bus/presence/index.js';
 import { readSurfaced } from '../bus/delivery/index.js';
 import { peersEverywhere } from '../bus/presence/index.js';
-import { type Scope, WIDE_CLASS } from '../wire/envelope.js';
+import { type Scope, WIDE_CLASS, addressees } from '../wire/envelope.js';
 import { attendKey } from '../wire/names.js';
 import { lookupMessage } from './inbox.js';
 import { type SendInput, type SendResult, checkBody, checkMessageId, checkOnBehalfOf, resolvePrincipal, routeFor, writeRouted } from './send.js';
@@ -35,6 +35,13 @@ export function runReply(ctx: VerbCtx, input: SendInput): SendResult {
   // channel; a direct message goes back to the sender's tray (by its live origin, else the
   // origin written in the message), never to #open; a broadcast is answered on #open,
   // addressed to its sender: a reply rides whatever directory the routing selects.
+  // Answering one's own message (a follow-up) threads to the people it was for, where it
+  // went: a reply to oneself would be a direct message nobody else sees.
+  if (parent.fromId === who.id) {
+    const ids = addressees(parent.to);
+    if (parent.scope.kind === 'tray' && ids.length > 0) return writeRouted(ctx, threaded, routeFor(ctx, { to: ids }), []);
+    if (parent.scope.kind === 'channel' || parent.scope.kind === 'open') return writeRouted(ctx, threaded, { scopes: [parent.scope], to: parent.to, recipients: [] }, []);
+  }
   const to = parent.fromId;
   if (!WIDE_CLASS.test(to)) throw notFoundError(`message ${parent.id} has no sender id to reply to`);
   let scopes: Scope[] = [{ kind: 'open' }];

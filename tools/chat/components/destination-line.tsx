@@ -2,7 +2,7 @@
 
 import { Box, Text } from 'ink';
 import { accent, type ColorDepth } from '../colors.js';
-import { textWidth } from '../state/width.js';
+import { textWidth } from '../../wire/width.js';
 
 export function DestinationLine({ text, bad, depth, width }: { text: string; bad: boolean; depth: ColorDepth; width: number }) {
   const color = bad && accent(depth, 'yellow') ? { color: 'yellow' } : accent(depth, 'green') ? { color: 'green' } : {};

@@ -3,7 +3,7 @@
 // splits an emoji into garbage.
 
 import { neutralize } from '../../wire/render.js';
-import { type Cell, cells } from './width.js';
+import { type Cell, cells } from '../../wire/width.js';
 
 export interface ComposeState {
   text: string;

@@ -67,14 +67,25 @@ export function replyTarget(plan: DraftPlan): ChatMessage | undefined {
   return plan.kind === 'reply' ? plan.to : plan.kind === 'replyCommand' ? plan.target : undefined;
 }
 
+/**
+ * Whom a reply to `m` reaches, as the chat names them: its sender, or, for one's own message,
+ * the people it was for (tools/verbs/reply.ts threads a follow-up to them, never to oneself).
+ */
+export function replyAudience(m: ChatMessage, me: string, nameOf: (id: string) => string): string {
+  if (m.fromId !== me) return neutralize(nameOf(m.fromId));
+  if (m.to === '*') return '#open';
+  if (m.to.startsWith('#')) return neutralize(m.to);
+  return addressees(m.to).map((id) => neutralize(nameOf(id))).join(', ');
+}
+
 /** The destination line's text, and whether it warns (the draft would not go). */
-export function destinationLine(plan: DraftPlan, nameOf: (id: string) => string): { text: string; bad: boolean } {
+export function destinationLine(plan: DraftPlan, nameOf: (id: string) => string, me: string): { text: string; bad: boolean } {
   switch (plan.kind) {
     case 'reply':
-      return { text: `reply to ${neutralize(nameOf(plan.to.fromId))} (${plan.to.id})`, bad: false };
+      return { text: `reply to ${replyAudience(plan.to, me, nameOf)} (${plan.to.id})`, bad: false };
     case 'replyCommand':
       return plan.target
-        ? { text: `/reply: reply to ${neutralize(nameOf(plan.target.fromId))} (${plan.target.id})`, bad: false }
+        ? { text: `/reply: reply to ${replyAudience(plan.target, me, nameOf)} (${plan.target.id})`, bad: false }
         : { text: '/reply: nothing to reply to in this tab', bad: false };
     case 'command':
       return { text: `command ${plan.name}`, bad: false };

@@ -183,8 +183,11 @@ export function feedReducer(s: FeedState, a: FeedAction): FeedState {
       const ids = visibleItems(s).flatMap((it) => (it.kind === 'msg' ? [it.msg.id] : []));
       if (ids.length === 0) return s.selected === null ? s : { ...s, selected: null };
       const at = s.selected === null ? -1 : ids.indexOf(s.selected);
-      // From no selection, up picks the newest; down has nothing to move to.
-      const next = at < 0 ? (a.delta < 0 ? ids.length + a.delta : ids.length) : at + a.delta;
+      // From no selection, up picks the newest message of another party (what one answers;
+      // one's own newest is a step below it), else the newest; down has nothing to move to.
+      const other = newestFromOthers(s);
+      const start = other !== undefined ? ids.indexOf(other.id) : ids.length - 1;
+      const next = at < 0 ? (a.delta < 0 ? start + a.delta + 1 : ids.length) : at + a.delta;
       // Past the newest: back to composing for the tab, following new messages.
       if (next >= ids.length) return s.selected === null ? s : { ...s, selected: null, scroll: 0 };
       const selected = ids[Math.max(0, next)] ?? null;

@@ -7,7 +7,7 @@ import { addressees } from '../../wire/envelope.js';
 import { addresseeLabel, scopeName } from '../../wire/display.js';
 import { neutralize, plural } from '../../wire/render.js';
 import type { ChatMessage, FeedItem } from './items.js';
-import { rowsOf, textWidth, truncateColumns, wrapColumns } from './width.js';
+import { rowsOf, textWidth, truncateColumns, wrapColumns } from '../../wire/width.js';
 
 interface Seg {
   text: string;
