@@ -146,7 +146,7 @@ describe.skipIf(noStrace !== null)('a send that exits 0 has synced its directory
 
   it("the drain's ledger append is fdatasync'ed; the directory is synced only when the append made the log", () => {
     const agent = { ...bus.env, ATTEND_AGENT: 'bot', ATTEND_AGENT_ID: 'durable' };
-    const ledgerDir = join(bus.root, 'state', 'ledger', `bot.durable@${ME}`);
+    const ledgerDir = join(bus.root, 'state', 'ledger', encodeURIComponent(`bot.durable@${ME}`));
     const log = join(ledgerDir, 'ledger.jsonl');
     expect(traced(['send', 'one'], bus.env).exitCode).toBe(0);
     const first = traced(['inbox', '--drain', '--format', 'plain'], agent);
