@@ -32,7 +32,7 @@ describe('attend demo', () => {
     expect(tmp).toBeDefined();
     // Identity resolves through real session records.
     expect(out).toMatch(/▸ api \(Claude Code session\) \$ attend whoami\n  api \(agent\)\n/);
-    expect(out).toContain('resolved: yes (CLAUDE_PID ');
+    expect(out).toMatch(/resolved: yes \(ancestor pid \d+ \(1 up\) has a live session record\)/);
     // web sees both the broadcast and the person's directed message.
     const webInbox = out.slice(out.indexOf('$ attend inbox    # web sees'), out.indexOf('$ attend reply'));
     expect(webInbox).toContain('please review the migration api is running');

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { attendKey } from '../../tools/wire/names.js';
-import { BIN, type TempBus, useTempBus } from '../helpers/bus.js';
+import { BIN, ME, type TempBus, useTempBus } from '../helpers/bus.js';
 
 /** Can strace trace a child here? Answered once, with the reason when it cannot. */
 function probeStrace(): string | null {
@@ -146,7 +146,7 @@ describe.skipIf(noStrace !== null)('a send that exits 0 has synced its directory
 
   it("the drain's ledger append is fdatasync'ed; the directory is synced only when the append made the log", () => {
     const agent = { ...bus.env, ATTEND_AGENT: 'bot', ATTEND_AGENT_ID: 'durable' };
-    const ledgerDir = join(bus.root, 'state', 'ledger', 'bot-durable');
+    const ledgerDir = join(bus.root, 'state', 'ledger', encodeURIComponent(`bot.durable@${ME}`));
     const log = join(ledgerDir, 'ledger.jsonl');
     expect(traced(['send', 'one'], bus.env).exitCode).toBe(0);
     const first = traced(['inbox', '--drain', '--format', 'plain'], agent);

@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runBin, waitFor } from '../helpers/bus.js';
+import { ME, runBin, waitFor } from '../helpers/bus.js';
 import { useRelayWorld } from '../helpers/relay.js';
 import { remoteMembers } from '../../tools/bus/presence/remote.js';
 import { attendKey } from '../../tools/wire/names.js';
@@ -37,9 +37,9 @@ describe('a message for a party of a machine that is offline', () => {
     expect(toBee.exitCode, toBee.stderr).toBe(0);
     expect(JSON.parse(toBee.stdout).delivery).toEqual([{ id: bee.sessionId, name: 'bee@bravo', kind: 'agent', reach: { word: 'held', by: 'the hub until bravo is back' } }]);
     expect(toBee.stderr).toBe('attend: held for bee@bravo by the hub until bravo is back\n');
-    const toCodex = runBin(['send', '--to', 'bravo:codex-x1', 'codex, yes: me'], { env: alpha.bus.env });
+    const toCodex = runBin(['send', '--to', `bravo:codex.x1@${ME}`, 'codex, yes: me'], { env: alpha.bus.env });
     expect(toCodex.exitCode, toCodex.stderr).toBe(0);
-    expect(toCodex.stderr).toBe('attend: held for codex-x1@bravo by the hub until bravo is back\n');
+    expect(toCodex.stderr).toBe(`attend: held for codex.x1@${ME}@bravo by the hub until bravo is back\n`);
     // alpha's relay publishes both to the hub while bravo is away.
     await waitFor(() => ((alpha.status()?.published as number) ?? 0) >= 2, { timeoutMs: 15_000, what: 'both published by alpha' });
     expect(bravo.ids(attendKey(bee.cwd))).toEqual([]);

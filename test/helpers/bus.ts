@@ -3,21 +3,25 @@
 // that are live child processes. The unit and slow tiers import ./temp-bus.ts instead, whose
 // sessions are in-process stand-ins (test/architecture.test.ts keeps it so).
 
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { type FakeSession, type RunResult, type SessionOpts, type TempBus, recordSession, useTempBus as useTempBusWith } from './temp-bus.js';
+import { type FakeSession, type RunResult, type SessionOpts, type TempBus, liveTask, recordSession, useTempBus as useTempBusWith } from './temp-bus.js';
 
 export { ME, type FakeSession, type RunResult, type SessionOpts, type TempBus, makeTempBus, procStart, removeTree, runInProcess, useFamilyPolicy, waitFor } from './temp-bus.js';
 
 export const BIN = fileURLToPath(new URL('../../dist/tools/cli/bin.js', import.meta.url));
 
 /**
- * A stand-in for a running Claude Code session: a live process with a session record that
- * names it, and the env its children would inherit.
+ * A stand-in for a running Claude Code session: a live thread of this test process with a
+ * session record that names it, and the env its children would inherit. Identity comes from
+ * the process ancestry (issue 20 §1): an `attend` this process starts has this process for
+ * its parent, and CLAUDE_PID naming a thread of an ancestor agrees with the ancestry, so the
+ * child is that session. A separate sleeper process would not be an ancestor of anything the
+ * test runs. A test of the ancestry itself uses real process trees (./session-tree.ts).
  */
 export function fakeSession(bus: TempBus, opts: SessionOpts = {}): FakeSession {
-  const proc = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
-  return recordSession(bus, proc.pid as number, () => proc.kill('SIGKILL'), opts);
+  const t = liveTask();
+  return recordSession(bus, t.tid, () => t.end(), opts);
 }
 
 /** Run the built binary as a real process. */

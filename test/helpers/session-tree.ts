@@ -33,8 +33,12 @@ const server = net.createServer((c) => {
     buf += d;
     if (!buf.endsWith('\\n')) return;
     const req = JSON.parse(buf);
-    if (req.op === 'run') {
-      const r = spawnSync(process.execPath, [bin, ...req.args], { cwd, env: tool, input: req.input ?? '', encoding: 'utf8' });
+    if (req.op === 'run' || req.op === 'sh') {
+      const env = { ...tool, ...(req.env ?? {}), ATTEND_BIN: bin, NODE_BIN: process.execPath };
+      for (const k of req.unset ?? []) delete env[k];
+      const r = req.op === 'run'
+        ? spawnSync(process.execPath, [bin, ...req.args], { cwd, env, input: req.input ?? '', encoding: 'utf8' })
+        : spawnSync('sh', ['-c', req.script], { cwd, env, input: req.input ?? '', encoding: 'utf8' });
       c.end(JSON.stringify({ exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr }) + '\\n');
     } else if (req.op === 'spawn') {
       const log = require('node:fs').openSync(req.sock + '.log', 'a');
@@ -58,8 +62,13 @@ export interface SessionProc {
   sessionId: string;
   pid: number;
   cwd: string;
-  /** An attend command, run by this session's process as its Bash tool would. */
-  run(args: string[], input?: string): Promise<RunResult>;
+  /**
+   * An attend command, run by this session's process as its Bash tool would; `env` adds to
+   * (and `unset` removes from) the variables Claude Code gives its tools, as a tool could.
+   */
+  run(args: string[], input?: string, opts?: { env?: Record<string, string>; unset?: string[] }): Promise<RunResult>;
+  /** A shell script its Bash tool runs (`sh -c`), with $ATTEND_BIN and $NODE_BIN set. */
+  sh(script: string, opts?: { env?: Record<string, string>; unset?: string[] }): Promise<RunResult>;
   /** A worker: a session that this session's process starts, so a real child of it. */
   spawnChild(name: string): Promise<SessionProc>;
 }
@@ -104,7 +113,8 @@ export function sessionTree(bus: TempBus): { lead(name: string): Promise<Session
       sessionId: at.sessionId,
       pid,
       cwd: at.cwd,
-      run: async (args, input) => (await ask(at.sock, { op: 'run', args, input }, pid)) as unknown as RunResult,
+      run: async (args, input, o = {}) => (await ask(at.sock, { op: 'run', args, input, ...o }, pid)) as unknown as RunResult,
+      sh: async (script, o = {}) => (await ask(at.sock, { op: 'sh', script, ...o }, pid)) as unknown as RunResult,
       async spawnChild(child) {
         const c = place(child);
         const r = await ask(at.sock, { op: 'spawn', sessionId: c.sessionId, cwd: c.cwd, sock: c.sock, name: child }, pid);

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type IdentityReaders, type ProcInfo, type SessionRecord, MAX_HOPS, normalizeOrigin, resolveIdentity } from '../../tools/identity/resolve.js';
+import fc from 'fast-check';
+import { type IdentityReaders, type ProcInfo, type SessionRecord, MAX_HOPS, declaredAgentId, isDeclaredAgentId, normalizeOrigin, resolveIdentity, resolveStartedFor } from '../../tools/identity/resolve.js';
+import { isGlobalId } from '../../tools/wire/hosts.js';
+import { sanitizeMemberId } from '../../tools/wire/envelope.js';
 import { parseProcStat, parseSessionRecord, procInfoFromProc, procInfoFromPs } from '../../tools/identity/system.js';
 
 const SID = '11111111-2222-4333-8444-555555555555';
@@ -14,6 +17,8 @@ interface World {
   username?: string;
   cwd?: string;
   commands?: Record<number, string[]>;
+  /** Tgid of a task, for the tasks that are threads of a process. */
+  threads?: Record<number, number>;
 }
 
 function readers(w: World): IdentityReaders & { recordReads: number[] } {
@@ -31,6 +36,7 @@ function readers(w: World): IdentityReaders & { recordReads: number[] } {
     terminal: () => w.terminal ?? null,
     username: () => w.username ?? 'osuser',
     readCommand: (pid) => w.commands?.[pid] ?? null,
+    threadGroupOf: (pid) => w.threads?.[pid] ?? (w.procs?.[pid] ? pid : undefined),
   };
 }
 
@@ -38,22 +44,47 @@ function readers(w: World): IdentityReaders & { recordReads: number[] } {
 const chain: Record<number, ProcInfo> = { 500: { ppid: 400, start: 's500' }, 400: { ppid: 300, start: 's400' }, 300: { ppid: 1, start: 's300' }, 1: { ppid: 0, start: 's1' } };
 const rec = (pid: number, extra: Partial<SessionRecord> = {}): SessionRecord => ({ pid, sessionId: SID, cwd: '/srv/api', procStart: `s${pid}`, ...extra });
 
-describe('identity: the env fast path', () => {
-  it('CLAUDE_PID with a matching record and start time resolves as that session', () => {
+describe('identity: the environment is only a check on the ancestry (issue 20 §1)', () => {
+  it('CLAUDE_PID naming the ancestor whose record is live resolves as that session, by the climb', () => {
     const r = readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID, USER: 'ceo' }, username: 'aaron', procs: chain, records: { 300: rec(300, { name: 'api' }) } });
     const id = resolveIdentity(r);
-    expect(id).toMatchObject({ resolved: true, kind: 'agent', id: SID, from: `claude:${SID}`, origin: '/srv/api', via: 'env', pid: 300, sessionId: SID, user: 'aaron' });
+    expect(id).toMatchObject({ resolved: true, kind: 'agent', id: SID, from: `claude:${SID}`, origin: '/srv/api', via: 'ancestry', pid: 300, sessionId: SID, user: 'aaron' });
     expect(id.followedClear).toBeUndefined();
-    // The fast path does not climb.
-    expect(r.recordReads).toEqual([300]);
+    expect(r.recordReads).toEqual([400, 300]);
+  });
+
+  it('CLAUDE_PID of another live session that is not an ancestor: the ancestry decides', () => {
+    const other = { ...chain, 900: { ppid: 1, start: 's900' } };
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '900', CLAUDE_CODE_SESSION_ID: SID_NEW }, procs: other, records: { 900: rec(900, { sessionId: SID_NEW }), 400: rec(400) } }));
+    expect(id).toMatchObject({ resolved: true, via: 'ancestry', pid: 400, id: SID });
+    expect(id.reason).toContain('CLAUDE_PID 900 is not this session');
+    // With no session in the ancestry, the variables of another session are refused, never that session.
+    const alone = resolveIdentity(readers({ env: { CLAUDE_PID: '900', CLAUDE_CODE_SESSION_ID: SID_NEW }, procs: other, records: { 900: rec(900, { sessionId: SID_NEW }) } }));
+    expect(alone.resolved).toBe(false);
+    expect(alone.refused).toMatch(/not in its process ancestry/);
+    expect(alone.reason).toContain('CLAUDE_PID 900 is not an ancestor');
+  });
+
+  it("a worker's tool that names its lead's pid (an ancestor further up) is still the worker: the nearest session decides", () => {
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID }, procs: chain, records: { 300: rec(300), 400: rec(400, { sessionId: SID_NEW }) } }));
+    expect(id).toMatchObject({ resolved: true, pid: 400, id: SID_NEW });
+  });
+
+  it('CLAUDE_PID naming a thread of an ancestor (or of this process) agrees with the ancestry; a thread of another process does not', () => {
+    const procs = { ...chain, 4001: { ppid: 300, start: 's4001' }, 9001: { ppid: 1, start: 's9001' } };
+    const ofAncestor = resolveIdentity(readers({ env: { CLAUDE_PID: '4001' }, procs, threads: { 4001: 400 }, records: { 4001: rec(4001) } }));
+    expect(ofAncestor).toMatchObject({ resolved: true, via: 'env', pid: 4001 });
+    const ofSelf = resolveIdentity(readers({ env: { CLAUDE_PID: '4001' }, procs, threads: { 4001: 500 }, records: { 4001: rec(4001) } }));
+    expect(ofSelf).toMatchObject({ resolved: true, via: 'env', pid: 4001 });
+    const ofOther = resolveIdentity(readers({ env: { CLAUDE_PID: '9001' }, procs, threads: { 9001: 9000 }, records: { 9001: rec(9001) } }));
+    expect(ofOther.refused).toBeDefined();
   });
 
   it('a record whose start time does not match (recycled pid) is not that session', () => {
     const id = resolveIdentity(readers({ env: { CLAUDE_PID: '300', CLAUDE_CODE_SESSION_ID: SID }, username: 'aaron', procs: chain, records: { 300: rec(300, { procStart: 'other' }) } }));
     expect(id.resolved).toBe(false);
-    expect(id.reason).toContain('pid recycled');
     // Claude Code's variables with no live session behind them: refused, not the person.
-    expect(id.refused).toMatch(/carries the environment of Claude Code session 1111.*no live session owns it/);
+    expect(id.refused).toMatch(/carries the environment of Claude Code session 1111.*not in its process ancestry/);
   });
 
   it('a record naming another pid than its file is not that session', () => {
@@ -62,7 +93,7 @@ describe('identity: the env fast path', () => {
     expect(id.refused).toContain('(CLAUDE_PID)');
   });
 
-  it('a dead CLAUDE_PID falls back to the climb', () => {
+  it('a dead CLAUDE_PID changes nothing: the climb', () => {
     const id = resolveIdentity(readers({ env: { CLAUDE_PID: '777', CLAUDE_CODE_SESSION_ID: SID }, procs: chain, records: { 777: rec(777), 400: rec(400) } }));
     expect(id).toMatchObject({ resolved: true, via: 'ancestry', pid: 400 });
   });
@@ -84,6 +115,13 @@ describe('identity: the env fast path', () => {
     expect(resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs, records: { 300: rec(300) } })).resolved).toBe(true);
     const { procStart: _p, ...noStart } = rec(300);
     expect(resolveIdentity(readers({ env: { CLAUDE_PID: '300' }, procs: chain, records: { 300: noStart } })).resolved).toBe(true);
+  });
+
+  it('resolveStartedFor: the session of the claude process a detached conduit resolved to, following a /clear, refused once it is gone', () => {
+    const detached = { 500: { ppid: 1, start: 's500' }, 1: { ppid: 0, start: 's1' }, 300: { ppid: 1, start: 's300' } };
+    expect(resolveStartedFor(readers({ procs: detached, records: { 300: rec(300, { sessionId: SID_NEW }) } }), { pid: 300, start: 's300' })).toMatchObject({ resolved: true, id: SID_NEW, pid: 300 });
+    expect(resolveStartedFor(readers({ procs: { ...detached, 300: { ppid: 1, start: 'recycled' } }, records: { 300: rec(300) } }), { pid: 300, start: 's300' }).refused).toMatch(/has ended/);
+    expect(resolveStartedFor(readers({ procs: detached, records: {} }), { pid: 300, start: 's300' }).refused).toMatch(/has ended/);
   });
 });
 
@@ -155,26 +193,15 @@ describe('identity: origin and the human fallback', () => {
   });
 });
 
-describe('identity: a detached process that keeps a session env (issue 14 §6)', () => {
-  const live = rec(300);
-  const find = (w: World, recs: SessionRecord[]) => ({ ...readers(w), findSessionById: (sid: string) => recs.find((r) => r.sessionId === sid) ?? null });
-  it('CLAUDE_CODE_SESSION_ID of a live session, no CLAUDE_PID, no ancestry: that session, never the human', () => {
+describe('identity: a detached process that keeps a session env (issue 14 §6, issue 20 §1)', () => {
+  it('CLAUDE_CODE_SESSION_ID of a live session, no CLAUDE_PID, no ancestry: refused, neither that session nor the person', () => {
     const detached = { 500: { ppid: 1, start: 's500' }, 1: { ppid: 0, start: 's1' }, 300: { ppid: 1, start: 's300' } };
-    const id = resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID, USER: 'ceo' }, procs: detached }, [live]));
-    expect(id).toMatchObject({ kind: 'agent', id: SID, via: 'env' });
-    expect(id.reason).toMatch(/detached/);
-    expect(id.refused).toBeUndefined();
-  });
-  it('a session id whose record is dead or recycled is not that session, and not the person: refused', () => {
-    const detached = { 500: { ppid: 1, start: 's500' }, 1: { ppid: 0, start: 's1' }, 300: { ppid: 1, start: 'recycled' } };
-    for (const recs of [[live], []]) {
-      const id = resolveIdentity(find({ env: { CLAUDE_CODE_SESSION_ID: SID }, procs: detached }, recs));
-      expect(id.resolved).toBe(false);
-      expect(id.refused).toMatch(/Claude Code session 11111111-2222-4333-8444-555555555555 \(CLAUDE_CODE_SESSION_ID\), but no live session owns it/);
-    }
+    const id = resolveIdentity(readers({ env: { CLAUDE_CODE_SESSION_ID: SID, USER: 'ceo' }, procs: detached, records: { 300: rec(300) } }));
+    expect(id.resolved).toBe(false);
+    expect(id.refused).toMatch(/Claude Code session 11111111-2222-4333-8444-555555555555 \(CLAUDE_CODE_SESSION_ID\), but that session is not in its process ancestry/);
     // Any one of Claude Code's variables is enough; with none, the person.
-    expect(resolveIdentity(find({ env: { CLAUDECODE: '1' }, procs: detached }, [])).refused).toContain('(CLAUDECODE)');
-    expect(resolveIdentity(find({ env: {}, procs: detached }, [])).refused).toBeUndefined();
+    expect(resolveIdentity(readers({ env: { CLAUDECODE: '1' }, procs: detached })).refused).toContain('(CLAUDECODE)');
+    expect(resolveIdentity(readers({ env: {}, procs: detached })).refused).toBeUndefined();
   });
 });
 
@@ -229,11 +256,45 @@ describe('identity: agents that are not Claude Code (issue #10 §17)', () => {
     expect(resolveIdentity(readers({ env: {}, procs: chainNumeric, commands: { 300: ['vim', 'codex'] } })).kind).toBe('human');
   });
 
-  it('a harness declares itself with ATTEND_AGENT (and ATTEND_AGENT_ID per instance); a bad name is ignored', () => {
-    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', ATTEND_AGENT_ID: 'run-7' }, username: 'aaron', procs: chain }))).toMatchObject({ kind: 'agent', via: 'declared', id: 'my-bot-run-7' });
+  it('a harness declares itself with ATTEND_AGENT (and ATTEND_AGENT_ID per instance), in a namespace of its own; a bad name is ignored', () => {
+    expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot', ATTEND_AGENT_ID: 'run-7' }, username: 'aaron', procs: chain }))).toMatchObject({ kind: 'agent', via: 'declared', id: 'my-bot.run-7@aaron', from: 'agent:my-bot.run-7@aaron' });
     expect(resolveIdentity(readers({ env: { ATTEND_AGENT: 'my-bot' }, username: 'aaron', procs: chain }))).toMatchObject({ kind: 'agent', id: 'my-bot@aaron' });
     const bad = resolveIdentity(readers({ env: { ATTEND_AGENT: 'not a name!' }, username: 'aaron', procs: chain }));
     expect(bad).toMatchObject({ kind: 'human', id: 'aaron' });
     expect(bad.reason).toContain('ATTEND_AGENT is not a name');
   });
+
+  it("a declaration can never take a session's id, a username or an agent CLI's id (issue 20 attack 1)", () => {
+    const [head, ...rest] = SID.split('-');
+    const id = resolveIdentity(readers({ env: { ATTEND_AGENT: head!, ATTEND_AGENT_ID: rest.join('-') }, username: 'aaron', procs: chain }));
+    expect(id.kind).toBe('agent');
+    expect(id.id).not.toBe(SID);
+    expect(id.id).toMatch(/@aaron$/);
+    expect(isDeclaredAgentId(id.id)).toBe(true);
+    for (const other of [SID, 'aaron', 'codex-8c.2bc', 'box:aaron']) expect(isDeclaredAgentId(other), other).toBe(false);
+    // fast-check: whatever the name and instance, the id holds one `@` and is never a session id's shape.
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,31}$/), fc.string({ maxLength: 80 }), fc.string({ minLength: 1, maxLength: 20 }), (name, inst, user) => {
+        const d = declaredAgentId(name, inst, user);
+        return d.split('@').length === 2 && !isGlobalId(d) && d !== sanitizeMemberId(user) && isDeclaredAgentId(d);
+      }),
+    );
+  });
+
+  it('under a live session or an agent CLI, ATTEND_AGENT is ignored: a session cannot rename itself (issue 20 attack 8)', () => {
+    const underSession = resolveIdentity(readers({ env: { ATTEND_AGENT: 'free', CLAUDE_PID: '300' }, procs: chain, records: { 300: rec(300) } }));
+    expect(underSession).toMatchObject({ kind: 'agent', id: SID, via: 'ancestry' });
+    const underCodex = resolveIdentity(readers({ env: { ATTEND_AGENT: 'free' }, procs: chainNumeric, commands: { 300: ['/usr/local/bin/codex'] } }));
+    expect(underCodex.via).toBe('agent-cli');
+    // A session's tool that detached and declares itself carries the session's variables: refused.
+    const detached = resolveIdentity(readers({ env: { ATTEND_AGENT: 'free', CLAUDECODE: '1' }, procs: { 500: { ppid: 1, start: 's500' }, 1: { ppid: 0, start: 's1' } } }));
+    expect(detached.refused).toContain('(CLAUDECODE)');
+  });
+
+  it('an agent CLI nearer than the session whose CLAUDE_PID it inherited is the agent CLI (codex run by a session)', () => {
+    const procs = { 500: { ppid: 400, start: '5000' }, 400: { ppid: 300, start: '4000' }, 300: { ppid: 200, start: '3000' }, 200: { ppid: 1, start: '2000' }, 1: { ppid: 0, start: '1' } };
+    const id = resolveIdentity(readers({ env: { CLAUDE_PID: '200', CLAUDE_CODE_SESSION_ID: SID }, procs, commands: { 300: ['/usr/local/bin/codex'] }, records: { 200: rec(200, { procStart: '2000' }) } }));
+    expect(id).toMatchObject({ kind: 'agent', via: 'agent-cli' });
+  });
+
 });

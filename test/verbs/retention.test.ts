@@ -19,6 +19,8 @@ afterEach(() => bus.cleanup());
 
 const DAY = 86_400_000;
 const declared = (instance: string) => ({ ...bus.env, ATTEND_AGENT: 'bot', ATTEND_AGENT_ID: instance });
+/** The id a declared instance resolves to (tools/identity/resolve.ts declaredAgentId). */
+const did = (instance: string) => `bot.${instance}@${ME}`;
 
 /** The CLI in-process, on a clock `aheadMs` from now (every command's cwd is the bus's home). */
 async function cli(args: string[], env: Record<string, string>, aheadMs = 0): Promise<{ exitCode: number; stdout: string; stderr: string }> {
@@ -57,13 +59,13 @@ describe('cleanup --older-than keeps what a party it was for has not been shown 
     const tray = attendKey(bus.home);
     // To the agent and to the person: a person without a ledger reads history in chat and
     // inbox, so it holds nothing back; the agent has been shown nothing.
-    const dm = put(bus.root, ids(), { scope: { kind: 'tray', key: tray }, to: `bot-a1,${ME}`, fromId: ME, body: 'the schema changed, please rebase' });
+    const dm = put(bus.root, ids(), { scope: { kind: 'tray', key: tray }, to: `${did('a1')},${ME}`, fromId: ME, body: 'the schema changed, please rebase' });
     const dry = await retention(['--older-than', '90d', '--dry-run'], bus.env, 91 * DAY);
-    expect(dry).toMatchObject({ messages: 0, kept: 1, heldBy: ['bot-a1'], keptMessages: [{ scope: 'tray', id: dm, for: [{ id: 'bot-a1', why: 'no-ledger' }] }] });
+    expect(dry).toMatchObject({ messages: 0, kept: 1, heldBy: [did('a1')], keptMessages: [{ scope: 'tray', id: dm, for: [{ id: did('a1'), why: 'no-ledger' }] }] });
     const text = await cli(['cleanup', '--older-than', '90d'], bus.env, 91 * DAY);
     expect(text.exitCode, text.stderr).toBe(0);
     expect(text.stdout).toContain('kept 1 older message not every party it was for has been shown (--force removes it):');
-    expect(text.stdout).toMatch(/bot-a1: 1 in tray \(nothing has delivered to it yet\)/);
+    expect(text.stdout).toContain(`${did('a1')}: 1 in tray (nothing has delivered to it yet)`);
     expect(existsSync(signal(tray, dm))).toBe(true);
 
     const drain = await cli(['inbox', '--drain', '--format', 'plain'], declared('a1'));
@@ -76,7 +78,7 @@ describe('cleanup --older-than keeps what a party it was for has not been shown 
 
   it("keeps a channel message below a member's watermark that its cold start passed over without showing; --force (a person's) removes it", async () => {
     const t0 = Date.now();
-    for (const id of ['bot-a', 'bot-b']) joinChannel(bus.root, 'ops', id, t0 - 60_000);
+    for (const id of [did('a'), did('b')]) joinChannel(bus.root, 'ops', id, t0 - 60_000);
     const m = put(bus.root, ids(), { scope: { kind: 'channel', name: 'ops' }, to: '#ops', fromId: ME, body: 'deploy at noon' });
     // bot-a is shown it at once; bot-b's first delivery comes 150 s later, past the
     // cold-start window: its watermark moves over the message without showing it.
@@ -87,7 +89,7 @@ describe('cleanup --older-than keeps what a party it was for has not been shown 
 
     // 160 s on, the cut 5 s back: bot-b is live (its drain 10 s ago), bot-a no longer is.
     const dry = await retention(['--older-than', '5s', '--dry-run'], bus.env, 160_000);
-    expect(dry).toMatchObject({ messages: 0, kept: 1, heldBy: ['bot-b'], holders: [{ id: 'bot-b', messages: 1, scopes: ['#ops'], why: ['before-ledger'] }] });
+    expect(dry).toMatchObject({ messages: 0, kept: 1, heldBy: [did('b')], holders: [{ id: did('b'), messages: 1, scopes: ['#ops'], why: ['before-ledger'] }] });
     const text = await cli(['cleanup', '--older-than', '5s', '--dry-run'], bus.env, 160_000);
     expect(text.stdout).toContain('would keep 1 older message not every party it was for has been shown (--force removes it):');
     // bot-b is live, so it goes by its display name.
@@ -101,7 +103,7 @@ describe('cleanup --older-than keeps what a party it was for has not been shown 
     expect(existsSync(signal('@ops', m))).toBe(true);
 
     const forced = await retention(['--older-than', '5s', '--force'], bus.env, 160_000);
-    expect(forced).toMatchObject({ messages: 1, kept: 0, forced: 1, holders: [{ id: 'bot-b', messages: 1 }] });
+    expect(forced).toMatchObject({ messages: 1, kept: 0, forced: 1, holders: [{ id: did('b'), messages: 1 }] });
     expect(existsSync(signal('@ops', m))).toBe(false);
   });
 });

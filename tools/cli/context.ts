@@ -27,6 +27,8 @@ export interface CtxOptions {
   identity?: 'resolve' | 'human';
   /** The person's name for an in-process caller (tests); never from a flag or the environment. */
   userName?: string;
+  /** A detached conduit's claude process, from its own first resolution (tools/verbs/context.ts). */
+  startedFor?: { pid: number; start?: string };
 }
 
 const guarded = new WeakSet<object>();
@@ -58,6 +60,7 @@ export function createContext(opts: CtxOptions = {}): Ctx {
     warn: (line) => void stderr().write(`${line}\n`),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.userName !== undefined ? { userName: opts.userName } : {}),
+    ...(opts.startedFor ? { startedFor: opts.startedFor } : {}),
   });
   return Object.defineProperties(base as Ctx, {
     stdout: { get: () => opts.stdout ?? quietOnClosedPipe(process.stdout), enumerable: true },

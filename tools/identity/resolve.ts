@@ -49,8 +49,11 @@ export interface IdentityReaders {
    * environment: `USER=ceo` must not rename the person (issue 14 §6).
    */
   username(): string;
-  /** The live-or-not record naming this session id, if any (a scan of the sessions dir). */
-  findSessionById?(sessionId: string): SessionRecord | null;
+  /**
+   * The process (thread group) a task belongs to: the Tgid of /proc/<pid>/status. Only asked
+   * for CLAUDE_PID; absent where there is no /proc.
+   */
+  threadGroupOf?(pid: number): number | undefined;
   /** The command line of a process (argv), where it can be read. */
   readCommand?(pid: number): string[] | null;
 }
@@ -172,39 +175,68 @@ function otherAgentIdentity(r: IdentityReaders, id: string, via: 'agent-cli' | '
   return { resolved: false, reason, kind: 'agent', id, from: `agent:${id}`, origin: normalizeOrigin(r.cwd), user: humanUser(r), via };
 }
 
+/**
+ * The id of a declared agent (ATTEND_AGENT=<name>, ATTEND_AGENT_ID=<instance>): always
+ * `<name>[.<instance>]@<user>`. The `@` puts it in a namespace of its own: no session id
+ * (a session record's id has no `@`), no username (sanitized to [A-Za-z0-9_.-]) and no
+ * agent CLI's id can ever be one, so a declaration can never name another party (issue 20 §1).
+ */
+export function declaredAgentId(name: string, instance: string, user: string): string {
+  const inst = instance ? sanitizeMemberId(instance).slice(0, 48) : '';
+  return `${name}${inst ? `.${inst}` : ''}@${sanitizeMemberId(user).slice(0, 64)}`;
+}
+
+/** Is this id a declared agent's (tools/identity/resolve.ts declaredAgentId)? */
+export function isDeclaredAgentId(id: string): boolean {
+  return /^[a-z0-9][a-z0-9-]{0,31}(\.[A-Za-z0-9_.-]+)?@[A-Za-z0-9_.-]+$/.test(id);
+}
+
+/**
+ * Who is speaking (issue 20 §1). The process ancestry decides, always: the nearest ancestor
+ * that is a live Claude Code session (its record names that very process), else the nearest
+ * that is a known agent CLI. The environment is only ever a check on that climb:
+ * CLAUDE_PID and CLAUDE_CODE_SESSION_ID are believed only where they agree with it, so a
+ * tool process that sets another session's variables is still its own session. With neither
+ * in the ancestry, a process that carries a Claude Code session's variables is refused (a
+ * detached child of a session is not that session any more, nor the person); a harness that
+ * declares itself (ATTEND_AGENT) is a declared agent in a namespace of its own; else the
+ * person. What a process that strips the variables and detaches can still claim is in
+ * docs/trust.md, "Who is speaking".
+ */
 export function resolveIdentity(r: IdentityReaders): Identity {
   const notes: string[] = [];
-  // A harness that declared itself wins: it knows what it is better than its ancestry does.
-  const declared = r.env.ATTEND_AGENT?.trim().toLowerCase();
-  if (declared) {
-    if (AGENT_NAME.test(declared)) {
-      const instance = r.env.ATTEND_AGENT_ID?.trim() ? sanitizeMemberId(r.env.ATTEND_AGENT_ID.trim()) : '';
-      const id = instance ? `${declared}-${instance}` : `${declared}@${humanUser(r)}`;
-      return otherAgentIdentity(r, id, 'declared', `ATTEND_AGENT=${declared} declares an agent harness`);
-    }
-    notes.push('ATTEND_AGENT is not a name ([a-z0-9-], 1-32 characters); ignored');
-  }
-  const claudePid = Number(r.env.CLAUDE_PID);
-  if (r.env.CLAUDE_PID && Number.isInteger(claudePid) && claudePid > 0) {
-    const rec = r.readSessionRecord(claudePid);
-    if (recordMatches(rec, claudePid, r.procInfo(claudePid))) {
-      return agentIdentity(r, rec, 'env', `CLAUDE_PID ${claudePid} has a live session record`);
-    }
-    notes.push(
-      rec ? `the record for CLAUDE_PID ${claudePid} belongs to another process (pid recycled)` : `no live session record for CLAUDE_PID ${claudePid}`,
-    );
-  }
+  const claudePid = r.env.CLAUDE_PID ? Number(r.env.CLAUDE_PID) : NaN;
+  const claimed = Number.isInteger(claudePid) && claudePid > 0 ? claudePid : undefined;
+  // CLAUDE_PID naming a thread of a process in the ancestry (or of this one) agrees with the
+  // ancestry too: the thread is that process's. Claude Code names its own pid; a caller that
+  // runs attend in its own process, or as its direct child, with a thread standing for the
+  // session (the tests' stand-ins) names a task of it. One read of /proc/<pid>/status, only
+  // when CLAUDE_PID is set.
+  const owner = claimed !== undefined && r.threadGroupOf ? r.threadGroupOf(claimed) : undefined;
+  const byThread = (pid: number): Identity | null => {
+    if (claimed === undefined || owner !== pid || claimed === pid) return null;
+    const rec = r.readSessionRecord(claimed);
+    return recordMatches(rec, claimed, r.procInfo(claimed)) ? agentIdentity(r, rec, 'env', `CLAUDE_PID ${claimed} is a live session record on a thread of ${pid === r.selfPid ? 'this process' : `ancestor pid ${pid}`}`) : null;
+  };
+  const own = byThread(r.selfPid);
+  if (own) return own;
   // Climb at most MAX_HOPS parents. pid 1 is checked too: in a container Claude Code can
   // be the init process.
   let info = r.procInfo(r.selfPid);
+  let sawClaimed = false;
   for (let hop = 1; hop <= MAX_HOPS && info && info.ppid > 0; hop++) {
     const pid = info.ppid;
     info = r.procInfo(pid);
     if (!info) break;
+    if (pid === claimed) sawClaimed = true;
     const rec = r.readSessionRecord(pid);
     if (recordMatches(rec, pid, info)) {
-      return agentIdentity(r, rec, 'ancestry', `ancestor pid ${pid} (${hop} up) has a live session record`);
+      const who = agentIdentity(r, rec, 'ancestry', `ancestor pid ${pid} (${hop} up) has a live session record`);
+      if (claimed !== undefined && claimed !== pid) who.reason += `; CLAUDE_PID ${claimed} is not this session's process, ignored`;
+      return who;
     }
+    const thread = byThread(pid);
+    if (thread) return thread;
     const argv = r.readCommand?.(pid);
     const agent = argv ? knownAgentOf(argv) : null;
     if (agent) {
@@ -215,26 +247,45 @@ export function resolveIdentity(r: IdentityReaders): Identity {
     if (pid === 1) break;
   }
   notes.push('no Claude Code session in the process ancestry');
-  // A process that still carries a live session's environment but lost its ancestry
-  // (`setsid -f`, a daemonized child, a reparented shell) is that session, never the human
-  // (issue 14 §6): otherwise any agent could speak as a person by detaching first.
+  if (claimed !== undefined && !sawClaimed) notes.push(`CLAUDE_PID ${claimed} is not an ancestor of this process, ignored`);
+  // Claude Code's variables with no live session in the ancestry: a process a session
+  // detached (`setsid -f`, a daemonized child), or one that outlived its session, or one that
+  // set another session's variables. It is not that session (the ancestry says so), and it is
+  // not the person either (an agent could otherwise speak as the person by detaching first):
+  // refused. A process that strips these variables as well cannot be told from a person at a
+  // terminal (docs/trust.md, "Who is speaking").
   const envSid = r.env.CLAUDE_CODE_SESSION_ID;
-  if (envSid && r.findSessionById) {
-    const rec = r.findSessionById(envSid);
-    if (rec && recordMatches(rec, rec.pid, r.procInfo(rec.pid))) {
-      return agentIdentity(r, rec, 'env', `CLAUDE_CODE_SESSION_ID names the live session of pid ${rec.pid} (not an ancestor: detached)`);
-    }
-  }
-  // Claude Code's variables with no live session behind them: a detached process that outlived
-  // its session, or one whose session record is gone. It is not that session any more, and
-  // it is not the person either (an agent could leave such a process behind to speak as the
-  // person once it has ended): refused. A process that strips these variables as well cannot
-  // be told from a person at a terminal (docs/trust.md, "Who is a person").
   const marker = SESSION_MARKERS.find((k) => r.env[k]);
   if (marker) {
     const which = envSid ? `Claude Code session ${sanitizeMemberId(envSid).slice(0, 64)}` : 'a Claude Code session';
-    const refused = `this process carries the environment of ${which} (${marker}), but no live session owns it, so attend cannot tell who is speaking`;
+    const refused = `this process carries the environment of ${which} (${marker}), but that session is not in its process ancestry, so attend cannot tell who is speaking`;
     return { ...humanIdentity(r, [...notes, refused].join('; ')), refused };
   }
+  // A harness that declared itself, with no session or agent CLI above it.
+  const declared = r.env.ATTEND_AGENT?.trim().toLowerCase();
+  if (declared) {
+    if (AGENT_NAME.test(declared)) {
+      const id = declaredAgentId(declared, r.env.ATTEND_AGENT_ID?.trim() ?? '', r.username());
+      return otherAgentIdentity(r, id, 'declared', [...notes, `ATTEND_AGENT=${declared} declares an agent harness`].join('; '));
+    }
+    notes.push('ATTEND_AGENT is not a name ([a-z0-9-], 1-32 characters); ignored');
+  }
   return humanIdentity(r, notes.join('; '));
+}
+
+/**
+ * The identity of a long-running conduit that outlives the process that started it (the
+ * deliverer, which the SessionStart hook starts detached and waits for until it has
+ * resolved from its ancestry): the session of the claude process it was started for, as
+ * that process's record says now (so a /clear is followed), or refused once that process is
+ * gone. The pid comes from the conduit's own first resolution, never from the environment.
+ */
+export function resolveStartedFor(r: IdentityReaders, claude: { pid: number; start?: string }): Identity {
+  const info = r.procInfo(claude.pid);
+  const rec = r.readSessionRecord(claude.pid);
+  if (sameProcess(info, claude.start) && recordMatches(rec, claude.pid, info)) {
+    return agentIdentity(r, rec, 'ancestry', `the session of claude pid ${claude.pid}, which this process resolved from its ancestry when it started`);
+  }
+  const refused = `the Claude Code process ${claude.pid} this process was started for has ended`;
+  return { ...humanIdentity(r, refused), refused };
 }

@@ -125,20 +125,15 @@ export function readSessionRecordFile(sessionsDir: string, pid: number): Session
   }
 }
 
-/** The session record that names `sessionId` (only read when resolution fell through). */
-function findSessionRecordById(sessionsDir: string, sessionId: string): SessionRecord | null {
-  let names: string[];
+/** The thread group (process) task `pid` belongs to, from /proc/<pid>/status; undefined where unreadable. */
+export function threadGroupOf(pid: number): number | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
   try {
-    names = readdirSync(sessionsDir);
+    const m = /^Tgid:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
   } catch {
-    return null;
+    return undefined;
   }
-  for (const name of names) {
-    if (!/^\d+\.json$/.test(name)) continue;
-    const rec = readSessionRecordFile(sessionsDir, Number(name.slice(0, -5)));
-    if (rec && rec.sessionId === sessionId) return rec;
-  }
-  return null;
 }
 
 /** The controlling terminal of this process, as `pts-3`, from its standard streams. */
@@ -166,7 +161,7 @@ export function systemReaders(opts: {
     selfPid: opts.pid,
     cwd: opts.cwd,
     readSessionRecord: (pid) => readSessionRecordFile(opts.sessionsDir, pid),
-    findSessionById: (sid) => findSessionRecordById(opts.sessionsDir, sid),
+    threadGroupOf,
     procInfo,
     terminal: detectTerminal,
     readCommand: (pid) => {

@@ -6,7 +6,7 @@ import type { Identity, IdentityReaders, ProcInfo } from '../identity/resolve.js
 import { findParent } from '../identity/lineage.js';
 import { hasParentRecord, recordParent, useKeyDirectory } from '../bus/trust/index.js';
 import { type Signer, type SignerAddress, createRemoteSigner, createSigner, inClaudeSandbox, sandboxSigner, signerSession } from '../bus/trust/index.js';
-import { normalizeOrigin, resolveIdentity } from '../identity/resolve.js';
+import { normalizeOrigin, resolveIdentity, resolveStartedFor } from '../identity/resolve.js';
 import { refusedError } from '../wire/errors.js';
 import { localHostName } from '../bus/presence/index.js';
 import { procInfo as systemProcInfo, systemReaders, userName } from '../identity/system.js';
@@ -62,6 +62,13 @@ interface VerbCtxOptions {
    * it can as well write any file under the bus, so it proves nothing a reader relies on.
    */
   userName?: string;
+  /**
+   * For a conduit that resolved its identity from its ancestry when it started and has since
+   * lost that ancestry (the deliverer, detached from the hook that started it): the claude
+   * process it resolved to. Its session is who this context is, as that process's record
+   * says now. Set only from a resolution, never from a flag or the environment.
+   */
+  startedFor?: { pid: number; start?: string };
 }
 
 export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
@@ -106,7 +113,7 @@ export function createVerbCtx(opts: VerbCtxOptions): VerbCtx {
         identity = sandboxIdentity(signerFor(env), paths.root, cwd, sanitizeMemberId(opts.userName ?? userName()));
       }
       if (identity === undefined) {
-        const who = resolveIdentity(readersOf());
+        const who = opts.startedFor ? resolveStartedFor(readersOf(), opts.startedFor) : resolveIdentity(readersOf());
         // Nothing acts as an identity attend could not settle (issue 14 §6): not the session
         // whose variables it carries, and never the person.
         if (who.refused !== undefined) throw refusedError(`refused: ${who.refused}`, 'a person runs attend from a terminal that no Claude Code session started');

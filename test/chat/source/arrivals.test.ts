@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type Message, scopeDir, scopeDirName, silentReporter } from '../../../tools/bus/store/index.js';
 import { createArrivals } from '../../../tools/chat/source/arrivals.js';
 import { createHistory } from '../../../tools/chat/source/history.js';
-import { type TempBus, runInProcess, useFamilyPolicy, useTempBus } from '../../helpers/temp-bus.js';
+import { ME, type TempBus, runInProcess, useFamilyPolicy, useTempBus } from '../../helpers/temp-bus.js';
 import { ids, put, PERSON } from '../../helpers/fixtures.js';
 
 let bus: TempBus;
@@ -42,7 +42,7 @@ describe('chat arrivals', () => {
     s.arrivals.scanDir(OPEN);
     s.arrivals.scanDir(OPEN);
     expect(s.bodies()).toEqual(['live']);
-    expect(s.arrived[0]?.fromId).toBe('bot-unit-arrivals');
+    expect(s.arrived[0]?.fromId).toBe(`bot.unit-arrivals@${ME}`);
     // A watch event on a history file (a touch, a chmod), loaded or not, is not an arrival.
     const file = join(scopeDir(bus.root, { kind: 'open' }), `${old[0]}.signal`);
     utimesSync(file, new Date(), new Date());

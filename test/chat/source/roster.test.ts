@@ -8,7 +8,7 @@ import { createChatActions } from '../../../tools/chat/actions.js';
 import type { ChannelInfo } from '../../../tools/chat/actions.js';
 import { createRosterPoller } from '../../../tools/chat/source/roster.js';
 import { createVerbCtx } from '../../../tools/verbs/context.js';
-import { type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
+import { ME, type TempBus, runInProcess, useTempBus } from '../../helpers/temp-bus.js';
 import { manualTimers } from '../../helpers/timers.js';
 
 let bus: TempBus;
@@ -42,7 +42,7 @@ describe('chat roster poller', () => {
     expect(seen.peers).toHaveLength(1);
     timers.advance(1);
     expect(seen.peers.at(-1)).toEqual(['ops-lead']);
-    expect(seen.channels.at(-1)).toEqual([{ name: 'ops', members: ['bot-unit-roster'] }]);
+    expect(seen.channels.at(-1)).toEqual([{ name: 'ops', members: [`bot.unit-roster@${ME}`] }]);
     poller.stop();
     timers.advance(5000);
     expect(seen.peers).toHaveLength(2);

@@ -7,6 +7,7 @@ import { closeSync, unlinkSync } from 'node:fs';
 import { type Ctx, createContext } from '../context.js';
 import { claimDelivererSlot, delivererLog, openDelivererLog, readDeliverer, releaseDelivererSlot } from '../../bus/delivery/index.js';
 import { AttendError, EXIT } from '../../wire/errors.js';
+import { processAlive } from '../../identity/system.js';
 // The sensor's modules load only in the deliverer itself, not in the hook that starts it.
 import type { DelivererExit } from '../../sensor/deliverer.js';
 import { stopSignal } from './stop-signal.js';
@@ -41,7 +42,10 @@ export async function runDeliver(ctx: Ctx, input: { poll: boolean; interval: num
       // they are now (after a /clear, say), not as they were when the deliverer started.
       answered: async ({ text, re }) => {
         const { runReply } = await import('../../verbs/reply.js');
-        const now = createContext({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, now: ctx.now, stderr: ctx.stderr });
+        // The deliverer has left the hook's process tree by now, so its session is the claude
+        // process it resolved to at its start (startedFor), as that process's record says now.
+        const startedFor = { pid: claudePid, ...(who.record?.procStart !== undefined ? { start: who.record.procStart } : {}) };
+        const now = createContext({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, now: ctx.now, stderr: ctx.stderr, startedFor });
         return runReply(now, { message: text, ...(re !== undefined ? { re } : {}) }).id;
       },
       poll: input.poll,
@@ -64,9 +68,14 @@ export async function runDeliver(ctx: Ctx, input: { poll: boolean; interval: num
   }
 }
 
+const RESOLVED_MS = 5_000;
+
 /**
  * Start `attend deliver` for the hook's session, detached (the hook returns within its
- * timeout), unless one already runs for this Claude process. Its stderr is its log.
+ * timeout), unless one already runs for this Claude process. Its stderr is its log. The hook
+ * waits until the deliverer holds its slot, which it takes once it has resolved its identity:
+ * identity comes from the process ancestry (issue 20 §1), and the deliverer's runs through
+ * this hook only while the hook lives.
  */
 export function startDeliverer(ctx: Ctx, claudePid: number): 'started' | 'running' | 'failed' {
   const root = ctx.root();
@@ -82,7 +91,16 @@ export function startDeliverer(ctx: Ctx, claudePid: number): 'started' | 'runnin
   try {
     const child = spawn(process.execPath, [script, 'deliver'], { detached: true, stdio: ['ignore', 'ignore', log], env: { ...ctx.env } as NodeJS.ProcessEnv, cwd: ctx.cwd });
     child.unref();
-    return child.pid !== undefined ? 'started' : 'failed';
+    const pid = child.pid;
+    if (pid === undefined) return 'failed';
+    const wait = new Int32Array(new SharedArrayBuffer(4));
+    for (const deadline = Date.now() + RESOLVED_MS; Date.now() < deadline; ) {
+      if (readDeliverer(root, claudePid)?.pid === pid) return 'started';
+      // Exited (a zombie until this hook ends): it found no session, or one already ran.
+      if (!processAlive(pid)) return readDeliverer(root, claudePid) !== null ? 'running' : 'failed';
+      Atomics.wait(wait, 0, 0, 10);
+    }
+    return 'failed';
   } catch {
     return 'failed';
   } finally {

@@ -1,7 +1,9 @@
 // `attend demo`: the README's main command. A self-contained walkthrough on a temporary bus:
 // two simulated Claude Code sessions (real processes with real session records, so identity
 // resolves exactly as it does under Claude Code) and a human exchange messages through the
-// real `attend` binary, and the demo prints what each of them sees.
+// real `attend` binary, and the demo prints what each of them sees. Identity comes from the
+// process ancestry (docs/trust.md, "Who is speaking"), so each session's commands are run by
+// its stand-in process, as Claude Code runs its tools: they are that process's children.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -23,6 +25,17 @@ interface Actor {
   label: string;
   cwd: string;
   env: Record<string, string>;
+  /** The stand-in claude process that runs this actor's commands; none for the person. */
+  host?: ChildProcess;
+}
+
+/** A command in flight: run by the demo itself (the person) or by a session's stand-in. */
+interface Step {
+  /** The command's pid, once it runs. */
+  pid: Promise<number | undefined>;
+  kill(signal: NodeJS.Signals): void;
+  onStdout(fn: (text: string) => void): void;
+  done: Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }>;
 }
 
 function procStart(pid: number): string | undefined {
@@ -30,15 +43,78 @@ function procStart(pid: number): string | undefined {
   return procInfoFromProc(pid)?.start;
 }
 
-// A stand-in for a claude process: it lives until the demo ends it, and also ends itself
-// when the demo dies (its stdin pipe closes), so a killed demo leaves nothing running.
-// The demo's directory rides in argv so a test can see no stand-in outlived it.
-const SLEEPER = "process.stdin.on('close', () => process.exit(0)); process.stdin.resume(); setInterval(() => {}, 1 << 30);";
+// A stand-in for a claude process: it runs the commands the demo gives it over its IPC
+// channel as its own children (as Claude Code runs its tools), streams their output back, and
+// ends with them when the demo ends it or dies (the channel closes), so a killed demo leaves
+// nothing running. The demo's directory rides in argv so a test can see none outlived it.
+const HOST = `const { spawn } = require('node:child_process');
+const kids = new Map();
+process.on('disconnect', () => { for (const k of kids.values()) k.kill('SIGKILL'); process.exit(0); });
+process.on('message', (m) => {
+  if (m.op === 'kill') return void kids.get(m.id)?.kill(m.signal);
+  const k = spawn(m.cmd, m.args, { cwd: m.cwd, env: m.env, stdio: [m.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  kids.set(m.id, k);
+  process.send({ id: m.id, pid: k.pid });
+  if (m.input !== undefined) k.stdin.end(m.input);
+  k.stdout.on('data', (d) => process.send({ id: m.id, out: d.toString() }));
+  k.stderr.on('data', (d) => process.send({ id: m.id, err: d.toString() }));
+  k.on('error', (e) => process.send({ id: m.id, error: e.message }));
+  k.on('close', (status) => { kids.delete(m.id); process.send({ id: m.id, status }); });
+});`;
+
+let stepIds = 0;
+
+/** Run `attend <args>` as `who`: a child of its stand-in claude process, or of the demo for the person. */
+function startStep(who: Actor, args: string[], input?: string): Step {
+  let stdout = '';
+  let stderr = '';
+  const listeners: ((text: string) => void)[] = [];
+  const out = (t: string) => {
+    stdout += t;
+    for (const l of listeners) l(t);
+  };
+  const host = who.host;
+  if (!host) {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: who.cwd, env: who.env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) child.stdin?.end(input);
+    child.stdout?.on('data', (d: Buffer) => out(d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const done = new Promise<Awaited<Step['done']>>((resolve) => {
+      child.on('error', (error) => resolve({ status: null, stdout, stderr, error }));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+    return { pid: Promise.resolve(child.pid), kill: (sig) => void child.kill(sig), onStdout: (fn) => void listeners.push(fn), done };
+  }
+  const id = ++stepIds;
+  let gotPid: (pid: number | undefined) => void = () => {};
+  const pid = new Promise<number | undefined>((resolve) => (gotPid = resolve));
+  const done = new Promise<Awaited<Step['done']>>((resolve) => {
+    const onMessage = (m: { id: number; pid?: number; out?: string; err?: string; error?: string; status?: number | null }) => {
+      if (m.id !== id) return;
+      if ('pid' in m) gotPid(m.pid);
+      if (m.out !== undefined) out(m.out);
+      if (m.err !== undefined) stderr += m.err;
+      const end = (r: Awaited<Step['done']>) => {
+        host.off('message', onMessage);
+        host.off('exit', onExit);
+        gotPid(undefined);
+        resolve(r);
+      };
+      if (m.error !== undefined) end({ status: null, stdout, stderr, error: new Error(m.error) });
+      else if ('status' in m) end({ status: m.status ?? null, stdout, stderr });
+    };
+    const onExit = () => resolve({ status: null, stdout, stderr, error: new Error('the stand-in session process ended') });
+    host.on('message', onMessage);
+    host.once('exit', onExit);
+  });
+  host.send({ op: 'run', id, cmd: process.execPath, args: [BIN, ...args], cwd: who.cwd, env: who.env, ...(input !== undefined ? { input } : {}) });
+  return { pid, kill: (signal) => void host.send({ op: 'kill', id, signal }), onStdout: (fn) => void listeners.push(fn), done };
+}
 
 /** What is running right now, so an interrupt can stop it before removing the bus. */
 interface Running {
   sleepers: ChildProcess[];
-  step: ChildProcess | null;
+  step: Step | null;
 }
 
 export async function runDemo(ctx: Ctx, io: Io, opts: { keep: boolean }): Promise<void> {
@@ -59,8 +135,8 @@ export async function runDemo(ctx: Ctx, io: Io, opts: { keep: boolean }): Promis
       cleanup();
       process.exit(sig === 'SIGINT' ? 130 : 143);
     };
-    if (step && step.exitCode === null && step.signalCode === null) {
-      step.once('close', finish);
+    if (step) {
+      void step.done.then(finish);
       step.kill('SIGKILL');
     } else finish();
   };
@@ -90,14 +166,14 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   const session = (name: string, project: string): Actor => {
     const cwd = join(tmp, 'work', project);
     mkdirSync(cwd, { recursive: true });
-    const proc = spawn(process.execPath, ['-e', SLEEPER, tmp], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const proc = spawn(process.execPath, ['-e', HOST, tmp], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
     running.sleepers.push(proc);
     const pid = proc.pid;
     if (pid === undefined) throw new Error('could not start a stand-in session process');
     const sessionId = randomUUID();
     const record = { pid, sessionId, cwd, procStart: procStart(pid), startedAt: Date.now(), name, status: 'idle', kind: 'interactive' };
     writeFileSync(join(claudeDir, 'sessions', `${pid}.json`), JSON.stringify(record));
-    return { label: `${name} (Claude Code session)`, cwd, env: { ...baseEnv, CLAUDECODE: '1', CLAUDE_PID: String(pid), CLAUDE_CODE_SESSION_ID: sessionId } };
+    return { label: `${name} (Claude Code session)`, cwd, env: { ...baseEnv, CLAUDECODE: '1', CLAUDE_PID: String(pid), CLAUDE_CODE_SESSION_ID: sessionId }, host: proc };
   };
   const api = session('api', 'api');
   const web = session('web', 'web');
@@ -110,21 +186,13 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   writePresence(busRoot, { id: person, kind: 'human', origin: humanCwd, heartbeat: Date.now(), role: 'chat' });
 
   // Steps run asynchronously so an interrupt is handled between and during them.
-  const attend = (who: Actor, args: string[], input?: string) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { cwd: who.cwd, env: who.env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-      running.step = child;
-      if (input !== undefined) child.stdin?.end(input);
-      let stdout = '';
-      let stderr = '';
-      child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', (error) => resolve({ status: null, stdout, stderr, error }));
-      child.on('close', (status) => {
-        running.step = null;
-        resolve({ status, stdout, stderr });
-      });
-    });
+  const attend = async (who: Actor, args: string[], input?: string) => {
+    const step = startStep(who, args, input);
+    running.step = step;
+    const r = await step.done;
+    running.step = null;
+    return r;
+  };
   const run = async (who: Actor, args: string[], note?: string): Promise<string> => {
     io.out(`\n\u25B8 ${who.label} $ attend ${args.map(quote).join(' ')}${note ? `    # ${note}` : ''}`);
     const r = await attend(who, args);
@@ -173,21 +241,22 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
   // ---- Delivery (issue #4): both conduits for the `web` session.
   io.out('\nDelivery: what a Claude Code session sees without asking.');
   io.out(`\n\u25B8 ${web.label}: Monitor runs \`attend run\`; each stdout line is a notification for the model:`);
-  const sensor = spawn(process.execPath, [BIN, 'run'], { cwd: web.cwd, env: web.env, stdio: ['ignore', 'pipe', 'ignore'] });
-  running.sleepers.push(sensor);
+  // The sensor is the web session's child, as Monitor runs it; the stand-in ends it with itself.
+  const sensor = startStep(web, ['run']);
+  const sensorPid = await sensor.pid;
   let monitor = '';
-  sensor.stdout?.setEncoding('utf8').on('data', (d: string) => (monitor += d));
+  sensor.onStdout((d) => (monitor += d));
   const until = async (pred: () => boolean) => {
     for (const deadline = Date.now() + 8_000; !pred() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
   };
   // The sensor prints nothing until there is something to say (issue #11 §7): its claim says it is up.
-  await until(() => readSensor(busRoot, web.env.CLAUDE_CODE_SESSION_ID ?? '')?.pid === sensor.pid);
+  await until(() => readSensor(busRoot, web.env.CLAUDE_CODE_SESSION_ID ?? '')?.pid === sensorPid);
   await run(api, ['send', '--to', 'web', 'can you take the users index?'], "arrives on web's Monitor within milliseconds");
   await run(human, ['send', 'lunch in 10'], 'and so does #open');
   await until(() => monitor.includes('lunch in 10'));
   io.out(monitor.trimEnd().replace(/^/gm, '  \u2502 '));
   sensor.kill('SIGTERM');
-  await new Promise((r) => sensor.once('exit', r));
+  await sensor.done;
   await run(api, ['send', '--to', 'web', 'index is in, thanks'], "while web's Monitor is not running");
   io.out(`\n\u25B8 ${web.label}: turn ends; the Stop hook runs \`attend inbox --drain\` and the model reads:`);
   const drained = await attend(web, ['inbox', '--drain', '--format', 'plain'], '{"stop_hook_active":false}');
