@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../tools/cli/cli.js';
 import type { CtxOptions } from '../../tools/cli/context.js';
-import { parseFastArgs, runFastSend } from '../../tools/cli/fast-send.js';
+import { parseFastArgs, parseFastWhoami, runFastSend, runFastWhoami } from '../../tools/cli/fast-send.js';
 import { type FakeSession, useTempBus } from '../helpers/temp-bus.js';
 
 describe('the send fast path parser', () => {
@@ -82,5 +82,31 @@ describe('the send fast path and the full CLI agree', () => {
     expect(r.fast).toEqual(r.full);
     // Positive control: each case says something (an id, or one error line).
     expect(r.fast.stdout.includes('<id>') || /^attend: /.test(r.fast.stderr)).toBe(true);
+  });
+});
+
+describe('attend whoami on the fast path', () => {
+  const session = useTempBus(() => {});
+
+  it('serves whoami and whoami --json only', () => {
+    expect(parseFastWhoami(['whoami'])).toEqual({ json: false });
+    expect(parseFastWhoami(['whoami', '--json'])).toEqual({ json: true });
+    for (const argv of [['whoami', '--card'], ['whoami', '--help'], ['whoami', '--json', '--json'], ['whoami', 'x'], ['send', 'x']]) expect(parseFastWhoami(argv), argv.join(' ')).toBeNull();
+  });
+
+  it.each([[['whoami']], [['whoami', '--json']]])('%j: the same exit code, stdout and stderr as the full CLI, for a session and for the person', async (argv) => {
+    const me: FakeSession = session({ name: 'me' });
+    for (const [env, cwd] of [[me.env, me.cwd], [{ ...me.env, CLAUDECODE: '', CLAUDE_PID: '', CLAUDE_CODE_SESSION_ID: '' }, me.cwd]] as const) {
+      const run = async (path: 'fast' | 'full') => {
+        let stdout = '';
+        let stderr = '';
+        const opts: CtxOptions = { env, cwd, stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, stdin: Readable.from([]) };
+        const exitCode = path === 'fast' ? runFastWhoami(parseFastWhoami(argv)!, opts).exitCode : (await runCli(argv, opts)).exitCode;
+        return { exitCode, stdout, stderr };
+      };
+      const fast = await run('fast');
+      expect(fast).toEqual(await run('full'));
+      expect(fast.stdout).toMatch(/"?from"?:\s+"?(claude|external):/);
+    }
   });
 });

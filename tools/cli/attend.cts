@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `attend` executable. CommonJS on purpose: node starts a CJS entry ~4 ms faster than
 // an ESM one, and `attend send` has to stay within 1.5× of `node -e 0` (issue #2).
-// `send` and `reply` take a fast path (fast-send.ts) that postbuild bundles into one CJS
+// `send`, `reply` and `whoami` take a fast path (fast-send.ts) that postbuild bundles into one CJS
 // file, fast-send.cjs, skipping commander and the other commands; everything else, and
 // anything the fast path is unsure of, goes to the full CLI in cli.ts. Without the bundle
 // (no rolldown at build time) the ESM modules serve the same code. `attend mcp [--channel]`
@@ -61,6 +61,11 @@ async function main(argv: string[]): Promise<number> {
     const fast = await loadFast();
     const args = fast.parseFastArgs(argv);
     if (args) return (await fast.runFastSend(args)).exitCode;
+  }
+  if (argv[0] === 'whoami') {
+    const fast = await loadFast();
+    const args = fast.parseFastWhoami(argv);
+    if (args) return fast.runFastWhoami(args).exitCode;
   }
   if (argv[0] === 'mcp') {
     const fast = await loadFastMcp();

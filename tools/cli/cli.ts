@@ -12,6 +12,7 @@ import { type Io, createIo, messageFrom, printSent, reportError, terminalWidth }
 import { type Registrar, examples } from './registrar.js';
 import { registerDelivery } from './register-delivery.js';
 import { VERSION } from './version.js';
+import { whoamiText } from './whoami-text.js';
 import { registerChannels } from './register-channels.js';
 import { registerChat } from './register-chat.js';
 import { registerIntegration } from './register-integration.js';
@@ -47,21 +48,7 @@ const registerCore: Registrar = (program, ctx, io) => {
       const { runWhoami } = await import('../verbs/whoami.js');
       const r = runWhoami(ctx);
       if (opts.json) return io.json(r);
-      // The name, origin and status come from a session record: shown as data.
-      io.out(
-        [
-          `${neutralize(r.displayName)} (${r.kind})`,
-          `id:       ${r.id}`,
-          `from:     ${r.from}`,
-          `origin:   ${neutralize(r.origin)}`,
-          `resolved: ${r.resolved ? 'yes' : 'no'} (${r.reason})`,
-          ...(r.status ? [`status:   ${neutralize(r.status)}`] : []),
-          ...(r.followedClear ? ['note:     followed a /clear to the new session id'] : []),
-          `parent:   ${r.parent ?? '(none recorded)'}`,
-          `group:    ${[r.parent, r.id, ...r.group.siblings].filter((x) => x !== null).join(', ')}${r.group.children.length > 0 ? `; leads ${r.group.children.join(', ')}` : ''}`,
-          `bus:      ${neutralize(r.busRoot)}`,
-        ].join('\n'),
-      );
+      io.out(whoamiText(r));
     });
 
   const routing = (cmd: Command) =>

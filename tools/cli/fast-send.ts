@@ -8,6 +8,8 @@
 
 import { runSend } from '../verbs/send.js';
 import { runReply } from '../verbs/reply.js';
+import { runWhoami } from '../verbs/whoami.js';
+import { whoamiText } from './whoami-text.js';
 import { writeSync } from 'node:fs';
 import { createContext, type CtxOptions, type Output } from './context.js';
 import { createIo, messageFrom, printSent, reportError } from './io.js';
@@ -107,6 +109,33 @@ export async function runFastSend(args: FastArgs, opts: CtxOptions = {}): Promis
     };
     const r = args.verb === 'send' ? runSend(ctx, input) : runReply(ctx, input);
     printSent(io, r, args.json);
+    return { exitCode };
+  } catch (err) {
+    return { exitCode: reportError(err, io) };
+  }
+}
+
+/**
+ * `attend whoami` and `attend whoami --json` on the same fast path (the first command a
+ * newcomer runs after set-up, "The first hour" Performance): the verb and its one text form,
+ * without commander. null when the arguments are anything else (the full CLI answers).
+ */
+export function parseFastWhoami(argv: string[]): { json: boolean } | null {
+  if (argv[0] !== 'whoami') return null;
+  if (argv.length === 1) return { json: false };
+  return argv.length === 2 && argv[1] === '--json' ? { json: true } : null;
+}
+
+export function runFastWhoami(args: { json: boolean }, opts: CtxOptions = {}): { exitCode: number } {
+  const ctx = createContext({ stdout: fdOutput(1), stderr: fdOutput(2), ...opts });
+  let exitCode = 0;
+  const io = createIo(ctx, (c) => {
+    exitCode = c;
+  });
+  try {
+    const r = runWhoami(ctx);
+    if (args.json) io.json(r);
+    else io.out(whoamiText(r));
     return { exitCode };
   } catch (err) {
     return { exitCode: reportError(err, io) };

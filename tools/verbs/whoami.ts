@@ -2,7 +2,7 @@ import type { VerbCtx } from './context.js';
 import { type GroupView, groupOf } from '../bus/trust/index.js';
 import { readKnownNames } from '../bus/presence/index.js';
 
-interface WhoamiResult {
+export interface WhoamiResult {
   resolved: boolean;
   reason: string;
   kind: 'agent' | 'human';
