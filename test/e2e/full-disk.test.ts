@@ -234,7 +234,8 @@ describe.skipIf(cannotMount !== null)(`a full disk (${cannotMount ?? 'tmpfs moun
       // Room again, and no new message to wake it: it recovers by itself.
       unfill();
       await waitFor(() => [0, 1, 2, 3, 4].every((i) => sensor.stdout().includes(`while full ${i}`)), { what: 'the five, after the disk had room' });
-      expect(sensor.stderr()).toContain('attend: delivery recovered');
+      // Its stderr and stdout are two pipes: the note may come a moment after the lines.
+      await waitFor(() => sensor.stderr().includes('attend: delivery recovered'), { what: 'the recovered note' });
       expect(asHuman(['send', '--to', 'web', 'after']).exitCode).toBe(0);
       await waitFor(() => sensor.stdout().includes('after'), { what: 'the message after' });
       for (let i = 0; i < 5; i++) expect(count(sensor.stdout(), `while full ${i}`), `while full ${i}`).toBe(1);
