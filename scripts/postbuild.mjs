@@ -16,6 +16,8 @@ for (const name of ['attend.cjs', 'bin.js']) {
 // imports right after (issue #11 §9).
 const bundles = [
   { file: 'fast-send.js', external: [/^node:/] },
+  // `attend doctor`: the first command the README suggests after set-up.
+  { file: 'fast-doctor.js', external: [/^node:/] },
   { file: 'fast-mcp.js', external: [/^node:/, /^\.\/context\.js$/, /^\.\/commands\/mcp\.js$/, /^\.\/io\.js$/] },
 ];
 // The MCP tool list, computed once here from the tool definitions, so `attend mcp` can answer

@@ -110,3 +110,4 @@ describe('attend whoami on the fast path', () => {
     }
   });
 });
+

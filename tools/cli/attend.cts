@@ -18,6 +18,17 @@ async function loadFast(): Promise<FastModule> {
   }
 }
 
+type FastDoctorModule = typeof import('./fast-doctor.js');
+
+async function loadFastDoctor(): Promise<FastDoctorModule> {
+  try {
+    return require('./fast-doctor.cjs') as FastDoctorModule;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    return import('./fast-doctor.js');
+  }
+}
+
 type FastMcpModule = typeof import('./fast-mcp.js');
 
 async function loadFastMcp(): Promise<FastMcpModule> {
@@ -66,6 +77,11 @@ async function main(argv: string[]): Promise<number> {
     const fast = await loadFast();
     const args = fast.parseFastWhoami(argv);
     if (args) return fast.runFastWhoami(args).exitCode;
+  }
+  if (argv[0] === 'doctor') {
+    const fast = await loadFastDoctor();
+    const args = fast.parseFastDoctor(argv);
+    if (args) return fast.runFastDoctor(args);
   }
   if (argv[0] === 'mcp') {
     const fast = await loadFastMcp();

@@ -113,16 +113,8 @@ function registerInstall(program: Command, ctx: Ctx, io: Io): void {
     .option('--json', 'print JSON')
     .addHelpText('after', examples(['attend doctor', 'attend doctor --json']) + '\nExits 5 when a check fails.\n')
     .action(async (opts: { json?: boolean }) => {
-      const { runDoctor } = await import('./commands/doctor.js');
-      const { EXIT } = await import('../wire/errors.js');
-      const r = runDoctor(ctx);
-      if (!r.ok) io.setExitCode(EXIT.environment);
-      if (opts.json) return io.json(r);
-      const mark = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' } as const;
-      for (const c of r.checks) {
-        io.out(`${mark[c.status]}  ${c.name}: ${c.detail}`);
-        if (c.fix) io.out(`      fix: ${c.fix}`);
-      }
+      const { printDoctor, runDoctor } = await import('./commands/doctor.js');
+      printDoctor(io, runDoctor(ctx), opts.json === true);
     });
 }
 

@@ -8,7 +8,8 @@ import type { Ctx } from '../context.js';
 import { relayHealth } from '../../bus/presence/index.js';
 import { delivererLog } from '../../bus/delivery/index.js';
 import { readFileSync } from 'node:fs';
-import { AttendError, hintForCli } from '../../wire/errors.js';
+import { AttendError, EXIT, hintForCli } from '../../wire/errors.js';
+import type { Io } from '../io.js';
 import { isFresh, readPresence } from '../../bus/presence/index.js';
 import { checkRoot, checkRootPath } from '../../bus/store/index.js';
 import { keysHealth, policyFile, readPolicy } from '../../bus/trust/index.js';
@@ -304,4 +305,15 @@ function policyCheck(root: string): Check {
     detail: `${mode}; ${rest} (the default: no ${policyFile(root)}). An older attend let every node of a bus without a policy file reach every other; ${FAMILY_POLICY_COMMAND} brings that back`,
     fix: null,
   };
+}
+
+/** What `attend doctor` prints, on the full CLI and its fast path (fast-doctor.ts) alike; exit 5 when a check fails. */
+export function printDoctor(io: Io, r: DoctorResult, json: boolean): void {
+  if (!r.ok) io.setExitCode(EXIT.environment);
+  if (json) return io.json(r);
+  const mark = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' } as const;
+  for (const c of r.checks) {
+    io.out(`${mark[c.status]}  ${c.name}: ${c.detail}`);
+    if (c.fix) io.out(`      fix: ${c.fix}`);
+  }
 }
