@@ -9,12 +9,9 @@
 // Each attack is what a prompt-injected worker's shell can do: set another session's
 // CLAUDE_PID and CLAUDE_CODE_SESSION_ID, declare itself an agent named like the lead, or
 // detach from its session with `setsid -f` and `env -i`.
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../tools/wire/errors.js';
-import { BIN, ME, type RunResult, type TempBus, makeTempBus, runBin, waitFor } from '../helpers/bus.js';
-import { ids } from '../helpers/delivery.js';
+import { ME, type RunResult, type TempBus, allSignals, makeTempBus, runBin, runDetached, shQuote } from '../helpers/bus.js';
 import { type SessionProc, sessionTree } from '../helpers/session-tree.js';
 
 let bus: TempBus;
@@ -43,29 +40,14 @@ const whoami = async (s: SessionProc, env?: Record<string, string>) => JSON.pars
 const varsOf = (s: SessionProc) => ({ CLAUDECODE: '1', CLAUDE_PID: String(s.pid), CLAUDE_CODE_SESSION_ID: s.sessionId });
 
 /**
- * A command the session's shell starts under `setsid -f` (a new session, forked away, so no
- * session is its ancestor any more), optionally with `env -i` and only the bus's own variables.
- * Its status and output land in files, awaited with a deadline.
+ * A command the session's shell starts under `setsid -f` (so no session is its ancestor any
+ * more), optionally with `env -i` and only the bus's own variables.
  */
-async function detached(s: SessionProc, args: string[], opts: { strip?: boolean; env?: Record<string, string> } = {}): Promise<RunResult> {
-  const dir = join(bus.dir, `detached-${ids()()}`);
-  mkdirSync(dir);
-  const q = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
-  const script = join(dir, 'run.sh');
-  writeFileSync(script, `${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')} >${q(`${dir}/out`)} 2>${q(`${dir}/err`)}; echo $? >${q(`${dir}/status.tmp`)}; mv ${q(`${dir}/status.tmp`)} ${q(`${dir}/status`)}\n`);
-  const vars = (e: Record<string, string>) => Object.entries(e).map(([k, v]) => `${k}=${q(v)}`).join(' ');
+function detached(s: SessionProc, args: string[], opts: { strip?: boolean; env?: Record<string, string> } = {}): Promise<RunResult> {
+  const vars = (e: Record<string, string>) => Object.entries(e).map(([k, v]) => `${k}=${shQuote(v)}`).join(' ');
   const prefix = opts.strip ? `env -i ${vars({ ...bus.env, ...(opts.env ?? {}) })} ` : opts.env && Object.keys(opts.env).length > 0 ? `env ${vars(opts.env)} ` : '';
-  ok(await s.sh(`${prefix}setsid -f sh ${q(script)}`));
-  await waitFor(() => existsSync(join(dir, 'status')), { what: `detached attend ${args[0]}` });
-  const read = (f: string) => readFileSync(join(dir, f), 'utf8');
-  return { exitCode: Number(read('status').trim()), stdout: read('out'), stderr: read('err') };
+  return runDetached(bus, args, async (script) => ok(await s.sh(`${prefix}setsid -f sh ${shQuote(script)}`)));
 }
-
-const allSignals = () => {
-  const root = join(bus.root, 'signals');
-  if (!existsSync(root)) return [];
-  return readdirSync(root).flatMap((d) => readdirSync(join(root, d)).filter((f) => f.endsWith('.signal')).map((f) => readFileSync(join(root, d, f), 'utf8')));
-};
 
 describe("attack 2: another session's CLAUDE_PID and CLAUDE_CODE_SESSION_ID", () => {
   it("a worker's tool that sets its lead's variables is still the worker: its id, its key, its own inbox", async () => {
@@ -98,7 +80,7 @@ describe("attack 2: another session's CLAUDE_PID and CLAUDE_CODE_SESSION_ID", ()
       expect(r.exitCode, r.stderr).toBe(EXIT.refused);
       expect(r.stderr).toMatch(/^attend: refused: this process carries the environment of Claude Code session \S+ \(CLAUDE_CODE_SESSION_ID\), but that session is not in its process ancestry, so attend cannot tell who is speaking; /);
     }
-    expect(allSignals()).toEqual([]);
+    expect(allSignals(bus)).toEqual([]);
   });
 });
 
@@ -137,6 +119,6 @@ describe('attack 8: a session renames itself with ATTEND_AGENT', () => {
     const r = await n.w1.run(['send', '--to', n.w2.sessionId, 'let me through'], undefined, { env: { ATTEND_AGENT: 'free', ATTEND_AGENT_ID: 'bird' } });
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toContain('attend allow');
-    expect(allSignals().some((l) => l.includes('let me through'))).toBe(false);
+    expect(allSignals(bus).some((l) => l.includes('let me through'))).toBe(false);
   });
 });

@@ -2,14 +2,14 @@
 // owns an ancestor (the resolver's unit tests are in test/identity/resolve.test.ts).
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../tools/wire/errors.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { procInfoFromProc, procInfoFromPs } from '../../tools/identity/system.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { BIN, ME, type RunResult, type TempBus, fakeSession, makeTempBus, procStart, runBin, waitFor } from '../helpers/bus.js';
+import { BIN, ME, type RunResult, type TempBus, allSignals, fakeSession, makeTempBus, procStart, runBin, runDetached } from '../helpers/bus.js';
 import { ids } from '../helpers/delivery.js';
 
 const SID = '11111111-2222-4333-8444-555555555555';
@@ -155,26 +155,12 @@ describe('who is a person (issue 14 §6), with real processes', () => {
   });
   afterEach(() => bus.cleanup());
 
-  /**
-   * Run attend under `setsid -f`: a new session, forked away, so the caller is not its
-   * ancestor any more. Its exit status and output land in files, awaited with a deadline.
-   */
-  async function detached(args: string[], env: Record<string, string>, cwd: string): Promise<RunResult> {
-    const dir = join(bus.dir, `detached-${ids()()}`);
-    mkdirSync(dir);
-    const script = `"$0" "$@" >'${dir}/out' 2>'${dir}/err'; echo $? >'${dir}/status.tmp'; mv '${dir}/status.tmp' '${dir}/status'`;
-    const r = spawnSync('setsid', ['-f', 'sh', '-c', script, process.execPath, BIN, ...args], { env, cwd, encoding: 'utf8' });
-    expect(r.status, r.stderr).toBe(0);
-    await waitFor(() => existsSync(join(dir, 'status')), { what: `detached attend ${args[0]}` });
-    const read = (f: string) => readFileSync(join(dir, f), 'utf8');
-    return { exitCode: Number(read('status').trim()), stdout: read('out'), stderr: read('err') };
-  }
-
-  const allSignals = () => {
-    const root = join(bus.root, 'signals');
-    if (!existsSync(root)) return [];
-    return readdirSync(root).flatMap((d) => readdirSync(join(root, d)).filter((f) => f.endsWith('.signal')).map((f) => readFileSync(join(root, d, f), 'utf8')));
-  };
+  /** Run attend under `setsid -f`: a new session, forked away, so the caller is not its ancestor any more. */
+  const detached = (args: string[], env: Record<string, string>, cwd: string): Promise<RunResult> =>
+    runDetached(bus, args, (script) => {
+      const r = spawnSync('setsid', ['-f', 'sh', script], { env, cwd, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+    });
 
   it('USER=ceo names nobody: the person is the user the process runs as, signed with that user\'s key', () => {
     const reader = fakeSession(bus, { name: 'reader' });
@@ -183,7 +169,7 @@ describe('who is a person (issue 14 §6), with real processes', () => {
       expect(JSON.parse(runBin(['whoami', '--json'], { env }).stdout)).toMatchObject({ kind: 'human', id: ME });
       const sent = runBin(['send', '--to', reader.sessionId, 'from the person'], { env });
       expect(sent.exitCode, sent.stderr).toBe(0);
-      expect(allSignals()).toEqual([expect.stringMatching(new RegExp(`^external:${ME}(@[^|]+)?\\|[^|]*\\|[^|]*\\|from_kind:human\\|from_id:${ME}\\|`))]);
+      expect(allSignals(bus)).toEqual([expect.stringMatching(new RegExp(`^external:${ME}(@[^|]+)?\\|[^|]*\\|[^|]*\\|from_kind:human\\|from_id:${ME}\\|`))]);
       // What a session is shown: a person, and proven (signed by the key published for ME).
       const drained = runBin(['inbox', '--drain', '--format', 'plain'], { env: reader.env, cwd: reader.cwd });
       expect(drained.stdout).toContain(`[attend message from_kind=human from=${ME} sig=ok to=${reader.sessionId} id=`);
@@ -227,7 +213,7 @@ describe('who is a person (issue 14 §6), with real processes', () => {
         expect(r.exitCode).toBe(EXIT.refused);
         expect(r.stderr).toMatch(/^attend: refused: this process carries the environment of (Claude Code session \S+|a Claude Code session) \((CLAUDE_CODE_SESSION_ID|CLAUDE_PID|CLAUDECODE)\), but that session is not in its process ancestry, so attend cannot tell who is speaking; a person runs attend from a terminal that no Claude Code session started\n$/);
       }
-      expect(allSignals()).toEqual([]);
+      expect(allSignals(bus)).toEqual([]);
     } finally {
       live.kill();
     }

@@ -4,8 +4,11 @@
 // sessions are in-process stand-ins (test/architecture.test.ts keeps it so).
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type FakeSession, type RunResult, type SessionOpts, type TempBus, liveTask, recordSession, useTempBus as useTempBusWith } from './temp-bus.js';
+import { type FakeSession, type RunResult, type SessionOpts, type TempBus, liveTask, recordSession, useTempBus as useTempBusWith, waitFor } from './temp-bus.js';
 
 export { ME, type FakeSession, type RunResult, type SessionOpts, type TempBus, makeTempBus, procStart, removeTree, runInProcess, useFamilyPolicy, waitFor } from './temp-bus.js';
 
@@ -41,4 +44,31 @@ export function runBin(args: string[], opts: { env: Record<string, string>; cwd?
  */
 export function useTempBus(onBus: (bus: TempBus) => void): (opts?: SessionOpts) => FakeSession {
   return useTempBusWith(onBus, fakeSession);
+}
+
+/** A value quoted for `sh`. */
+export const shQuote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Run the built binary detached: `launch` is handed a script to start under `setsid -f` (a new
+ * session, forked away, so the caller is not its ancestor any more). The script's exit status
+ * and output land in files, awaited with a deadline.
+ */
+export async function runDetached(bus: TempBus, args: string[], launch: (script: string) => unknown): Promise<RunResult> {
+  const dir = join(bus.dir, `detached-${randomBytes(4).toString('hex')}`);
+  mkdirSync(dir);
+  const q = shQuote;
+  const script = join(dir, 'run.sh');
+  writeFileSync(script, `${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')} >${q(`${dir}/out`)} 2>${q(`${dir}/err`)}; echo $? >${q(`${dir}/status.tmp`)}; mv ${q(`${dir}/status.tmp`)} ${q(`${dir}/status`)}\n`);
+  await launch(script);
+  await waitFor(() => existsSync(join(dir, 'status')), { what: `detached attend ${args[0]}` });
+  const read = (f: string) => readFileSync(join(dir, f), 'utf8');
+  return { exitCode: Number(read('status').trim()), stdout: read('out'), stderr: read('err') };
+}
+
+/** Every signal line written anywhere on the bus. */
+export function allSignals(bus: TempBus): string[] {
+  const root = join(bus.root, 'signals');
+  if (!existsSync(root)) return [];
+  return readdirSync(root).flatMap((d) => readdirSync(join(root, d)).filter((f) => f.endsWith('.signal')).map((f) => readFileSync(join(root, d, f), 'utf8')));
 }
