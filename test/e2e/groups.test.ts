@@ -10,30 +10,20 @@
 // for. No policy file unless a test writes one.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { EXIT } from '../../tools/wire/errors.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { FAMILY_POLICY_COMMAND } from '../../tools/wire/permit.js';
-import { ME, type RunResult, type TempBus, makeTempBus, runBin } from '../helpers/bus.js';
+import { ME, type RunResult, type TempBus, runBin } from '../helpers/bus.js';
 import { ids } from '../helpers/delivery.js';
-import { type SessionProc, sessionTree } from '../helpers/session-tree.js';
+import { type SessionProc, type TwoLeads, useTwoLeadTree } from '../helpers/session-tree.js';
 
 let bus: TempBus;
-let tree: ReturnType<typeof sessionTree>;
-let n: Record<'lead1' | 'w1' | 'w2' | 'lead2' | 'w3', SessionProc>;
-
-beforeEach(async () => {
-  bus = makeTempBus();
-  tree = sessionTree(bus);
-  const lead1 = await tree.lead('lead1');
-  const lead2 = await tree.lead('lead2');
-  const [w1, w2, w3] = await Promise.all([lead1.spawnChild('w1'), lead1.spawnChild('w2'), lead2.spawnChild('w3')]);
-  n = { lead1, w1, w2, lead2, w3 };
-}, 60_000);
-afterEach(() => {
-  tree.stop();
-  bus.cleanup();
+let n: TwoLeads;
+useTwoLeadTree((b, nodes) => {
+  bus = b;
+  n = nodes;
 });
 
 const person = (args: string[]) => runBin(args, { env: bus.env });

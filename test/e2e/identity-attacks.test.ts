@@ -9,26 +9,16 @@
 // Each attack is what a prompt-injected worker's shell can do: set another session's
 // CLAUDE_PID and CLAUDE_CODE_SESSION_ID, declare itself an agent named like the lead, or
 // detach from its session with `setsid -f` and `env -i`.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../tools/wire/errors.js';
-import { ME, type RunResult, type TempBus, allSignals, makeTempBus, runBin, runDetached, shQuote } from '../helpers/bus.js';
-import { type SessionProc, sessionTree } from '../helpers/session-tree.js';
+import { ME, type RunResult, type TempBus, allSignals, runBin, runDetached, shQuote } from '../helpers/bus.js';
+import { type SessionProc, type TwoLeads, useTwoLeadTree } from '../helpers/session-tree.js';
 
 let bus: TempBus;
-let tree: ReturnType<typeof sessionTree>;
-let n: Record<'lead1' | 'w1' | 'w2' | 'lead2' | 'w3', SessionProc>;
-
-beforeEach(async () => {
-  bus = makeTempBus();
-  tree = sessionTree(bus);
-  const lead1 = await tree.lead('lead1');
-  const lead2 = await tree.lead('lead2');
-  const [w1, w2, w3] = await Promise.all([lead1.spawnChild('w1'), lead1.spawnChild('w2'), lead2.spawnChild('w3')]);
-  n = { lead1, w1, w2, lead2, w3 };
-}, 60_000);
-afterEach(() => {
-  tree.stop();
-  bus.cleanup();
+let n: TwoLeads;
+useTwoLeadTree((b, nodes) => {
+  bus = b;
+  n = nodes;
 });
 
 const ok = (r: RunResult) => {

@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { BIN, type RunResult, type TempBus, waitFor } from './bus.js';
+import { afterEach, beforeEach } from 'vitest';
+import { BIN, type RunResult, type TempBus, makeTempBus, waitFor } from './bus.js';
 
 // The session process: writes its record, then runs what it is asked over its socket. `run`
 // is an attend command as its tool would run it; `spawn` starts a child session (a worker).
@@ -143,4 +144,29 @@ export function sessionTree(bus: TempBus): { lead(name: string): Promise<Session
       pids.length = 0;
     },
   };
+}
+
+/** The sessions of the two-lead tree: ME ─┬─ lead1 ─┬─ w1, w2; ME ─── lead2 ─── w3. */
+export type TwoLeads = Record<'lead1' | 'w1' | 'w2' | 'lead2' | 'w3', SessionProc>;
+
+/**
+ * Per test: a fresh bus with the two-lead tree on it (the person starts lead1 and lead2, lead1
+ * starts w1 and w2, lead2 starts w3), handed to `onTree`; every process ends after the test,
+ * then the bus is removed.
+ */
+export function useTwoLeadTree(onTree: (bus: TempBus, n: TwoLeads) => void): void {
+  let bus: TempBus | undefined;
+  let tree: ReturnType<typeof sessionTree> | undefined;
+  beforeEach(async () => {
+    bus = makeTempBus();
+    tree = sessionTree(bus);
+    const lead1 = await tree.lead('lead1');
+    const lead2 = await tree.lead('lead2');
+    const [w1, w2, w3] = await Promise.all([lead1.spawnChild('w1'), lead1.spawnChild('w2'), lead2.spawnChild('w3')]);
+    onTree(bus, { lead1, w1, w2, lead2, w3 });
+  }, 60_000);
+  afterEach(() => {
+    tree?.stop();
+    bus?.cleanup();
+  });
 }
