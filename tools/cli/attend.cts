@@ -7,36 +7,20 @@
 // (no rolldown at build time) the ESM modules serve the same code. `attend mcp [--channel]`
 // takes fast-mcp.ts, which answers the client's `initialize` before loading the server.
 
-type FastModule = typeof import('./fast-send.js');
-
-async function loadFast(): Promise<FastModule> {
-  try {
-    return require('./fast-send.cjs') as FastModule;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    return import('./fast-send.js');
-  }
+/** The fast paths postbuild bundles, each one CJS file beside this one. */
+interface FastModules {
+  'fast-send': typeof import('./fast-send.js');
+  'fast-doctor': typeof import('./fast-doctor.js');
+  'fast-mcp': typeof import('./fast-mcp.js');
 }
 
-type FastDoctorModule = typeof import('./fast-doctor.js');
-
-async function loadFastDoctor(): Promise<FastDoctorModule> {
+/** A fast path's bundle, or (no bundle: built without rolldown) its ESM module. */
+async function loadFast<K extends keyof FastModules>(name: K): Promise<FastModules[K]> {
   try {
-    return require('./fast-doctor.cjs') as FastDoctorModule;
+    return require(`./${name}.cjs`) as FastModules[K];
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    return import('./fast-doctor.js');
-  }
-}
-
-type FastMcpModule = typeof import('./fast-mcp.js');
-
-async function loadFastMcp(): Promise<FastMcpModule> {
-  try {
-    return require('./fast-mcp.cjs') as FastMcpModule;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    return import('./fast-mcp.js');
+    return (await import(`./${name}.js`)) as FastModules[K];
   }
 }
 
@@ -69,22 +53,22 @@ function firstCommand(argv: string[]): boolean {
 async function main(argv: string[]): Promise<number> {
   if (firstCommand(argv)) return 0;
   if (argv[0] === 'send' || argv[0] === 'reply') {
-    const fast = await loadFast();
+    const fast = await loadFast('fast-send');
     const args = fast.parseFastArgs(argv);
     if (args) return (await fast.runFastSend(args)).exitCode;
   }
   if (argv[0] === 'whoami') {
-    const fast = await loadFast();
+    const fast = await loadFast('fast-send');
     const args = fast.parseFastWhoami(argv);
     if (args) return fast.runFastWhoami(args).exitCode;
   }
   if (argv[0] === 'doctor') {
-    const fast = await loadFastDoctor();
+    const fast = await loadFast('fast-doctor');
     const args = fast.parseFastDoctor(argv);
     if (args) return fast.runFastDoctor(args);
   }
   if (argv[0] === 'mcp') {
-    const fast = await loadFastMcp();
+    const fast = await loadFast('fast-mcp');
     const args = fast.parseFastMcp(argv);
     // Written by postbuild beside the server (dist/tools/mcp/); absent, tools/list waits for the server.
     if (args) return fast.runFastMcp({ ...args, toolsList: require('node:path').join(__dirname, '..', 'mcp', 'tools-list.json') as string });
