@@ -14,23 +14,6 @@ CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
 GEMINI_VERSION="${GEMINI_CLI_VERSION:-0.61.0}"
 TOOLS="${ATTEND_TOOLS_DIR:-.tools}"
 
-# install <dir> <package> <version> <file that must exist once installed>
-install() {
-  local dest="$TOOLS/$1" pkg="$2" version="$3" probe="$4"
-  local manifest="$dest/node_modules/$pkg/package.json"
-  if [ -f "$manifest" ] && [ "$(node -p 'require(process.argv[1]).version' "$(realpath "$manifest")")" = "$version" ] &&
-     compgen -G "$dest/node_modules/$probe" >/dev/null; then
-    return 0
-  fi
-  mkdir -p "$dest"
-  [ -f "$dest/package.json" ] || echo '{"private":true}' > "$dest/package.json"
-  npm install --prefix "$dest" --no-save --ignore-scripts --no-audit --no-fund --engine-strict=false \
-    "$pkg@$version" >&2
-  if ! compgen -G "$dest/node_modules/$probe" >/dev/null; then
-    echo "install-agent-clis: $pkg@$version installed but $dest/node_modules/$probe is missing" >&2
-    exit 1
-  fi
-}
-
-install codex @openai/codex "$CODEX_VERSION" "@openai/codex-linux-*/vendor/*/bin/codex"
-install gemini-cli @google/gemini-cli "$GEMINI_VERSION" "@google/gemini-cli/bundle/gemini.js"
+. scripts/lib/install-pinned.sh
+install_pinned "$TOOLS/codex" @openai/codex "$CODEX_VERSION" "@openai/codex-linux-*/vendor/*/bin/codex"
+install_pinned "$TOOLS/gemini-cli" @google/gemini-cli "$GEMINI_VERSION" "@google/gemini-cli/bundle/gemini.js"

@@ -9,13 +9,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION="${CLAUDE_CODE_VERSION:-2.1.332}"
-DEST=.tools/claude-code
-if [ -f "$DEST/node_modules/@anthropic-ai/claude-code/package.json" ] &&
-   grep -q "\"version\": \"$VERSION\"" "$DEST/node_modules/@anthropic-ai/claude-code/package.json" &&
-   compgen -G "$DEST/node_modules/@anthropic-ai/claude-code-*/claude" >/dev/null; then
-  exit 0
-fi
-mkdir -p "$DEST"
-[ -f "$DEST/package.json" ] || echo '{"private":true}' > "$DEST/package.json"
-npm install --prefix "$DEST" --no-save --ignore-scripts --no-audit --no-fund --engine-strict=false \
-  "@anthropic-ai/claude-code@$VERSION" >&2
+. scripts/lib/install-pinned.sh
+install_pinned .tools/claude-code @anthropic-ai/claude-code "$VERSION" "@anthropic-ai/claude-code-*/claude"
