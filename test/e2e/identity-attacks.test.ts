@@ -11,7 +11,8 @@
 // detach from its session with `setsid -f` and `env -i`.
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../tools/wire/errors.js';
-import { ME, type RunResult, type TempBus, allSignals, runBin, runDetached, shQuote } from '../helpers/bus.js';
+import { ME, type RunResult, type TempBus, allSignals, runBin, runDetached } from '../helpers/bus.js';
+import { shellQuote } from '../../tools/cli/commands/install.js';
 import { type SessionProc, type TwoLeads, useTwoLeadTree } from '../helpers/session-tree.js';
 
 let bus: TempBus;
@@ -34,9 +35,9 @@ const varsOf = (s: SessionProc) => ({ CLAUDECODE: '1', CLAUDE_PID: String(s.pid)
  * more), optionally with `env -i` and only the bus's own variables.
  */
 function detached(s: SessionProc, args: string[], opts: { strip?: boolean; env?: Record<string, string> } = {}): Promise<RunResult> {
-  const vars = (e: Record<string, string>) => Object.entries(e).map(([k, v]) => `${k}=${shQuote(v)}`).join(' ');
+  const vars = (e: Record<string, string>) => Object.entries(e).map(([k, v]) => `${k}=${shellQuote(v)}`).join(' ');
   const prefix = opts.strip ? `env -i ${vars({ ...bus.env, ...(opts.env ?? {}) })} ` : opts.env && Object.keys(opts.env).length > 0 ? `env ${vars(opts.env)} ` : '';
-  return runDetached(bus, args, async (script) => ok(await s.sh(`${prefix}setsid -f sh ${shQuote(script)}`)));
+  return runDetached(bus, args, async (script) => ok(await s.sh(`${prefix}setsid -f sh ${shellQuote(script)}`)));
 }
 
 describe("attack 2: another session's CLAUDE_PID and CLAUDE_CODE_SESSION_ID", () => {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shellQuote } from '../../tools/cli/commands/install.js';
 import { type FakeSession, type RunResult, type SessionOpts, type TempBus, liveTask, recordSession, useTempBus as useTempBusWith, waitFor } from './temp-bus.js';
 
 export { ME, type FakeSession, type RunResult, type SessionOpts, type TempBus, makeTempBus, procStart, removeTree, runInProcess, useFamilyPolicy, waitFor } from './temp-bus.js';
@@ -46,9 +47,6 @@ export function useTempBus(onBus: (bus: TempBus) => void): (opts?: SessionOpts) 
   return useTempBusWith(onBus, fakeSession);
 }
 
-/** A value quoted for `sh`. */
-export const shQuote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
-
 /**
  * Run the built binary detached: `launch` is handed a script to start under `setsid -f` (a new
  * session, forked away, so the caller is not its ancestor any more). The script's exit status
@@ -57,7 +55,7 @@ export const shQuote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
 export async function runDetached(bus: TempBus, args: string[], launch: (script: string) => unknown): Promise<RunResult> {
   const dir = join(bus.dir, `detached-${randomBytes(4).toString('hex')}`);
   mkdirSync(dir);
-  const q = shQuote;
+  const q = shellQuote;
   const script = join(dir, 'run.sh');
   writeFileSync(script, `${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')} >${q(`${dir}/out`)} 2>${q(`${dir}/err`)}; echo $? >${q(`${dir}/status.tmp`)}; mv ${q(`${dir}/status.tmp`)} ${q(`${dir}/status`)}\n`);
   await launch(script);

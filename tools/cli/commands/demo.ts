@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ctx } from '../context.js';
 import type { Io } from '../io.js';
+import { shellQuote } from './install.js';
 import { readSensor } from '../../bus/delivery/index.js';
 import { writePresence } from '../../bus/presence/index.js';
 import { sanitizeMemberId } from '../../wire/envelope.js';
@@ -194,7 +195,7 @@ async function walkthrough(ctx: Ctx, io: Io, tmp: string, running: Running): Pro
     return r;
   };
   const run = async (who: Actor, args: string[], note?: string): Promise<string> => {
-    io.out(`\n\u25B8 ${who.label} $ attend ${args.map(quote).join(' ')}${note ? `    # ${note}` : ''}`);
+    io.out(`\n\u25B8 ${who.label} $ attend ${args.map(shellQuote).join(' ')}${note ? `    # ${note}` : ''}`);
     const r = await attend(who, args);
     if (r.error) {
       io.out(`  (could not run: ${r.error.message})`);
@@ -283,6 +284,3 @@ function listSignals(dir: string): string[] {
   return out;
 }
 
-function quote(a: string): string {
-  return /^[\w@./:#=-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
-}
