@@ -48,7 +48,10 @@ describe('attend completion', () => {
     }
     for (const shell of ['zsh', 'fish']) {
       if (!has(shell)) continue;
-      const check = spawnSync(shell, ['-n'], { input: shell === 'zsh' ? zsh.stdout : fish.stdout, encoding: 'utf8' });
+      // From a file: fish -n cannot read a script from a pipe ("Unable to read input file").
+      const file = join(bus.dir, `attend.${shell}`);
+      writeFileSync(file, shell === 'zsh' ? zsh.stdout : fish.stdout);
+      const check = spawnSync(shell, ['-n', file], { encoding: 'utf8' });
       expect(check.status, check.stderr).toBe(0);
     }
     const bad = runBin(['completion', 'tcsh'], { env: bus.env });

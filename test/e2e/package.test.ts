@@ -1,5 +1,6 @@
 // The package as users get it (the first hour, item 5): `npm pack`, then `npm install -g` of
-// the tarball into a temporary prefix, offline from npm's cache (which `npm ci` filled), with
+// the tarball into a temporary prefix, from npm's cache where it can (`npm ci` caches the
+// tarballs, not the registry metadata the install resolves with, so the rest comes from the registry), with
 // not one `npm warn` line; the installed `attend` runs, and what it installs into Claude Code
 // points at the installed copy by absolute path.
 
@@ -36,7 +37,7 @@ beforeAll(() => {
   // The build is already there (test:e2e builds first); its prepack would rebuild dist/ under
   // the other e2e tests' feet, so it packs the dist/ there (ATTEND_PACK_PREBUILT).
   packOut = npm(['pack', '--pack-destination', dir], REPO, { ATTEND_PACK_PREBUILT: '1' });
-  installOut = npm(['install', '-g', '--offline', `./attend-${VERSION}.tgz`], dir, { npm_config_prefix: prefix });
+  installOut = npm(['install', '-g', '--prefer-offline', `./attend-${VERSION}.tgz`], dir, { npm_config_prefix: prefix });
 }, 180_000);
 afterAll(() => removeTree(dir));
 
