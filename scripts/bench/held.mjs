@@ -10,10 +10,44 @@
 // Both ratios are measured in one run (goal ≤ 1.5×).
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { busLib, fakeSession } from './latency.mjs';
+import { busLib } from './latency.mjs';
+
+/**
+ * A stand-in Claude Code session that is this bench process itself, so every `attend` it
+ * spawns has the session in its ancestry (issue 20 §1: identity from the process tree; a
+ * record for an unrelated process is refused). One config directory per session, so one
+ * process can stand in for each in turn.
+ */
+function selfSession(tmp, name) {
+  const claudeDir = join(tmp, `claude-${name}`);
+  const cwd = join(tmp, 'work', name);
+  mkdirSync(join(claudeDir, 'sessions'), { recursive: true });
+  mkdirSync(cwd, { recursive: true });
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const procStart = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  const sessionId = `00000000-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
+  writeFileSync(join(claudeDir, 'sessions', `${process.pid}.json`), JSON.stringify({ pid: process.pid, sessionId, cwd, procStart, name, status: 'idle', kind: 'interactive' }));
+  const env = { PATH: process.env.PATH, HOME: tmp, ATTEND_HOME: join(tmp, 'bus'), CLAUDE_CONFIG_DIR: claudeDir, USER: 'bench', CLAUDECODE: '1', CLAUDE_PID: String(process.pid), CLAUDE_CODE_SESSION_ID: sessionId };
+  return { sessionId, cwd, env, root: env.ATTEND_HOME };
+}
+
+/**
+ * About the cost of held lines, not about groups: under the groups default the lead
+ * (`sid-lead`, no lineage here) may not reach the session at all, so a family policy, as
+ * test/drain/held-flood.test.ts has.
+ */
+async function familyPolicy(bin, root) {
+  const tools = dirname(dirname(bin));
+  const { updatePolicy } = await import(pathToFileURL(join(tools, 'bus/trust/policy.js')).href);
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  updatePolicy(root, { kind: 'human', id: 'bench' }, (p) => {
+    p.mode = 'family';
+    p.open = 'everyone';
+  });
+}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -26,7 +60,8 @@ function timed(bin, s, args, input) {
 }
 
 async function measure(bin, tmp, flood, runs) {
-  const s = fakeSession(tmp, `held-${flood}`);
+  const s = selfSession(tmp, `held-${flood}`);
+  await familyPolicy(bin, s.root);
   const { writeSignal, createIdFactory } = await busLib(bin);
   const tools = dirname(dirname(bin));
   const { attendKey } = await import(pathToFileURL(join(tools, 'wire/names.js')).href);
@@ -34,7 +69,7 @@ async function measure(bin, tmp, flood, runs) {
   const tray = { kind: 'tray', key: attendKey(s.cwd) };
   const dir = join(s.root, 'signals', tray.key);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const signer = createSigner({ keysDir: join(tmp, `keys-${flood}`), root: s.root, host: 'bench', now: Date.now });
+  const signer = createSigner({ keysDir: join(tmp, '.config', 'attend', 'keys'), root: s.root, host: 'bench', now: Date.now });
   const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
   let n = 0;
   const genuine = () => writeSignal(s.root, tray, newId(), { from: 'claude:sid-lead', project: 'p', cwd: '/p', fromKind: 'agent', fromId: 'sid-lead', to: s.sessionId, body: `genuine ${n++}` }, signer);
@@ -46,21 +81,17 @@ async function measure(bin, tmp, flood, runs) {
     if (!r.out.includes('additionalContext') || r.out.includes('forged')) throw new Error(`the drain did not deliver the genuine message alone: ${r.out.slice(0, 300)}`);
     return r.ms;
   };
-  try {
-    // The session's first drain starts its ledger; then each run: a genuine message, the
-    // flood after it, and the drain that meets them.
+  // The session's first drain starts its ledger; then each run: a genuine message, the
+  // flood after it, and the drain that meets them.
+  genuine();
+  drain();
+  const drains = [];
+  for (let r = 0; r < runs; r++) {
     genuine();
-    drain();
-    const drains = [];
-    for (let r = 0; r < runs; r++) {
-      genuine();
-      floodNow();
-      drains.push(drain());
-    }
-    return { drain: median(drains), inbox: await inboxMs(bin, tmp, flood, runs, { writeSignal, createIdFactory, attendKey, createSigner }) };
-  } finally {
-    s.proc.kill('SIGKILL');
+    floodNow();
+    drains.push(drain());
   }
+  return { drain: median(drains), inbox: await inboxMs(bin, tmp, flood, runs, { writeSignal, createIdFactory, attendKey, createSigner }) };
 }
 
 /**
@@ -68,33 +99,30 @@ async function measure(bin, tmp, flood, runs) {
  * once earlier listings have verified it (each verifies at most 200 unseen files).
  */
 async function inboxMs(bin, tmp, flood, runs, lib) {
-  const s = fakeSession(tmp, `held-inbox-${flood}`);
-  try {
-    const tray = { kind: 'tray', key: lib.attendKey(s.cwd) };
-    const dir = join(s.root, 'signals', tray.key);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const signer = lib.createSigner({ keysDir: join(tmp, `ikeys-${flood}`), root: s.root, host: 'bench', now: Date.now });
-    const newId = lib.createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
-    lib.writeSignal(s.root, tray, newId(), { from: 'claude:sid-lead', project: 'p', cwd: '/p', fromKind: 'agent', fromId: 'sid-lead', to: s.sessionId, body: 'genuine' }, signer);
-    for (let i = 0; i < flood; i++) writeFileSync(join(dir, `${newId()}.signal`), `claude:sid-lead|p|/p|from_kind:agent|from_id:sid-lead|to:${s.sessionId}|forged ${i}\n`, { mode: 0o600 });
-    let passes = 0;
-    for (;;) {
-      const r = spawnSync(process.execPath, [bin, 'inbox'], { cwd: s.cwd, env: s.env, encoding: 'utf8' });
-      passes++;
-      if (!r.stderr.includes('not verified yet')) break;
-      if (passes > flood / 100) throw new Error('the inbox never verified the flood');
-    }
-    inboxMs.passes = passes;
-    const inbox = [];
-    for (let r = 0; r < runs; r++) {
-      const { ms, out } = timed(bin, s, ['inbox']);
-      if (!out.includes('genuine') || out.includes('forged')) throw new Error(`the inbox did not show the genuine messages alone: ${out.slice(0, 300)}`);
-      inbox.push(ms);
-    }
-    return median(inbox);
-  } finally {
-    s.proc.kill('SIGKILL');
+  const s = selfSession(tmp, `held-inbox-${flood}`);
+  await familyPolicy(bin, s.root);
+  const tray = { kind: 'tray', key: lib.attendKey(s.cwd) };
+  const dir = join(s.root, 'signals', tray.key);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const signer = lib.createSigner({ keysDir: join(tmp, '.config', 'attend', 'keys'), root: s.root, host: 'bench', now: Date.now });
+  const newId = lib.createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  lib.writeSignal(s.root, tray, newId(), { from: 'claude:sid-lead', project: 'p', cwd: '/p', fromKind: 'agent', fromId: 'sid-lead', to: s.sessionId, body: 'genuine' }, signer);
+  for (let i = 0; i < flood; i++) writeFileSync(join(dir, `${newId()}.signal`), `claude:sid-lead|p|/p|from_kind:agent|from_id:sid-lead|to:${s.sessionId}|forged ${i}\n`, { mode: 0o600 });
+  let passes = 0;
+  for (;;) {
+    const r = spawnSync(process.execPath, [bin, 'inbox'], { cwd: s.cwd, env: s.env, encoding: 'utf8' });
+    passes++;
+    if (!r.stderr.includes('not verified yet')) break;
+    if (passes > flood / 100) throw new Error('the inbox never verified the flood');
   }
+  inboxMs.passes = passes;
+  const inbox = [];
+  for (let r = 0; r < runs; r++) {
+    const { ms, out } = timed(bin, s, ['inbox']);
+    if (!out.includes('genuine') || out.includes('forged')) throw new Error(`the inbox did not show the genuine messages alone: ${out.slice(0, 300)}`);
+    inbox.push(ms);
+  }
+  return median(inbox);
 }
 
 export default async function ({ bin, tmp, quick }) {
