@@ -3,14 +3,14 @@
 
 import type { VerbCtx } from './context.js';
 import { busError, notFoundError, refusedError, usageError, verbHint } from '../wire/errors.js';
-import { type Gate, type HeldCheck, createGate, createHeldCheck } from '../bus/trust/index.js';
-import { scopeDir } from '../bus/store/index.js';
+import { type Gate, type HeldCheck, type HeldRun, UNCHECKED, createGate, createHeldCheck } from '../bus/trust/index.js';
+import { SETTLE_MS, scopeDir } from '../bus/store/index.js';
 import { scopeName } from '../wire/display.js';
 import { type Key, type ScopeListing, compareKeys, entryTime, mergeDescending, withListings } from '../bus/store/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
 import { type Message, type Unreadable, findMessage, listScopes, readMessage, readScopes, unreadableDirs } from '../bus/store/index.js';
 import { noteSurfaced } from '../bus/delivery/index.js';
-import { isMessageId } from '../wire/ids.js';
+import { idTime, isMessageId } from '../wire/ids.js';
 import { printable } from '../wire/names.js';
 import { type Addressed, isDirectMail, maySee } from '../wire/visibility.js';
 import { attendKey } from '../wire/names.js';
@@ -195,26 +195,102 @@ export function countInbox(ctx: VerbCtx, inbox: InboxListings, below?: Key): num
 }
 
 /**
+ * A held run is recorded only this long: a run of one is a single verdict already, and a
+ * short run saves a listing nothing.
+ */
+const MIN_RUN = 2;
+/**
+ * What a run's `at` trails the walk's start by: a file that reached the directory shortly
+ * before the walk may not be in its listing yet (an index line on its way, at most
+ * SETTLE_MS, dir-index.ts), so a run never covers one as if the walk had seen it held.
+ */
+export const RUN_SLACK_MS = 2 * SETTLE_MS + 50;
+
+/**
  * The inbox newest first, as the caller may see it: each message once, mail that is not the
  * caller's skipped from the listing, held messages skipped as they are read. Reads a message
- * only when it is reached.
+ * only when it is reached. A stretch of a listing found held by signature is recorded as a
+ * held run (tools/bus/store/verdicts.ts), and a later walk steps over a run whose count the
+ * listing still has, without parsing its entries (issue 20, must-have 5).
  */
 function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?: Key): Generator<Message> {
   const root = ctx.root();
   const merged = mergeDescending(inbox.listings, below);
   const seen = new Set<string>();
-  // Copies of one message come in receive order, and the first the caller may see is the
-  // one shown, as in a full read.
-  for (let p = merged.next(); p !== null; p = merged.next()) {
-    const { listing, entry } = p;
-    if (seen.has(entry.id) || !inbox.sees(listing, entry)) continue;
-    // A held verdict kept from an earlier look skips the file unread; past the pass's cap of
-    // verifications the rest is unchecked, counted and never shown (tools/bus/trust/held.ts).
-    if (gate.admit(listing.scope, entry.id) !== null) continue;
-    const m = readMessage(root, listing.scope, entry.id, ctx.reporter);
-    if (!m || !inbox.sees(listing, m) || gate.held(m) !== null) continue;
-    seen.add(m.id);
-    yield m;
+  const at = ctx.now() - RUN_SLACK_MS;
+  // Per listing, the held stretch the walk is in, newest entry first.
+  const open = new Map<ScopeListing, HeldRun>();
+  // Runs this walk found out of date, still good for the files they covered.
+  const stale: HeldRun[] = [];
+  const end = (l: ScopeListing) => {
+    const r = open.get(l);
+    open.delete(l);
+    if (r && r.n >= MIN_RUN) gate.addRun(l.scope, r);
+  };
+  const held = (l: ScopeListing, k: Key, reason: string, run?: HeldRun) => {
+    const r = open.get(l);
+    const first = run ? run.first : { time: k.time, id: k.id };
+    const n = run ? run.n : 1;
+    if (r) {
+      r.first = first;
+      r.n += n;
+      if (run) r.at = Math.min(r.at, run.at);
+    } else open.set(l, { first, last: { time: k.time, id: k.id }, n, at: run ? Math.min(at, run.at) : at, reason });
+  };
+  try {
+    // Copies of one message come in receive order, and the first the caller may see is the
+    // one shown, as in a full read.
+    for (let p = merged.next(); p !== null; p = merged.next()) {
+      const { listing, entry } = p;
+      // Runs are of ids that carry their own time (keyOf in tools/bus/store/verdicts.ts).
+      const own = idTime(entry.id) === entry.time;
+      const run = own ? gate.runAt(listing.scope, entry) : undefined;
+      if (run && compareKeys(run.last, entry) === 0) {
+        // A kept run ends at this entry: stepped over while the listing holds what it held.
+        const base = listing.base;
+        const c = listing.countBetween(run.first, run.last, base !== null && run.base?.[0] === base ? run.base[1] : undefined);
+        if (c.base + c.tail === run.n) {
+          if (base !== null) gate.countedIn(listing.scope, run, base, c.base);
+          held(listing, entry, run.reason, run);
+          merged.skipBelow(listing, run.first);
+          continue;
+        }
+        // Something came into its range since (or went): the walk goes through it, and
+        // records what it finds as runs again. What the run held still counts as held
+        // (a file changed since it was found is not covered: held.ts admit).
+        gate.dropRun(listing.scope, run);
+        stale.push(run);
+      }
+      if (seen.has(entry.id) || !inbox.sees(listing, entry)) {
+        end(listing);
+        continue;
+      }
+      // A held verdict kept from an earlier look skips the file unread; past the pass's cap of
+      // verifications the rest is unchecked, counted and never shown (tools/bus/trust/held.ts).
+      const kept = gate.admit(listing.scope, entry.id, { covered: stale });
+      if (kept === UNCHECKED) {
+        end(listing);
+        continue;
+      }
+      if (kept !== null) {
+        if (own) held(listing, entry, kept);
+        else end(listing);
+        continue;
+      }
+      const m = readMessage(root, listing.scope, entry.id, ctx.reporter);
+      const reason = m && inbox.sees(listing, m) ? gate.held(m) : null;
+      if (!m || !inbox.sees(listing, m) || reason !== null) {
+        // Only a signature's verdict is the file's own, the same for every reader.
+        if (m && reason !== null && m.sig === 'bad' && own) held(listing, entry, reason);
+        else end(listing);
+        continue;
+      }
+      end(listing);
+      seen.add(m.id);
+      yield m;
+    }
+  } finally {
+    for (const l of [...open.keys()]) end(l);
   }
 }
 

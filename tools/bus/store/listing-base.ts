@@ -66,6 +66,22 @@ export class Blocks {
     return -1;
   }
 
+  /** How many newlines lie in [a, b). */
+  countNewlines(a: number, b: number): number {
+    let n = 0;
+    let pos = a;
+    while (pos < b) {
+      const bi = Math.floor(pos / BLOCK);
+      const blk = this.block(bi);
+      const base = bi * BLOCK;
+      const end = Math.min(b - base, blk.length);
+      for (let k = blk.indexOf(10, pos - base); k >= 0 && k < end; k = blk.indexOf(10, k + 1)) n++;
+      if (blk.length < BLOCK) break;
+      pos = base + BLOCK;
+    }
+    return n;
+  }
+
   text(a: number, b: number): string {
     if (b <= a) return '';
     const first = Math.floor(a / BLOCK);
@@ -101,6 +117,11 @@ export class Section {
     const nl = this.blocks.prevNewline(pos - 1, this.start);
     const s = nl < 0 ? this.start : nl + 1;
     return { text: this.blocks.text(s, pos - 1), start: s };
+  }
+
+  /** How many lines begin in [a, b) (both line starts). */
+  countLines(a: number, b: number): number {
+    return this.blocks.countNewlines(a, b);
   }
 
   /** The first line start at or after `pos`. */

@@ -7,6 +7,7 @@
 // Here: one listing in memory, several walked newest first as one, and the newest ids of one.
 
 import { closeSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { Scope } from '../../wire/envelope.js';
 import { idFloor, isMessageId } from '../../wire/ids.js';
 import { maySee } from '../../wire/visibility.js';
@@ -115,6 +116,29 @@ export class ScopeListing {
     return n;
   }
 
+  /** The cache's base file this listing reads (its name never changes contents), or null. */
+  get base(): string | null {
+    return this.entries ? basename(this.where) : null;
+  }
+
+  /**
+   * How many entries lie from `a` to `b` (both included, `a` not after `b`), in the base and
+   * in the entries since: what a held run (tools/bus/store/verdicts.ts) is checked against
+   * before a walk steps over it. The base's part is counted only when `knownBase` (a count
+   * found before in the same base file) is not given; it reads the blocks between without
+   * parsing a line.
+   */
+  countBetween(a: Key, b: Key, knownBase?: number): { base: number; tail: number } {
+    let tail = 0;
+    for (let i = lowerIndex(this.tail, a); i < this.tail.length && compareKeys(this.tail[i] as Entry, b) <= 0; i++) tail++;
+    const sec = this.entries;
+    if (!sec) return { base: 0, tail };
+    if (knownBase !== undefined) return { base: knownBase, tail };
+    const s = sec.lowerBound((t) => compareKeys(this.parse(t), a) < 0);
+    const e = sec.lowerBound((t) => compareKeys(this.parse(t), b) <= 0);
+    return { base: e > s ? sec.countLines(s, e) : 0, tail };
+  }
+
   /** The entry for `id`, if the directory holds it (as far as the cache knows). */
   lookup(id: string, timeOf: (id: string) => number | null): Entry | null {
     const t = this.tailById.get(id);
@@ -193,7 +217,7 @@ export interface Placed {
  * Several listings newest first as one. Copies of one message (a fan-out: the same key in
  * several directories) come in the order of `ls`, as a stable sort of a full read has them.
  */
-export function mergeDescending(ls: readonly ScopeListing[], below?: Key): { peek(): Placed | null; next(): Placed | null } {
+export function mergeDescending(ls: readonly ScopeListing[], below?: Key): { peek(): Placed | null; next(): Placed | null; skipBelow(l: ScopeListing, key: Key): void } {
   const cursors = ls.map((l) => l.descending(below));
   const top = (): number => {
     let at = -1;
@@ -215,6 +239,11 @@ export function mergeDescending(ls: readonly ScopeListing[], below?: Key): { pee
     next() {
       const at = top();
       return at < 0 ? null : { listing: ls[at] as ScopeListing, entry: (cursors[at] as Cursor).next() as Entry };
+    },
+    /** Go on in `l` from below `key` (a stretch stepped over: a held run). */
+    skipBelow(l, key) {
+      const i = ls.indexOf(l);
+      if (i >= 0) cursors[i] = l.descending(key);
     },
   };
 }

@@ -26,6 +26,7 @@ import { AttendError, EXIT } from '../../wire/errors.js';
 import { readAll, syncDirs } from '../store/atomic.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
 import { verifyBytes } from './ed25519.js';
+import { markTrustChanged } from './stamp.js';
 
 const envError = (msg: string, hint?: string) => new AttendError(msg, EXIT.environment, hint);
 
@@ -146,6 +147,8 @@ export function appendLink(keysDir: string, node: string, link: ChainLink): void
   }
   // This process reads what it wrote at once.
   records.delete(`${keysDir}\n${node}`);
+  // A key appeared or rotated: verdicts kept under the old stamp are decided again.
+  markTrustChanged(trustDirOf(keysDir));
 }
 
 // --- Anchored keys, as readers ask for them ---------------------------------------------------

@@ -5,7 +5,8 @@
 export { type CardCheck, type CardJson, cardFor, publishedCardFor, signedCardFor, verifyCard } from './cards.js';
 export { delegate, parseScope, parseTtl, requirePrincipal, type SignedDelegation } from './delegation.js';
 export { checkJoin, checkReach, checkSend, createGate, type Gate, type Reader } from './gate.js';
-export { createHeldCheck, type HeldCheck, UNCHECKED } from './held.js';
+export { createHeldCheck, type HeldCheck, type HeldRun, UNCHECKED } from './held.js';
+export { markTrustChanged, trustStamp } from './stamp.js';
 export { anchorOf, chainPath, keysHealth, trustDirOf, useKeyDirectory } from './anchors.js';
 export { verifyBytes } from './ed25519.js';
 export { describeKeys, type KeysReport, publishedKeysDir, rotateKey } from './keys.js';

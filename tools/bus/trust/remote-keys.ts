@@ -30,6 +30,7 @@ import { writeFileAtomic } from '../store/atomic.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
 import { localHostName, relayStateDir } from '../presence/remote.js';
 import { chainPath, openKeyDirectory, trustDirOf } from './anchors.js';
+import { markTrustChanged } from './stamp.js';
 import type { PublishedKey } from './keys.js';
 import { hasParentRecord } from './lineage.js';
 
@@ -154,6 +155,7 @@ export function recordRemoteKeys(opts: { keysDir: string; host: string; node: st
   if (add.length === 0) return { added: false };
   ensureDir(join(trustDirOf(keysDir), 'hosts', host));
   writeFileAtomic(path, [...have, ...add].map((k) => `${k.keyId} ${k.created}\n`).join(''));
+  markTrustChanged(trustDirOf(keysDir));
   return { added: true };
 }
 
