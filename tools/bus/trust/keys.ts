@@ -31,6 +31,7 @@ import { AttendError, EXIT, usageError } from '../../wire/errors.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
 import { anchorOf, appendLink, chainPath, openKeyDirectory, recordLists, recordText, trustDirOf } from './anchors.js';
 import { crypto, signBytes } from './ed25519.js';
+import { type KeyCheck, isStamp, keyCheckPath, pathStamp, readKeyCheck, stampOf, writeKeyCheck } from './key-check.js';
 
 const NODE_FILE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 
@@ -59,11 +60,20 @@ const envError = (msg: string, hint?: string) => new AttendError(msg, EXIT.envir
  */
 function checkKeysDir(keysDir: string, root: string): void {
   for (const [dir, which] of [[keysDir, 'key directory'], [trustDirOf(keysDir), 'trust directory']] as const) {
-    const rel = relative(root, dir);
-    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
+    if (within(root, dir)) {
       throw envError(`the ${which} ${dir} is inside the bus root ${root}`, 'set XDG_CONFIG_HOME (or ATTEND_HOME) so they are apart');
     }
   }
+}
+
+/** An absolute path without `.`, `..`, empty segments or a trailing slash. */
+const NORMAL_PATH = /^(?:\/(?!\.\.?(?:\/|$))[^/]+)+$/;
+
+/** Is `dir` the directory `root` or under it? (Every send asks: paths as attend makes them are compared as strings.) */
+function within(root: string, dir: string): boolean {
+  if (NORMAL_PATH.test(root) && NORMAL_PATH.test(dir)) return dir === root || dir.startsWith(`${root}/`);
+  const rel = relative(root, dir);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 export interface PublishedKey {
@@ -89,15 +99,16 @@ export function readPublishedKeys(root: string, node: string): PublishedKey[] {
   return out;
 }
 
-/** Append a key id to a node's published list unless it is there already. */
-function publishKey(root: string, node: string, keyId: string, created: number): void {
-  // Every send asks: a line that begins with the id is enough (ids are fixed-length base32),
-  // without checking every other line's checksum.
+/** Append a key id to a node's published list unless it is there already; true when it was. */
+function publishKey(root: string, node: string, keyId: string, created: number): boolean {
+  // A line that begins with the id is enough (ids are fixed-length base32), without checking
+  // every other line's checksum.
   const text = readPublishedText(root, node);
-  if (text.startsWith(`${keyId} `) || text.includes(`\n${keyId} `)) return;
+  if (text.startsWith(`${keyId} `) || text.includes(`\n${keyId} `)) return true;
   ensureDir(publishedKeysDir(root));
   // One short append (O_APPEND) per key: two processes publishing at once both land.
   appendFileSync(publicKeysPath(root, node), `${keyId} ${created}\n`, { mode: FILE_MODE });
+  return false;
 }
 
 export interface NodeKey {
@@ -112,6 +123,10 @@ export interface NodeKey {
 interface KeyFile {
   key: KeyObject;
   keyId: string;
+  /** The public half (JWK x). */
+  x: string;
+  /** stampOf the file as read ('' when not read from one as it is now). */
+  stamp: string;
   /** Written by an older attend as PKCS#8 PEM: rewritten as a JWK once read. */
   pem: boolean;
 }
@@ -127,8 +142,12 @@ function xOf(key: KeyObject): string {
   return crypto().createPublicKey(key).export({ format: 'jwk' }).x as string;
 }
 
-/** Parse a key file's bytes; a string says why it is not an Ed25519 private key. */
-function parseKeyFile(bytes: Buffer): KeyFile | string {
+/**
+ * Parse a key file's bytes; a string says why it is not an Ed25519 private key. `known` is
+ * what the last load found (key-check.ts): a public half whose key id is known is not encoded
+ * again, and in a file stamped as it was then, not derived from the private half again.
+ */
+function parseKeyFile(bytes: Buffer, stamp: string, known?: KeyCheck): KeyFile | string {
   const c = crypto();
   if (bytes.subarray(0, 11).toString('latin1') === '-----BEGIN ') {
     let key: KeyObject;
@@ -138,7 +157,8 @@ function parseKeyFile(bytes: Buffer): KeyFile | string {
       return 'not a private key';
     }
     if (key.asymmetricKeyType !== 'ed25519') return 'not Ed25519';
-    return { key, keyId: keyIdOfX(xOf(key)), pem: true };
+    const x = xOf(key);
+    return { key, keyId: keyIdOfX(x), x, stamp: '', pem: true };
   }
   let jwk: Record<string, unknown>;
   try {
@@ -157,8 +177,9 @@ function parseKeyFile(bytes: Buffer): KeyFile | string {
   }
   // The import takes x on trust; a file whose x is not d's public half would sign every
   // message under an id readers find wrong, so it is refused here, not held everywhere.
-  if (xOf(key) !== x) return 'its public half (x) does not belong to its private key (d)';
-  return { key, keyId: keyIdOfX(x), pem: false };
+  const same = known?.x === x;
+  if (!(same && known.file === stamp && isStamp(stamp)) && xOf(key) !== x) return 'its public half (x) does not belong to its private key (d)';
+  return { key, keyId: same ? known.keyId : keyIdOfX(x), x, stamp, pem: false };
 }
 
 function jwkText(key: KeyObject): string {
@@ -170,7 +191,7 @@ function jwkText(key: KeyObject): string {
  * Read a private key file, refusing one that group or others can read or that is not a
  * plain file we own. Null when there is none.
  */
-function readPrivateKeyFile(path: string, uid: number | undefined = process.getuid?.()): KeyFile | null {
+function readPrivateKeyFile(path: string, known?: KeyCheck, uid: number | undefined = process.getuid?.()): KeyFile | null {
   let fd: number;
   try {
     fd = openSync(path, fsc.O_RDONLY | fsc.O_NOFOLLOW);
@@ -181,8 +202,10 @@ function readPrivateKeyFile(path: string, uid: number | undefined = process.getu
     throw envError(`cannot read the key file ${path} (${code ?? 'error'})`);
   }
   let bytes: Buffer;
+  let stamp: string;
   try {
     const st = fstatSync(fd);
+    stamp = stampOf(st);
     if (!st.isFile()) throw envError(`the key file ${path} is not a regular file`);
     if (uid !== undefined && st.uid !== uid) throw envError(`the key file ${path} is owned by uid ${st.uid}, not you (uid ${uid})`);
     if ((st.mode & 0o077) !== 0) {
@@ -192,7 +215,7 @@ function readPrivateKeyFile(path: string, uid: number | undefined = process.getu
   } finally {
     closeSync(fd);
   }
-  const parsed = parseKeyFile(bytes);
+  const parsed = parseKeyFile(bytes, stamp, known);
   if (typeof parsed === 'string') throw envError(`the key file ${path} is not an Ed25519 private key (${parsed})`, `move it away and run: attend keys rotate`);
   if (parsed.pem) {
     // The same key in the form that loads fast; the id file an older attend kept beside it
@@ -214,7 +237,7 @@ function newKey(): KeyFile {
   const { privateKey: jwk } = crypto().generateKeyPairSync('ed25519', { publicKeyEncoding: { format: 'jwk' }, privateKeyEncoding: { format: 'jwk' } });
   const { x, d } = jwk as unknown as { x: string; d: string };
   const key = crypto().createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x, d }, format: 'jwk' });
-  return { key, keyId: keyIdOfX(x), pem: false };
+  return { key, keyId: keyIdOfX(x), x, stamp: '', pem: false };
 }
 
 /** A link of the record for `key`, signed by `signer` (the key before it for `rotated`, else itself). */
@@ -241,15 +264,26 @@ interface KeyOptions {
  * in the bus's list. A node whose key is gone (its record or the bus's list shows it had one)
  * gets a new key whose link says `reset`: a new identity, which readers and `attend doctor`
  * show (issue 20 §2: a key that disappears is not silently replaced).
+ *
+ * What the last load found (key-check.ts) spares this one the record and the list while
+ * their stamps are unchanged; the directories and the key file are checked every time.
  */
 export function loadOrCreateKey(opts: KeyOptions): NodeKey {
   checkKeysDir(opts.keysDir, opts.root);
   openKeyDirectory(opts.keysDir);
   const path = privateKeyPath(opts.keysDir, opts.node);
-  const record = recordText(opts.keysDir, opts.node);
-  let file = readPrivateKeyFile(path);
+  const checkPath = keyCheckPath(opts.keysDir, opts.node);
+  const known = readKeyCheck(checkPath);
+  // Each stamp is taken before its file is read: a change after it makes the next load read again.
+  const recordStamp = pathStamp(chainPath(opts.keysDir, opts.node));
+  const listStamp = pathStamp(publicKeysPath(opts.root, opts.node));
+  let file = readPrivateKeyFile(path, known ?? undefined);
+  // What the check file says still holds: the same key, and the file stamped as it was then.
+  const next: KeyCheck | null = file === null ? null : { file: file.stamp, x: file.x, keyId: file.keyId, record: '', list: '' };
+  const holds = (was: string | undefined, now: string) => next !== null && known?.keyId === next.keyId && was === now && isStamp(now);
   let replaced: number | undefined;
   if (file === null) {
+    const record = recordText(opts.keysDir, opts.node);
     const lost = record !== null || readPublishedKeys(opts.root, opts.node).length > 0;
     file = newKey();
     // The key file first: a crash before the link leaves a key without a record, which the
@@ -257,15 +291,23 @@ export function loadOrCreateKey(opts: KeyOptions): NodeKey {
     writeFileAtomic(path, jwkText(file.key));
     appendLink(opts.keysDir, opts.node, linkFor(opts.node, lastListed(record), lost ? 'reset' : 'first', file, opts.now, file.key));
     if (lost) replaced = opts.now;
-  } else if (!recordLists(record, file.keyId)) {
-    // A key the record does not list: one an attend from before the record made (its first
-    // link), or one the record never had, or that replaced what the bus knew (a new identity).
-    const kind = legacyKind(opts.root, opts.node, record, file.keyId);
-    const created = readPublishedKeys(opts.root, opts.node).find((k) => k.keyId === file!.keyId)?.created ?? opts.now;
-    appendLink(opts.keysDir, opts.node, linkFor(opts.node, lastListed(record), kind, file, created, file.key));
-    if (kind === 'reset') replaced = opts.now;
+  } else if (holds(known?.record, recordStamp)) {
+    next!.record = recordStamp;
+  } else {
+    const record = recordText(opts.keysDir, opts.node);
+    if (recordLists(record, file.keyId)) next!.record = recordStamp;
+    else {
+      // A key the record does not list: one an attend from before the record made (its first
+      // link), or one the record never had, or that replaced what the bus knew (a new identity).
+      const kind = legacyKind(opts.root, opts.node, record, file.keyId);
+      const created = readPublishedKeys(opts.root, opts.node).find((k) => k.keyId === file!.keyId)?.created ?? opts.now;
+      appendLink(opts.keysDir, opts.node, linkFor(opts.node, lastListed(record), kind, file, created, file.key));
+      if (kind === 'reset') replaced = opts.now;
+    }
   }
-  publishKey(opts.root, opts.node, file.keyId, opts.now);
+  if (holds(known?.list, listStamp)) next!.list = listStamp;
+  else if (publishKey(opts.root, opts.node, file.keyId, opts.now) && next !== null) next.list = listStamp;
+  if (next !== null && (known === null || known.file !== next.file || known.x !== next.x || known.keyId !== next.keyId || known.record !== next.record || known.list !== next.list)) writeKeyCheck(checkPath, next);
   return { node: opts.node, keyId: file.keyId, privateKey: file.key, path, ...(replaced !== undefined ? { replaced } : {}) };
 }
 
