@@ -312,7 +312,7 @@ async function lookupScale(bin, tmp, rounds) {
 /** permit() per message with 1 grant and with 1,000 (issue 14: O(1) per message). */
 async function permitCost(bin, quick) {
   const { permit, indexPolicy, DEFAULT_POLICY } = await import(pathToFileURL(join(dirname(dirname(bin)), 'wire/permit.js')).href);
-  const lineage = { parentOf: (id) => (id.startsWith('w') ? 'lead' : undefined) };
+  const lineage = { parentOf: (id) => (id.startsWith('w') ? 'lead' : undefined), isPerson: () => false };
   const checks = quick ? 20_000 : 200_000;
   const perCheck = (grants) => {
     const allow = Array.from({ length: grants }, (_, i) => ({ from: `s${i}`, to: `r${i}` }));

@@ -10,6 +10,8 @@ import { anchorOf, chainPath, keyDirectoryProblem, keysHealth, trustDirOf } from
 import { describeKeys, loadOrCreateKey, privateKeyPath, publicKeysPath, rotateKey } from '../../tools/bus/trust/keys.js';
 import { type Message, readMessage, silentReporter, writeSignal } from '../../tools/bus/store/messages.js';
 import { createSigner } from '../../tools/bus/trust/signing.js';
+import { keyCheckPath, pathStamp, readKeyCheck } from '../../tools/bus/trust/key-check.js';
+import { scopeDir } from '../../tools/bus/store/layout.js';
 import type { Envelope, Scope } from '../../tools/wire/envelope.js';
 import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
 import { ids } from '../helpers/fixtures.js';
@@ -191,5 +193,95 @@ describe('a key that disappears', () => {
     writeFileSync(privateKeyPath(keysDir(), LEAD), readFileSync(other), { mode: 0o600 });
     const after = write(LEAD);
     expect(read(after)).toMatchObject({ sig: 'ok', newKeySince: expect.any(Number) });
+  });
+});
+
+describe('what the last load found (key-check.ts)', () => {
+  const lead = () => ({ keysDir: keysDir(), root: bus.root, node: LEAD, now: Date.now() });
+  const checked = () => readKeyCheck(keyCheckPath(keysDir(), LEAD));
+  /** Put `text` in place of the key file as attend (and most editors) replace a file: a new file renamed over it. */
+  const replaceKeyFile = (text: string | Buffer) => {
+    const tmp = join(keysDir(), 'replacement.tmp');
+    writeFileSync(tmp, text, { mode: 0o600 });
+    renameSync(tmp, privateKeyPath(keysDir(), LEAD));
+  };
+  const warm = () => {
+    write(LEAD);
+    write(LEAD);
+  };
+
+  it('a send records the key id and the stamps it checked; the next send signs by it and verifies', () => {
+    warm();
+    const c = checked();
+    expect(c).toEqual({
+      file: expect.stringMatching(/^\d+:\d+:\d+:/),
+      x: (JSON.parse(readFileSync(privateKeyPath(keysDir(), LEAD), 'utf8')) as { x: string }).x,
+      keyId: keyIdOfFile(privateKeyPath(keysDir(), LEAD)),
+      record: pathStamp(chainPath(keysDir(), LEAD)),
+      list: pathStamp(publicKeysPath(bus.root, LEAD)),
+    });
+    expect(read(write(LEAD)).sig).toBe('ok');
+    expect(checked()).toEqual(c);
+  });
+
+  it('a replaced key file is checked again: a public half that is not its private half\'s is refused', () => {
+    warm();
+    write(WORKER);
+    const mine = JSON.parse(readFileSync(privateKeyPath(keysDir(), LEAD), 'utf8')) as Record<string, string>;
+    const theirs = JSON.parse(readFileSync(privateKeyPath(keysDir(), WORKER), 'utf8')) as Record<string, string>;
+    // The check file's public half, with another key's private half.
+    replaceKeyFile(`${JSON.stringify({ ...mine, d: theirs.d })}\n`);
+    expectEnv(() => loadOrCreateKey(lead()), /is not an Ed25519 private key \(its public half \(x\) does not belong to its private key \(d\)\)$/);
+  });
+
+  it('a replaced key file signs under its own key id, not the one the check file names', () => {
+    warm();
+    const before = checked()!.keyId;
+    write(WORKER);
+    replaceKeyFile(readFileSync(privateKeyPath(keysDir(), WORKER)));
+    const id = write(LEAD);
+    const now = keyIdOfFile(privateKeyPath(keysDir(), LEAD));
+    expect(now).not.toBe(before);
+    expect(readFileSync(join(scopeDir(bus.root, OPEN), `${id}.sig`), 'utf8')).toContain(`key ${now}\n`);
+    expect(read(id)).toMatchObject({ sig: 'ok', newKeySince: expect.any(Number) });
+    expect(checked()?.keyId).toBe(now);
+  });
+
+  it('a key file whose mode changed is refused, whatever the check file says; back to 0600 it signs again', () => {
+    warm();
+    const path = privateKeyPath(keysDir(), LEAD);
+    chmodSync(path, 0o644);
+    expectEnv(() => loadOrCreateKey(lead()), /can be read by group or others \(mode 644\)$/, `run: chmod 600 ${path}`);
+    chmodSync(path, 0o600);
+    expect(read(write(LEAD)).sig).toBe('ok');
+  });
+
+  it('a record that changed is read again: one gone is made again, listing the key', () => {
+    warm();
+    rmSync(chainPath(keysDir(), LEAD));
+    const id = write(LEAD);
+    expect(readFileSync(chainPath(keysDir(), LEAD), 'utf8')).toMatch(new RegExp(`^${checked()!.keyId} \\d+ first `));
+    expect(read(id).sig).toBe('ok');
+  });
+
+  it('a bus list that changed is read again: one gone is published again', () => {
+    warm();
+    rmSync(publicKeysPath(bus.root, LEAD));
+    write(LEAD);
+    expect(readFileSync(publicKeysPath(bus.root, LEAD), 'utf8')).toMatch(new RegExp(`^${checked()!.keyId} \\d+\\n$`));
+  });
+
+  it('a check file that is not one, or a symbolic link, is ignored and replaced; what a link points at is not touched', () => {
+    warm();
+    writeFileSync(keyCheckPath(keysDir(), LEAD), 'attend-key-check v1\nx nonsense\n', { mode: 0o600 });
+    expect(read(write(LEAD)).sig).toBe('ok');
+    expect(checked()?.keyId).toBe(keyIdOfFile(privateKeyPath(keysDir(), LEAD)));
+    const target = join(bus.dir, 'elsewhere.txt');
+    writeFileSync(target, 'not yours');
+    rmSync(keyCheckPath(keysDir(), LEAD));
+    symlinkSync(target, keyCheckPath(keysDir(), LEAD));
+    expect(read(write(LEAD)).sig).toBe('ok');
+    expect(readFileSync(target, 'utf8')).toBe('not yours');
+    expect(checked()?.keyId).toBe(keyIdOfFile(privateKeyPath(keysDir(), LEAD)));
   });
 });
