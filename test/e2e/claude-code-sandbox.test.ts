@@ -76,8 +76,8 @@ describe("claude code's sandbox", () => {
     // The person has spoken once: their private key is on disk, outside the sandbox.
     expect(runBin(['send', 'from the person'], { env, cwd: h.project }).exitCode).toBe(0);
     const keysDir = join(h.home, '.config', 'attend', 'keys');
-    const keyFiles = readdirSync(keysDir);
-    expect(readFileSync(join(keysDir, keyFiles[0]!), 'utf8')).toContain('"d":');
+    const keyFile = readdirSync(keysDir).find((f) => f.endsWith('.key'));
+    expect(readFileSync(join(keysDir, keyFile!), 'utf8')).toContain('"d":');
     const install = runBin(['install'], { env, cwd: h.project });
     expect(install.exitCode, install.stderr).toBe(0);
     enableSandbox(h);
@@ -98,7 +98,7 @@ describe("claude code's sandbox", () => {
     ]);
     expect(results[0]).toContain('KEYS-DONE');
     expect(results[0]).not.toContain('"d":');
-    expect(results[0]).not.toContain(keyFiles[0]);
+    expect(results[0]).not.toContain(keyFile);
     expect(results[1]).toContain('SENT-OK');
     expect(results[2]).toContain(sessionId);
     expect(results[3]).toContain('rc=4');

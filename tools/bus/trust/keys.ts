@@ -8,6 +8,7 @@
 //                          directory): which keys are the node's
 //   <root>/keys/<node>.pub a cache of the record's key ids for this bus, one `<key id>
 //                          <created ms>` a line: what the relay lists, never an authority
+//   <keysDir>/<node>.checked  what the last load checked, so the next one need not (key-check.ts)
 //
 // Rotation appends a link signed by the old key: old signatures stay verifiable because a
 // key id is the whole public key and the record only grows. A key that is gone (deleted,
