@@ -108,6 +108,29 @@ describe('the CLI’s grammar', () => {
     expect(far.stderr).toMatch(/^attend: unknown command 'xyzzy'/);
   });
 
+  it('a mistyped subcommand of any group names it and suggests the nearest (exit 2), not "too many arguments"', async () => {
+    const { program } = dryProgram();
+    const groups = allCommands(program).filter(({ cmd }) => cmd !== program && cmd.commands.some((c) => c.name() !== 'help'));
+    expect(groups.map((g) => g.path.join(' '))).toEqual(expect.arrayContaining(['relay', 'channels']));
+    for (const { cmd, path } of groups) {
+      const sub = cmd.commands.find((c) => c.name() !== 'help')?.name() ?? '';
+      const typo = `${sub.slice(0, 1)}${sub.slice(2, 3)}${sub.slice(1, 2)}${sub.slice(3)}`;
+      const r = await run([...path, typo]);
+      expect(r.exitCode, `attend ${path.join(' ')} ${typo}`).toBe(2);
+      expect(r.stderr).toBe(`attend: unknown subcommand '${typo}' for 'attend ${path.join(' ')}' (Did you mean ${sub}?)\n`);
+    }
+    const far = await run(['relay', 'xyzzy']);
+    expect(far.exitCode).toBe(2);
+    expect(far.stderr).toBe("attend: unknown subcommand 'xyzzy' for 'attend relay' (one of: config, status, resync, hub-config)\n");
+  });
+
+  it('attend help <unknown> is the unknown command with the nearest, not the whole help', async () => {
+    const r = await run(['help', 'sedn']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toBe("attend: unknown command 'sedn' (Did you mean send?)\n");
+    expect(r.stdout).toBe('');
+  });
+
   it('attend help <verb> prints that verb’s help, like attend <verb> --help', async () => {
     const viaHelp = await run(['help', 'send']);
     const viaFlag = await run(['send', '--help']);

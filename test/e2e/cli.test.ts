@@ -156,6 +156,19 @@ describe('attend send', () => {
     expect(signals()).toEqual({});
   });
 
+  it('a mistyped subcommand names it and the nearest, through the binary (exit 2, nothing written)', () => {
+    for (const [args, line] of [
+      [['relay', 'sttus'], "attend: unknown subcommand 'sttus' for 'attend relay' (Did you mean status?)"],
+      [['channels', 'craete', 'ops'], "attend: unknown subcommand 'craete' for 'attend channels' (Did you mean create?)"],
+      [['card', 'verfy', 'x.json'], "attend: unknown subcommand 'verfy' for 'attend card' (Did you mean verify?)"],
+    ] as const) {
+      const r = asApi([...args]);
+      expect(r.exitCode, args.join(' ')).toBe(EXIT.usage);
+      expect(r.stderr.trim()).toBe(line);
+    }
+    expect(signals()).toEqual({});
+  });
+
   it('-- makes the rest literal', () => {
     const id = sent(asApi(['send', '--', '--to', 'x', '--chanel']));
     expect(line(signals()[`_broadcast/${id}.signal`]!)?.body).toBe('--to x --chanel');

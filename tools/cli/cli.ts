@@ -8,6 +8,7 @@ import { readKnownNames } from '../bus/presence/index.js';
 import { type Ctx, type CtxOptions, createContext } from './context.js';
 import { nameLookup } from '../wire/display.js';
 import { neutralize, plural } from '../wire/render.js';
+import { editDistance } from '../wire/names.js';
 import { type Io, createIo, messageFrom, printSent, reportError, terminalWidth } from './io.js';
 import { type Registrar, examples } from './registrar.js';
 import { registerDelivery } from './register-delivery.js';
@@ -242,20 +243,63 @@ export function buildProgram(ctx: Ctx, io: Io): Command {
     // Subcommands do not inherit the parent's output settings once registered.
     cmd.configureOutput(program.configureOutput());
   }
+  for (const cmd of commandTree(program)) refuseUnknownSubcommands(cmd);
   return program;
+}
+
+function commandTree(cmd: Command): Command[] {
+  return [cmd, ...cmd.commands.flatMap(commandTree)];
+}
+
+/**
+ * A group that is a command of its own too (`attend relay`, `attend channels`) takes no
+ * arguments, so commander reads `attend relay sttus` as one too many ("too many arguments")
+ * rather than as a subcommand it lacks; a group that is only a group (`attend card`) says
+ * "unknown command" without saying whose. Each answers as the top level does for `attend
+ * sedn`: the unknown subcommand, whose it is, and the nearest.
+ */
+function refuseUnknownSubcommands(cmd: Command): void {
+  if (cmd.commands.length === 0 || cmd.registeredArguments.length > 0 || cmd.parent === null) return;
+  const refuse = (word: string | undefined): void => {
+    if (word === undefined) return;
+    const names = cmd.commands.map((c) => c.name()).filter((n) => n !== 'help');
+    const near = nearestWord(word, names);
+    cmd.error(`error: unknown subcommand '${neutralize(word.slice(0, 40))}' for '${fullName(cmd)}'${near ? ` (Did you mean ${near}?)` : ` (one of: ${names.join(', ')})`}`, {
+      code: 'commander.unknownCommand',
+      exitCode: EXIT.usage,
+    });
+  };
+  // With an action of its own (commander runs it, with the word as an argument) ...
+  cmd.allowExcessArguments(true).hook('preAction', (_hooked, action) => refuse(action === cmd ? cmd.args[0] : undefined));
+  // ... and without one (commander's event for an operand no subcommand takes).
+  cmd.on('command:*', (operands: string[]) => refuse(operands[0]));
+}
+
+function fullName(cmd: Command): string {
+  return cmd.parent === null ? cmd.name() : `${fullName(cmd.parent)} ${cmd.name()}`;
+}
+
+/** The nearest of `names` to a mistyped word: edit distance 2 at most, or the one it begins. */
+function nearestWord(word: string, names: string[]): string | undefined {
+  const w = word.toLowerCase();
+  const scored = names.map((n) => ({ n, d: n.startsWith(w) && w.length >= 2 ? 1 : editDistance(w, n, 2) })).filter((x) => x.d <= 2);
+  return scored.sort((a, b) => a.d - b.d || a.n.localeCompare(b.n))[0]?.n;
 }
 
 export async function runCli(argvIn: string[], optsIn: CtxOptions = {}): Promise<CliResult> {
   const [given, opts] = takeNoColor(argvIn, optsIn);
-  // `attend help channels create` is `attend channels create --help` (commander's own help
-  // command looks one word deep).
-  const argv = given[0] === 'help' && given.length > 1 ? [...given.slice(1), '--help'] : given;
   const ctx = createContext(opts);
   let exitCode: number = EXIT.ok;
   const io: Io = createIo(ctx, (c) => {
     exitCode = c;
   });
   const program = buildProgram(ctx, io);
+  // `attend help channels create` is `attend channels create --help` (commander's own help
+  // command looks one word deep); `attend help sedn` is `attend sedn`, an unknown command with
+  // the nearest, not the whole help.
+  const helpFor = given[0] === 'help' && given.length > 1 ? given.slice(1) : undefined;
+  const known = helpFor !== undefined && program.commands.some((c) => c.name() === helpFor[0] || c.aliases().includes(helpFor[0] ?? ''));
+  const argv = helpFor === undefined ? given : known ? [...helpFor, '--help'] : helpFor;
   // Bare `attend`: the help is the result asked for, so it goes to stdout with exit 0. Not a
   // program action: with one, commander takes `attend sedn` for an argument of it ("too many
   // arguments") and has no `help <command>`.
