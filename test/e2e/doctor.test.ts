@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writePresence } from '../../tools/bus/presence/heartbeats.js';
+import { parseFastDoctor } from '../../tools/cli/fast-doctor.js';
 import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin } from '../helpers/bus.js';
 
 interface Check {
@@ -143,5 +144,34 @@ describe('attend doctor', () => {
     const fix = before.fix!.replace(/, then open a new login shell$/, '');
     expect(spawnSync('/bin/bash', ['-c', fix], { env }).status).toBe(0);
     expect(doctor(env).checks['attend on login PATH']).toMatchObject({ status: 'ok', detail: `${join(binDir, 'attend')} (/bin/bash -lc)` });
+  });
+
+  it('the fast path and the full CLI print the same report, text and JSON, for the same machine state', () => {
+    // `attend doctor [--json]` is the bundled fast path; with `--no-color` first (which doctor
+    // draws nothing with) the fast path declines and commander runs the same command.
+    expect(parseFastDoctor(['doctor'])).not.toBeNull();
+    expect(parseFastDoctor(['--no-color', 'doctor'])).toBeNull();
+    const env = { ...session.env, PATH: pathWithAttend, SHELL: '/bin/bash' };
+    // A session's first attend run, doctor's included, records its lineage (and so creates the
+    // bus root): one run before, so both paths see the same machine.
+    expect(runBin(['whoami'], { env, cwd: session.cwd }).exitCode).toBe(0);
+    const both = (json: boolean) => {
+      const args = json ? ['doctor', '--json'] : ['doctor'];
+      const fast = runBin(args, { env, cwd: session.cwd });
+      const full = runBin(['--no-color', ...args], { env, cwd: session.cwd });
+      expect(fast.stdout).not.toBe('');
+      expect({ exitCode: full.exitCode, stdout: full.stdout, stderr: full.stderr }, args.join(' ')).toEqual({ exitCode: fast.exitCode, stdout: fast.stdout, stderr: fast.stderr });
+      return fast;
+    };
+    // Before install: checks fail (exit 5), with their fixes.
+    expect(both(false).exitCode).toBe(5);
+    expect(both(true).stdout).toMatch(/"status": "fail"/);
+    // After install, in a session with a live sensor: every check passes.
+    writeFileSync(join(bus.home, '.profile'), `export PATH="${pathWithAttend}"\n`);
+    expect(runBin(['install'], { env, cwd: session.cwd }).exitCode).toBe(0);
+    runBin(['send', 'make the bus root exist'], { env, cwd: session.cwd });
+    writePresence(bus.root, { id: session.sessionId, kind: 'agent', origin: session.cwd, heartbeat: Date.now(), pid: process.pid, role: 'sensor' });
+    expect(both(false)).toMatchObject({ exitCode: 0, stdout: expect.stringMatching(/^ok {4}/) });
+    expect(both(true).exitCode).toBe(0);
   });
 });
