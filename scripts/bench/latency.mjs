@@ -3,7 +3,8 @@
 // p50 and p99 over 1,000 messages, one at a time.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -27,18 +28,49 @@ export function rssMiB(pid) {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-export function fakeSession(tmp, name) {
+/** The session record Claude Code keeps for a live `pid`, and the env its children inherit. */
+function recordSession(tmp, name, pid) {
   const claudeDir = join(tmp, 'claude');
   const cwd = join(tmp, 'work', name);
   mkdirSync(join(claudeDir, 'sessions'), { recursive: true });
   mkdirSync(cwd, { recursive: true });
-  const proc = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
-  const stat = readFileSync(`/proc/${proc.pid}/stat`, 'utf8');
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const procStart = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
   const sessionId = `00000000-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
-  writeFileSync(join(claudeDir, 'sessions', `${proc.pid}.json`), JSON.stringify({ pid: proc.pid, sessionId, cwd, procStart, name, status: 'idle', kind: 'interactive' }));
-  const env = { PATH: process.env.PATH, HOME: tmp, ATTEND_HOME: join(tmp, 'bus'), CLAUDE_CONFIG_DIR: claudeDir, USER: 'bench', CLAUDECODE: '1', CLAUDE_PID: String(proc.pid), CLAUDE_CODE_SESSION_ID: sessionId };
-  return { proc, sessionId, cwd, env, root: env.ATTEND_HOME };
+  const record = join(claudeDir, 'sessions', `${pid}.json`);
+  writeFileSync(record, JSON.stringify({ pid, sessionId, cwd, procStart, name, status: 'idle', kind: 'interactive' }));
+  const env = { PATH: process.env.PATH, HOME: tmp, ATTEND_HOME: join(tmp, 'bus'), CLAUDE_CONFIG_DIR: claudeDir, USER: 'bench', CLAUDECODE: '1', CLAUDE_PID: String(pid), CLAUDE_CODE_SESSION_ID: sessionId };
+  return { sessionId, cwd, env, root: env.ATTEND_HOME, record };
+}
+
+export function fakeSession(tmp, name) {
+  const proc = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+  const { record: _, ...s } = recordSession(tmp, name, proc.pid);
+  return { proc, ...s };
+}
+
+/**
+ * A live Claude Code session that attend accepts as the caller (identity follows the process
+ * ancestry): a thread of this bench process, which is the parent of every attend it starts,
+ * with the session record naming the thread; as test/helpers/temp-bus.ts liveTask does.
+ * fakeSession's sleeper process is no ancestor of anything, so attend refuses to speak as it.
+ * `proc.kill()` ends the thread and removes the record, as Claude Code does on exit.
+ */
+export function standIn(tmp, name) {
+  // The thread exists once the constructor returns: the one new task of this process is it.
+  const tasks = () => new Set(readdirSync('/proc/self/task').map(Number));
+  const before = tasks();
+  const worker = new Worker('setInterval(() => {}, 1 << 30)', { eval: true, stdout: true, stderr: true });
+  worker.unref();
+  const fresh = [...tasks()].filter((t) => !before.has(t));
+  if (fresh.length !== 1) throw new Error(`a stand-in session thread: ${fresh.length} new threads, not one`);
+  const tid = fresh[0];
+  const { record, ...s } = recordSession(tmp, name, tid);
+  const kill = () => {
+    void worker.terminate();
+    rmSync(record, { force: true });
+  };
+  return { proc: { pid: tid, kill }, ...s };
 }
 
 export async function busLib(bin) {
