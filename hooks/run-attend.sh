@@ -14,7 +14,7 @@ else
 fi
 case "$verb" in
   run|mcp) exec "$@" "$verb" ;;
-  session-start|session-end|stop) "$@" hook "$verb" || true ;;
+  session-start|session-end|stop|pre-tool-use) "$@" hook "$verb" || true ;;
   *) echo "run-attend: unknown verb '$verb'" >&2 ;;
 esac
 exit 0

@@ -18,6 +18,8 @@ const bundles = [
   { file: 'fast-send.js', external: [/^node:/] },
   // `attend doctor`: the first command the README suggests after set-up.
   { file: 'fast-doctor.js', external: [/^node:/] },
+  // `attend hook pre-tool-use`: the claim check before every edit (issue 23 §2).
+  { file: 'fast-claims.js', external: [/^node:/] },
   { file: 'fast-mcp.js', external: [/^node:/, /^\.\/context\.js$/, /^\.\/commands\/mcp\.js$/, /^\.\/io\.js$/] },
 ];
 // The MCP tool list, computed once here from the tool definitions, so `attend mcp` can answer

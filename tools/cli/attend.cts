@@ -5,13 +5,15 @@
 // file, fast-send.cjs, skipping commander and the other commands; everything else, and
 // anything the fast path is unsure of, goes to the full CLI in cli.ts. Without the bundle
 // (no rolldown at build time) the ESM modules serve the same code. `attend mcp [--channel]`
-// takes fast-mcp.ts, which answers the client's `initialize` before loading the server.
+// takes fast-mcp.ts, which answers the client's `initialize` before loading the server;
+// `attend hook pre-tool-use`, fast-claims.ts.
 
 /** The fast paths postbuild bundles, each one CJS file beside this one. */
 interface FastModules {
   'fast-send': typeof import('./fast-send.js');
   'fast-doctor': typeof import('./fast-doctor.js');
   'fast-mcp': typeof import('./fast-mcp.js');
+  'fast-claims': typeof import('./fast-claims.js');
 }
 
 /** A fast path's bundle, or (no bundle: built without rolldown) its ESM module. */
@@ -66,6 +68,11 @@ async function main(argv: string[]): Promise<number> {
     const fast = await loadFast('fast-doctor');
     const args = fast.parseFastDoctor(argv);
     if (args) return fast.runFastDoctor(args);
+  }
+  // The PreToolUse hook runs before every edit (issue 23 §2): fast-claims.ts.
+  if (argv[0] === 'hook' && argv[1] === 'pre-tool-use') {
+    const fast = await loadFast('fast-claims');
+    if (fast.parseFastClaimsHook(argv)) return fast.runPreToolUseHook();
   }
   if (argv[0] === 'mcp') {
     const fast = await loadFast('fast-mcp');

@@ -19,6 +19,7 @@ import { registerChat } from './register-chat.js';
 import { registerIntegration } from './register-integration.js';
 import { registerTrust } from './register-trust.js';
 import { registerRelay } from './register-relay.js';
+import { registerClaims } from './register-claims.js';
 
 interface CliResult {
   exitCode: number;
@@ -198,7 +199,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay];
+const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay, registerClaims];
 
 /**
  * `--no-color` anywhere before `--` is the same as NO_COLOR=1 (https://no-color.org) for

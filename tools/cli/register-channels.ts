@@ -193,7 +193,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
 
   program
     .command('peers')
-    .description('every live session and human: name, origin, status, channels, last seen, delivery')
+    .description('every live session and human: name, origin, status, channels, last seen, delivery, the files it claims')
     .option('--json', 'print JSON')
     .option('--tree', 'show the lineage: who started whom')
     .option('--cards', 'print every live node as an A2A AgentCard (JSON): yours signed, the others as they signed them')
@@ -226,6 +226,9 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
         const width = terminalWidth(ctx.stdout, ctx.env);
         lines.push('', ...(width === undefined ? [note] : (await import('../wire/width.js')).wrapColumns(note, width)));
       }
+      // What each holds (issue 23 §2): a pattern from its work tree's root, as `attend claims` shows it.
+      const holding = r.peers.filter((p) => p.holds.length > 0);
+      if (holding.length > 0) lines.push('', ...holding.map((p) => `${neutralize(p.name)} holds ${p.holds.map((h) => neutralize(h)).join(', ')}`));
       io.out(lines.join('\n'));
     });
 

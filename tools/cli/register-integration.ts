@@ -16,7 +16,7 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
   program
     .command('hook')
     .description("run a Claude Code hook (reads the hook's JSON on stdin; always exits 0)")
-    .argument('<event>', 'session-start | session-end | stop')
+    .argument('<event>', 'session-start | session-end | stop | pre-tool-use')
     .addHelpText(
       'after',
       examples([
@@ -37,6 +37,9 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
         } else if (event === 'session-end') {
           const r = hook.runSessionEndHook(ctx, payload);
           r.warnings.forEach(warn);
+        } else if (event === 'pre-tool-use') {
+          // The same check as the fast path (fast-claims.ts), for a caller that came through here.
+          stdout = (await import('./fast-claims.js')).preToolUseOutput(payload, ctx.env, ctx.cwd, ctx.now());
         } else if (event === 'stop') {
           // The drain writes its own output inside the ledger's lock (recorded in flight, shown, confirmed),
           // and turns every failure into a warning; it never returns a blocking exit.

@@ -143,17 +143,18 @@ export const registerTrust: Registrar = (program, ctx, io) => {
     .option('--mode <mode>', 'groups (the default: a parent and its children; grants across) or family (every node of the bus reaches every other)')
     .option('--open <who>', 'who posts to #open: everyone, family, top (the default: people and top-level sessions), humans or granted')
     .option('--max-depth <n>', 'the deepest lineage the policy allows')
+    .option('--claims <mode>', "before an edit of a file another live party claims: warn (the default: tell the model), ask (ask the person) or deny (refuse the edit)")
     .option('--json', 'print JSON')
-    .addHelpText('after', examples(['attend policy --mode family --open everyone', 'attend policy --open humans', 'attend grants']))
-    .action(async (opts: { mode?: string; open?: string; maxDepth?: string; json?: boolean }) => {
+    .addHelpText('after', examples(['attend policy --mode family --open everyone', 'attend policy --open humans', 'attend policy --claims deny', 'attend grants']))
+    .action(async (opts: { mode?: string; open?: string; maxDepth?: string; claims?: string; json?: boolean }) => {
       const { policyInput, runPolicy } = await import('../verbs/trust/index.js');
       const { parseInput } = await import('../verbs/input.js');
       const { usageError } = await import('../wire/errors.js');
       if (opts.maxDepth !== undefined && !/^\d+$/.test(opts.maxDepth)) throw usageError('--max-depth: a whole number');
-      const input = parseInput(policyInput, { mode: opts.mode, open: opts.open, maxDepth: opts.maxDepth === undefined ? undefined : Number(opts.maxDepth) }, flagFor());
+      const input = parseInput(policyInput, { mode: opts.mode, open: opts.open, maxDepth: opts.maxDepth === undefined ? undefined : Number(opts.maxDepth), claims: opts.claims }, flagFor());
       const { file, policy: p } = runPolicy(ctx, input);
       if (opts.json) return io.json(p);
-      io.out(`mode ${p.mode}, #open: ${p.open}, depth ${p.maxDepth} (${file})`);
+      io.out(`mode ${p.mode}, #open: ${p.open}, depth ${p.maxDepth}, claims: ${p.claims ?? 'warn'} (${file})`);
     });
 };
 

@@ -5,6 +5,7 @@ import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
 import { reachOf, rememberParties, remoteMembers } from '../bus/presence/index.js';
 import type { Reach } from '../wire/display.js';
+import { holdingsOf } from './claims-check.js';
 
 interface PeerRow {
   id: string;
@@ -26,11 +27,14 @@ interface PeerRow {
   me: boolean;
   /** The machine, for members on other machines (issue 13); null here. */
   host: string | null;
+  /** The files it claims (issue 23 §2): patterns from their work tree's root. */
+  holds: string[];
 }
 
 export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
   const me = ctx.identity().id;
   const store = readChannels(ctx.root());
+  const holdings = holdingsOf(ctx.root(), ctx.now());
   const peers = ctx.live().map((p): PeerRow => {
     const channels = ['#open', ...Object.keys(store.channels).filter((n) => store.channels[n]?.members[p.id]).sort().map((n) => `#${n}`)];
     const d = p.delivery ?? { sensor: null, drain: null, chat: null, delivering: false };
@@ -50,6 +54,7 @@ export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
       reach,
       me: p.id === me,
       host: null,
+      holds: holdings.get(p.id) ?? [],
     };
   });
   // Members other machines' relays announced (tools/bus/presence/remote.ts); their delivery is judged there.
@@ -59,7 +64,7 @@ export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
   for (const m of remote) {
     if (m.kind === 'agent' && peers.some((p) => p.id === m.id)) continue;
     const reach = reachOf({ kind: m.kind, lastSeen: ctx.now(), host: m.host, ...(m.reach ? { reach: m.reach } : m.deaf ? { reach: { word: 'waiting', since: null } } : {}) }, ctx.now());
-    peers.push({ id: m.id, kind: m.kind, name: m.name, origin: m.origin, status: m.status ?? null, sessionName: null, channels: ['#open'], lastSeen: ctx.now(), sensor: null, drain: null, delivering: reach.word === 'shown' || reach.word === 'next-turn', reach, me: false, host: m.host });
+    peers.push({ id: m.id, kind: m.kind, name: m.name, origin: m.origin, status: m.status ?? null, sessionName: null, channels: ['#open'], lastSeen: ctx.now(), sensor: null, drain: null, delivering: reach.word === 'shown' || reach.word === 'next-turn', reach, me: false, host: m.host, holds: [] });
   }
   return { peers };
 }

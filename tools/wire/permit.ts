@@ -41,6 +41,11 @@ export interface Policy {
   maxDepth: number;
   allow: Grant[];
   deny: Grant[];
+  /**
+   * What the PreToolUse hook does before an edit of a file another live party claims (issue
+   * 23 §2): `warn` (the default) tells the model, `ask` asks the person, `deny` refuses the call.
+   */
+  claims?: 'warn' | 'ask' | 'deny';
 }
 
 /**

@@ -11,7 +11,7 @@ export { anchorOf, chainPath, keysHealth, trustDirOf, useKeyDirectory } from './
 export { verifyBytes } from './ed25519.js';
 export { describeKeys, type KeysReport, publishedKeysDir, rotateKey } from './keys.js';
 export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent, type TreeNode } from './lineage.js';
-export { allow, deny, nodeArg, policyFile, readPolicy, requireOwner, updatePolicy } from './policy.js';
+export { allow, deny, nodeArg, policyFile, readClaimsMode, readPolicy, requireOwner, updatePolicy } from './policy.js';
 export { claimProblem, isLocalNode, readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
 export { createSigner, SIG_EXT, type Signer } from './signing.js';
 export { askSigner, createRemoteSigner, createSignerService, inClaudeSandbox, sandboxSigner, type SignerAddress, signerPort, signerSession } from './signer.js';

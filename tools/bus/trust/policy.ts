@@ -31,6 +31,7 @@ function buildSchema() {
     maxDepth: z.number().int().min(1).max(64).default(8),
     allow: z.array(grant).default([]),
     deny: z.array(grant).default([]),
+    claims: z.enum(['warn', 'ask', 'deny']).optional(),
   });
 }
 const policySchema = () => (schemaCache ??= buildSchema());
@@ -196,7 +197,7 @@ export function parsePolicy(text: string, file: string): PolicyRead {
   }
   const p = r.data;
   const strip = (g: { from: string; to: string; channel?: string | undefined }): Grant => (g.channel !== undefined ? { from: g.from, to: g.to, channel: g.channel } : { from: g.from, to: g.to });
-  return { ok: true, exists: true, policy: { version: 1, mode: p.mode, open: p.open, maxDepth: p.maxDepth, allow: p.allow.map(strip), deny: p.deny.map(strip) } };
+  return { ok: true, exists: true, policy: { version: 1, mode: p.mode, open: p.open, maxDepth: p.maxDepth, allow: p.allow.map(strip), deny: p.deny.map(strip), ...(p.claims !== undefined ? { claims: p.claims } : {}) } };
 }
 
 export function readPolicy(root: string): PolicyRead {
@@ -211,6 +212,20 @@ export function readPolicy(root: string): PolicyRead {
   return parsePolicy(text, file);
 }
 
+/**
+ * The policy's `claims` setting for the PreToolUse hook, read without zod (which costs the
+ * hook's fast path ~40 ms, and the hook runs on every edit). A file that is not the policy
+ * (no JSON, another version) gives the default: the schema check is every other reader's.
+ */
+export function readClaimsMode(root: string): 'warn' | 'ask' | 'deny' {
+  try {
+    const raw = JSON.parse(readTextIfAny(policyFile(root)) ?? '{}') as { version?: unknown; claims?: unknown };
+    return raw.version === 1 && (raw.claims === 'ask' || raw.claims === 'deny') ? raw.claims : 'warn';
+  } catch {
+    return 'warn';
+  }
+}
+
 /** The policy and whether a file holds it, or an AttendError (exit 3) naming the file and line: nothing moves under a broken policy. */
 export function loadPolicy(root: string): { policy: Policy; exists: boolean } {
   const r = readPolicy(root);
@@ -221,7 +236,7 @@ export function loadPolicy(root: string): { policy: Policy; exists: boolean } {
 /** Grants one per line, so a person can read and diff the file. */
 export function formatPolicy(p: Policy): string {
   const grants = (gs: Grant[]) => (gs.length === 0 ? '[]' : `[\n${gs.map((g) => `    ${JSON.stringify(g)}`).join(',\n')}\n  ]`);
-  return `{\n  "version": 1,\n  "mode": ${JSON.stringify(p.mode)},\n  "open": ${JSON.stringify(p.open)},\n  "maxDepth": ${p.maxDepth},\n  "allow": ${grants(p.allow)},\n  "deny": ${grants(p.deny)}\n}\n`;
+  return `{\n  "version": 1,\n  "mode": ${JSON.stringify(p.mode)},\n  "open": ${JSON.stringify(p.open)},\n  "maxDepth": ${p.maxDepth},\n  "allow": ${grants(p.allow)},\n  "deny": ${grants(p.deny)}${p.claims !== undefined ? `,\n  "claims": ${JSON.stringify(p.claims)}` : ''}\n}\n`;
 }
 
 interface Changer {

@@ -11,7 +11,7 @@ import { socketHolds } from './socket-holds.js';
 import { readPresence, removePresence, writePresence } from '../../bus/presence/index.js';
 import { AttendError } from '../../wire/errors.js';
 
-export const HOOK_EVENTS = ['session-start', 'session-end', 'stop'] as const;
+export const HOOK_EVENTS = ['session-start', 'session-end', 'stop', 'pre-tool-use'] as const;
 
 interface HookPayload {
   session_id?: string;

@@ -99,9 +99,13 @@ export function howToInstall(): string {
 
 export const HOOK_EVENTS: Record<string, string> = {
   SessionStart: 'session-start',
+  PreToolUse: 'pre-tool-use',
   Stop: 'stop',
   SessionEnd: 'session-end',
 };
+
+/** The tools a hook runs for, where it is not every call: the claim check (issue 23 §2), as hooks/hooks.json has it. */
+const HOOK_MATCHERS: Record<string, string> = { PreToolUse: 'Edit|Write|MultiEdit|NotebookEdit|Bash' };
 
 /** A word for sh, quoted when it needs to be. */
 export function shellQuote(word: string): string {
@@ -132,7 +136,7 @@ export function hookCommand(verb: string, cmd: { node: string; cli: string }): s
  * <event>` by name (before absolute paths), or `<node> <…/attend.cjs> hook <event>`.
  */
 export function isAttendHook(command: unknown): boolean {
-  return typeof command === 'string' && /(^|[\s;&|'"/])attend(\.cjs)?['"]?\s+hook\s+(session-start|session-end|stop)\b/.test(command);
+  return typeof command === 'string' && /(^|[\s;&|'"/])attend(\.cjs)?['"]?\s+hook\s+(session-start|session-end|stop|pre-tool-use)\b/.test(command);
 }
 
 /** The MCP entry install writes: node and the CLI by absolute path. */
@@ -237,7 +241,8 @@ function mergeHooks(settings: Json, path: string, cmd: { node: string; cli: stri
       g.hooks = (g.hooks as Json[]).filter((h) => !h?.__drop);
     }
     if (!present) {
-      groups.push({ hooks: [{ type: 'command', command: wanted, timeout: 10 }] });
+      const matcher = HOOK_MATCHERS[event];
+      groups.push({ ...(matcher !== undefined ? { matcher } : {}), hooks: [{ type: 'command', command: wanted, timeout: matcher !== undefined ? 5 : 10 }] });
       changed = true;
     }
     hooks[event] = (groups as Json[]).filter((g) => !(Array.isArray(g?.hooks) && (g.hooks as unknown[]).length === 0));
@@ -369,7 +374,7 @@ export function runInstall(ctx: Ctx, input: InstallInput): InstallResult {
   if (!dryRun) makeSandboxDirs(rules, ctx.paths.root);
   changes.push({
     path: t.settings,
-    what: `hooks (SessionStart, Stop, SessionEnd) and sandbox rules (key directory unreadable, signer ${rules.signer})`,
+    what: `hooks (SessionStart, PreToolUse, Stop, SessionEnd) and sandbox rules (key directory unreadable, signer ${rules.signer})`,
     action: !settingsChanged ? 'unchanged' : settings === null ? 'create' : 'update',
     backup: settingsChanged ? writeWithBackup(t.settings, jsonText(settingsNext), now, dryRun) : null,
   });

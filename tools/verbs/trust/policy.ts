@@ -16,6 +16,7 @@ export const policyInput = z.strictObject({
   open: z.enum(['everyone', 'family', 'top', 'humans', 'granted'], { error: (iss) => `everyone, family, top, humans or granted, not '${given(iss.input)}'` }).optional(),
   // The bounds of the policy file's own schema (tools/bus/trust/policy.ts).
   maxDepth: z.number({ error: 'a whole number' }).int('a whole number').min(1, 'at least 1').max(64, 'at most 64').optional(),
+  claims: z.enum(['warn', 'ask', 'deny'], { error: (iss) => `warn, ask or deny, not '${given(iss.input)}'` }).optional(),
 });
 type PolicyInput = z.input<typeof policyInput>;
 
@@ -33,6 +34,7 @@ export function runPolicy(ctx: VerbCtx, raw: PolicyInput): PolicyResult {
     if (input.mode !== undefined) p.mode = input.mode;
     if (input.open !== undefined) p.open = input.open;
     if (input.maxDepth !== undefined) p.maxDepth = input.maxDepth;
+    if (input.claims !== undefined) p.claims = input.claims;
   });
   return { file: policyFile(root), policy };
 }
