@@ -76,8 +76,8 @@ function signalsIn(dir: string) {
     .map((f) => ({ id: f.slice(0, -'.signal'.length), env: parseSignal(readFileSync(join(dir, f), 'utf8').trimEnd())! }));
 }
 
-const READ_TOOLS = ['channels', 'inbox', 'peers', 'read', 'status', 'whoami'];
-const WRITE_TOOLS = ['create', 'describe', 'dissolve', 'invite', 'join', 'kick', 'leave', 'reply', 'send'];
+const READ_TOOLS = ['channels', 'claims', 'inbox', 'peers', 'read', 'status', 'whoami'];
+const WRITE_TOOLS = ['claim', 'create', 'describe', 'dissolve', 'invite', 'join', 'kick', 'leave', 'release', 'reply', 'send'];
 
 describe('attend mcp tools (in-process)', () => {
   it('lists every verb with an object outputSchema, a title and honest annotations', async () => {
@@ -97,7 +97,7 @@ describe('attend mcp tools (in-process)', () => {
     // Only dissolve loses messages; a send or reply writes a new message every time.
     for (const n of WRITE_TOOLS) expect(by.get(n)?.annotations?.destructiveHint, n).toBe(n === 'dissolve');
     const idempotent = Object.fromEntries(WRITE_TOOLS.map((n) => [n, by.get(n)?.annotations?.idempotentHint]));
-    expect(idempotent).toEqual({ create: true, describe: true, dissolve: true, invite: false, join: true, kick: true, leave: true, reply: false, send: false });
+    expect(idempotent).toEqual({ claim: false, release: true, create: true, describe: true, dissolve: true, invite: false, join: true, kick: true, leave: true, reply: false, send: false });
     // The channel rules are in the schema, and `to` says it is a list.
     const channel = (by.get('join')!.inputSchema.properties as Record<string, { pattern: string; description: string }>).channel!;
     expect(channel.pattern).toBe('^#?[A-Za-z0-9_.-]{1,64}$');
@@ -191,6 +191,26 @@ describe('attend mcp tools (in-process)', () => {
     expect(await ok('dissolve', { channel: 'ops' })).toMatchObject({ channel: 'ops', removedMessages: 1 });
     expect(existsSync(join(bus.root, 'signals', '@ops'))).toBe(false);
     expect(await fails('describe', { channel: 'ops' })).toMatch(/#ops/);
+  });
+
+  it('claim, claims and release: the same claims the CLI makes (issue 23 §2)', async () => {
+    const file = join(me.cwd, 'parser.ts');
+    const made = await ok<{ claims: { pattern: string; holder: { id: string }; reason: string; mine: boolean }[] }>('claim', { paths: [file], reason: 'rewriting it', ttl: '30m' });
+    expect(made.claims).toMatchObject([{ pattern: file.slice(1), holder: { id: me.sessionId }, reason: 'rewriting it', mine: true }]);
+    const other = await connect(peer);
+    try {
+      const checked = (await other.callTool({ name: 'claims', arguments: { check: file } })) as CallToolResult;
+      expect(checked.structuredContent).toMatchObject({ held: true, claims: [{ holder: { id: me.sessionId, name: 'mcp-me' }, mine: false }] });
+      const refused = (await other.callTool({ name: 'claim', arguments: { paths: [file] } })) as CallToolResult;
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toMatch(/mcp-me .* holds .*nothing was claimed/);
+      const peers = (await other.callTool({ name: 'peers', arguments: {} })) as CallToolResult;
+      expect((peers.structuredContent as { peers: { id: string; holds: string[] }[] }).peers.find((p) => p.id === me.sessionId)?.holds).toEqual([file.slice(1)]);
+    } finally {
+      await other.close();
+    }
+    expect(await ok('release', {})).toMatchObject({ released: [{ pattern: file.slice(1) }] });
+    expect(await ok('claims', {})).toEqual({ claims: [] });
   });
 
   it('dissolve is refused while another live member is in, unless force', async () => {

@@ -59,7 +59,7 @@ function registerHook(program: Command, ctx: Ctx, io: Io): void {
 function registerMcp(program: Command, ctx: Ctx): void {
   program
     .command('mcp')
-    .description('serve attend as an MCP server over stdio (send, reply, inbox, read, peers, whoami, status, channels, join, leave, create, describe, invite, kick, dissolve)')
+    .description('serve attend as an MCP server over stdio (send, reply, inbox, read, peers, whoami, status, channels, join, leave, create, describe, invite, kick, dissolve, claim, release, claims)')
     .option('--channel', "run as a Claude Code channel: push this session's new messages as notifications/claude/channel")
     .addHelpText(
       'after',

@@ -9,7 +9,7 @@ export const peersTool = defineTool({
   name: 'peers',
   title: 'List live peers',
   description:
-    'List every live session and human on the bus: display name (usable in `send` `to`), id, kind, origin, status, channels, and how a message reaches each: `reach.word` is shown (by a live conduit, `reach.by`), next-turn (its Stop hook at its next turn), waiting (no conduit live; `reach.since` is when it was last seen) or held (`reach.by` holds it).',
+    'List every live session and human on the bus: display name (usable in `send` `to`), id, kind, origin, status, channels, the files each claims (`holds`), and how a message reaches each: `reach.word` is shown (by a live conduit, `reach.by`), next-turn (its Stop hook at its next turn), waiting (no conduit live; `reach.since` is when it was last seen) or held (`reach.by` holds it).',
   hints: READ_ONLY,
   input: z.strictObject({}),
   output: z.object({
@@ -28,6 +28,7 @@ export const peersTool = defineTool({
         delivering: z.boolean().describe('shown now or at its next turn'),
         reach: reachOut,
         me: z.boolean(),
+        holds: z.array(z.string()).describe('the files it claims: paths or globs from its work tree root'),
       }),
     ),
   }),

@@ -13,6 +13,7 @@ import { AttendError, REPORT_URL_HINT } from '../wire/errors.js';
 import { printable } from '../wire/names.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { channelsTool } from './channels.js';
+import { claimTool, claimsTool, releaseTool } from './claims.js';
 import { createTool } from './create.js';
 import { describeTool } from './describe.js';
 import { dissolveTool } from './dissolve.js';
@@ -61,6 +62,9 @@ const CORE_TOOLS: McpTool[] = [
   inviteTool,
   kickTool,
   dissolveTool,
+  claimTool,
+  releaseTool,
+  claimsTool,
 ] as unknown as McpTool[];
 
 function toolError(message: string): CallToolResult {
