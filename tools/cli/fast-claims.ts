@@ -8,12 +8,11 @@
 // and the call goes ahead; `permissionDecision: "ask"` asks the person; `"deny"` refuses the
 // call and shows the model `permissionDecisionReason`. The policy's `claims` picks one.
 
-import { spawnSync } from 'node:child_process';
 import { isAbsolute, join } from 'node:path';
 import { readClaimsMode } from '../bus/trust/index.js';
 import { checkFiles, holdWarning } from '../verbs/claims-check.js';
 import { resolvePaths } from '../verbs/env.js';
-import { readHookStdin } from './hook-stdin.js';
+import { readHookStdinSync } from './hook-stdin.js';
 
 const EDIT_TOOLS = new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']);
 
@@ -32,6 +31,8 @@ const GIT_COMMIT = /(^|[\s;&|(])git(\s+-[cC]\s+\S+)*\s+commit\b/;
 
 /** The files a `git commit` would record: what is staged, and with -a the tracked changes too. */
 function commitFiles(command: string, cwd: string): string[] {
+  // Only a `git commit` needs git: child_process loads here, off the path of every edit.
+  const { spawnSync } = process.getBuiltinModule('node:child_process') as typeof import('node:child_process');
   const git = (args: string[]) => spawnSync('git', ['-C', cwd, ...args], { encoding: 'utf8', timeout: 3_000, stdio: ['ignore', 'pipe', 'ignore'] });
   const top = git(['rev-parse', '--show-toplevel']);
   if (top.status !== 0) return [];
@@ -84,9 +85,9 @@ export function preToolUseOutput(text: string, env: Readonly<Record<string, stri
   return JSON.stringify({ hookSpecificOutput: out });
 }
 
-export async function runPreToolUseHook(): Promise<number> {
+export function runPreToolUseHook(): number {
   try {
-    const text = await readHookStdin(process.stdin);
+    const text = readHookStdinSync(0);
     const out = preToolUseOutput(text, process.env, process.cwd(), Date.now());
     if (out) process.stdout.write(`${out}\n`);
   } catch (err) {

@@ -50,3 +50,44 @@ export async function readHookStdin(stdin: NodeJS.ReadableStream, waitMs = HOOK_
     stdin.resume();
   });
 }
+
+/**
+ * The same bounds, read synchronously from a descriptor: for the PreToolUse hook, which runs
+ * before every edit and would pay for the stream machinery (net, streams) only to read one
+ * small payload. Reads until EOF, until what arrived parses as JSON, or HOOK_STDIN_MAX bytes;
+ * a descriptor with nothing yet (EAGAIN) is asked again until HOOK_STDIN_WAIT_MS have passed.
+ * A blocking pipe that stays open and empty would block here, where the async reader times
+ * out: Claude Code writes the payload before it waits for the hook, and bounds the hook by
+ * its `timeout` (5 s for this one), after which the call goes ahead.
+ */
+export function readHookStdinSync(fd: number, waitMs = HOOK_STDIN_WAIT_MS): string {
+  const { fstatSync, readSync } = process.getBuiltinModule('node:fs') as typeof import('node:fs');
+  // A terminal (by hand) has no payload to wait for.
+  if (fstatSync(fd).isCharacterDevice()) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const deadline = Date.now() + waitMs;
+  const buf = Buffer.alloc(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, null);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EAGAIN' || Date.now() > deadline) break;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+      continue;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+    size += n;
+    if (size >= HOOK_STDIN_MAX) break;
+    try {
+      JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      break;
+    } catch {
+      // not a whole JSON value yet
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, HOOK_STDIN_MAX);
+}

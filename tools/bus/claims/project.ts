@@ -4,7 +4,6 @@
 // once per git directory and cached on the bus; a file outside any repository is its own
 // absolute path in the project `dir:/`.
 
-import { spawnSync } from 'node:child_process';
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
@@ -24,6 +23,9 @@ export type RootCommitReader = (gitDir: string) => string | null;
 
 /** `git rev-list --max-parents=0 HEAD`: the smallest of the root commits, so every clone agrees. */
 export const gitRootCommit: RootCommitReader = (gitDir) => {
+  // Loaded here, not at the top: the PreToolUse hook imports this module, and child_process
+  // (with net and streams behind it) costs its start a few ms it only needs on a cache miss.
+  const { spawnSync } = process.getBuiltinModule('node:child_process') as typeof import('node:child_process');
   const r = spawnSync('git', ['--git-dir', gitDir, 'rev-list', '--max-parents=0', 'HEAD'], { encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] });
   if (r.status !== 0 || typeof r.stdout !== 'string') return null;
   const roots = r.stdout.split('\n').filter((l) => /^[0-9a-f]{40,64}$/.test(l)).sort();
