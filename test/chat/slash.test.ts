@@ -179,3 +179,17 @@ describe('names in slash commands follow the send rule (issue 10 item 13)', () =
     expect(run(`/whois @${agent.sessionId}`).lines[0]?.text).toMatch(/^alpha \(agent\)/);
   });
 });
+
+describe('chat file claims (issue 23 §2)', () => {
+  it('/claim, /claims and /release go through the claim verbs, as the person', () => {
+    const run = chat();
+    const file = join(bus.home, 'notes.md');
+    const made = run(`/claim ${file} --ttl 30m --reason rewriting the notes`);
+    expect(made.lines.map((l) => l.level)).toEqual(['info']);
+    expect(made.lines[0]?.text).toContain(`claimed ${file.slice(1)}`);
+    expect(run('/claims').lines.map((l) => l.text)).toEqual([`${file.slice(1)} in /: you — rewriting the notes`]);
+    expect(run('/claim').lines[0]).toMatchObject({ level: 'error' });
+    expect(run(`/release ${file}`).lines[0]?.text).toBe(`released ${file.slice(1)}`);
+    expect(run('/claims').lines[0]?.text).toBe('no claims hold');
+  });
+});

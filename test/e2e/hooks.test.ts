@@ -75,9 +75,9 @@ describe('attend hook session-start', () => {
     const end = runBin(['hook', 'session-end'], { env: session.env, input: payload({ hook_event_name: 'SessionEnd' }) });
     expect(end.exitCode).toBe(0);
     expect(readPresence(bus.root)).toEqual([]);
-    const odd = runBin(['hook', 'pre-tool-use'], { env: session.env, input: payload() });
+    const odd = runBin(['hook', 'post-tool-use'], { env: session.env, input: payload() });
     expect(odd.exitCode).toBe(0);
-    expect(odd.stderr).toMatch(/unknown hook event 'pre-tool-use'/);
+    expect(odd.stderr).toMatch(/unknown hook event 'post-tool-use'/);
   });
 
   it('stop delivers a message addressed to the session once, as hook JSON', () => {

@@ -71,7 +71,9 @@ describe('attend install', () => {
     expect(settings.sandbox).not.toHaveProperty('enabled');
     // Every path the rules name exists, so the sandbox leaves no placeholder at its name.
     for (const d of [...settings.sandbox.filesystem.denyRead, ...settings.sandbox.filesystem.allowWrite]) expect(statSync(d).isDirectory(), d).toBe(true);
-    expect(settings.hooks.PreToolUse).toEqual(foreignSettings.hooks.PreToolUse);
+    // The claim check (issue 23 §2) beside the foreign PreToolUse hook, for the edit tools and Bash.
+    expect(settings.hooks.PreToolUse.slice(0, -1)).toEqual(foreignSettings.hooks.PreToolUse);
+    expect(settings.hooks.PreToolUse.at(-1)).toMatchObject({ matcher: 'Edit|Write|MultiEdit|NotebookEdit|Bash', hooks: [{ type: 'command', command: expect.stringMatching(/attend\.cjs hook pre-tool-use$/), timeout: 5 }] });
     expect(settings.hooks.Stop[0]).toEqual(foreignSettings.hooks.Stop[0]);
     expect(settings.hooks.Stop[1].hooks[0].command).toMatch(/attend\.cjs hook stop$/);
     expect(settings.hooks.SessionStart[0].hooks[0].command).toMatch(/attend\.cjs hook session-start$/);

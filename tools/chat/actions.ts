@@ -28,6 +28,7 @@ import {
 } from '../verbs/channels/index.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { runReply } from '../verbs/reply.js';
+import { type ClaimView, runClaim, runClaims, runRelease } from '../verbs/claims.js';
 import { runSend, type SendResult } from '../verbs/send.js';
 import type { Destination, PeerRef } from './state/routing.js';
 
@@ -64,6 +65,10 @@ export interface ChatActions {
   kick(who: string, channel: string): KickResult;
   dissolve(channel: string, force: boolean): DissolveResult;
   purge(channel: string): PurgeResult;
+  /** File claims (issue 23 §2): the same verbs as `attend claim`, `release`, `claims`, as the person. */
+  claim(paths: string[], ttl: string | undefined, reason: string | undefined): { claims: ClaimView[] };
+  release(paths: string[] | undefined): { released: ClaimView[] };
+  claims(): { claims: ClaimView[] };
 }
 
 interface ActionDeps {
@@ -116,5 +121,8 @@ export function createChatActions(deps: ActionDeps): ChatActions {
     kick: (who, channel) => runKick(deps.makeCtx(), { who, channel }),
     dissolve: (channel, force) => runDissolve(deps.makeCtx(), { channel, force }),
     purge: (channel) => runPurge(deps.makeCtx(), { channel }),
+    claim: (paths, ttl, reason) => runClaim(deps.makeCtx(), { paths, ttl, reason }),
+    release: (paths) => runRelease(deps.makeCtx(), { paths }),
+    claims: () => runClaims(deps.makeCtx()),
   };
 }

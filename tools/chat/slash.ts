@@ -26,6 +26,9 @@ export const COMMANDS: Record<string, string> = {
   dissolve: '/dissolve [#c] [--force] — delete a channel and its history (--force while others are live)',
   reply: '/reply [text] — reply to the selected message (Alt-↑/↓), else the newest here',
   purge: '/purge [#c] — delete old history (keeps what may be unread)',
+  claim: '/claim path… [--ttl 2h] [--reason text] — claim files (others are told before they edit them)',
+  release: '/release [path…] — release your claims (all without a path)',
+  claims: '/claims — the file claims that hold now',
   clear: '/clear — clear this tab (display only)',
   mouse: '/mouse — toggle mouse-wheel scrolling (off keeps terminal selection)',
   quit: '/quit — leave attend chat',
@@ -196,6 +199,26 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         const r = a.purge(chan.name);
         const held = r.heldBy.length > 0 ? `; kept what ${r.heldBy.length} live member${r.heldBy.length === 1 ? ' has' : 's have'} not been shown yet` : '';
         return { lines: [info(`#${chan.name}: deleted ${r.removed}, kept ${r.kept}${held}`)], consumed: true };
+      }
+      case 'claim': {
+        // `--ttl D` anywhere before `--reason`; `--reason` takes the rest of the line.
+        const at = cmd.args.indexOf('--reason');
+        const words = at < 0 ? cmd.args : cmd.args.slice(0, at);
+        const reason = at < 0 ? undefined : cmd.args.slice(at + 1).join(' ') || undefined;
+        const t = words.indexOf('--ttl');
+        const ttl = t < 0 ? undefined : words[t + 1];
+        const paths = t < 0 ? words : [...words.slice(0, t), ...words.slice(t + 2)];
+        const r = a.claim(paths, ttl, reason);
+        return { lines: r.claims.map((c) => info(`claimed ${neutralize(c.pattern)} in ${neutralize(c.worktree)} until ${new Date(c.expires).toTimeString().slice(0, 5)}`)), consumed: true };
+      }
+      case 'release': {
+        const r = a.release(cmd.args.length > 0 ? cmd.args : undefined);
+        return { lines: r.released.length === 0 ? [info('you held no such claim')] : r.released.map((c) => info(`released ${neutralize(c.pattern)}`)), consumed: true };
+      }
+      case 'claims': {
+        const r = a.claims();
+        if (r.claims.length === 0) return { lines: [info('no claims hold')], consumed: true };
+        return { lines: r.claims.map((c) => info(`${neutralize(c.pattern)} in ${neutralize(c.worktree)}: ${c.mine ? 'you' : neutralize(c.holder.name)}${c.reason ? ` — ${neutralize(c.reason)}` : ''}`)), consumed: true };
       }
       case 'reply': {
         const target = env.replyTarget();
