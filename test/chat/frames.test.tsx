@@ -291,7 +291,7 @@ describe('attend chat frames', () => {
     await c.type('/help');
     c.press('\r');
     // The feed shows the bottom of the list: the commands' tail and every row of the key table.
-    await c.until((x) => x.includes('/reply [text] — reply to the selected message') && keyHelpLines().every((l) => x.includes(`* ${l.slice(0, 60)}`)), 'help');
+    await c.until((x) => x.includes('/quit — leave attend chat') && keyHelpLines().every((l) => x.includes(`* ${l.slice(0, 60)}`)), 'help');
     await c.type('/frobnicate');
     c.press('\r');
     await c.until((x) => x.includes('unknown command /frobnicate'), 'unknown');
