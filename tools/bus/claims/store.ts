@@ -3,7 +3,6 @@
 // need no lock. A claim holds while it has not expired and its holder is live; a claim that
 // no longer holds is only skipped by readers, and removed by the next claim or release.
 
-import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../store/atomic.js';
@@ -41,6 +40,9 @@ function heldDir(root: string): string {
 }
 
 function claimFile(root: string, c: Pick<Claim, 'project' | 'pattern' | 'holder'>): string {
+  // node:crypto loads only for a command that writes or removes a claim: `attend peers` and
+  // the PreToolUse hook read claims and stay without it (test/e2e/trust.test.ts).
+  const { createHash } = process.getBuiltinModule('node:crypto') as typeof import('node:crypto');
   const h = createHash('sha256').update(`${c.project}\0${c.pattern}\0${c.holder.id}`).digest('hex').slice(0, 32);
   return join(heldDir(root), `${h}.json`);
 }
