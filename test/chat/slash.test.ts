@@ -66,7 +66,7 @@ describe('chat channel commands share the channel rules', () => {
     expect(readChannels(bus.root).channels.ops?.invites[nick.sessionId]?.by).toBe('tester');
     const notices = lines(tray(nick));
     expect(notices).toHaveLength(1);
-    expect(notices[0]).toContain(`|from_kind:human|from_id:tester|to:${nick.sessionId}|invite: you are invited to #ops.`);
+    expect(notices[0]).toContain(`|from_kind:human|from_id:tester|to:${nick.sessionId}|urgency:quiet|invite: you are invited to #ops.`);
   });
 
   it('/join after an invite takes it up and owes the backlog', async () => {
@@ -98,7 +98,7 @@ describe('chat channel commands share the channel rules', () => {
     expect(done.lines[0]?.text).toBe('dissolved #ops (1 message deleted, 1 member told)');
     expect(readChannels(bus.root).channels.ops).toBeUndefined();
     expect(existsSync(join(bus.root, 'signals', '@ops'))).toBe(false);
-    expect(lines(tray(nick)).at(-1)).toContain(`|to:${nick.sessionId}|dissolve: #ops was dissolved`);
+    expect(lines(tray(nick)).at(-1)).toContain(`|to:${nick.sessionId}|urgency:quiet|dissolve: #ops was dissolved`);
   });
 
   it('/kick removes a member and tells it; /leave #open is refused by the shared rule', async () => {
@@ -108,7 +108,7 @@ describe('chat channel commands share the channel rules', () => {
     expect((await runInProcess(['join', 'ops'], { env: nick.env, user: 'tester' })).exitCode).toBe(0);
     expect(run('/kick @Nick #ops').lines[0]?.text).toBe('removed Nick from #ops (told)');
     expect(readChannels(bus.root).channels.ops?.members[nick.sessionId]).toBeUndefined();
-    expect(lines(tray(nick)).at(-1)).toContain(`|to:${nick.sessionId}|kick: you were removed from #ops.`);
+    expect(lines(tray(nick)).at(-1)).toContain(`|to:${nick.sessionId}|urgency:quiet|kick: you were removed from #ops.`);
     const open = run('/leave #open');
     expect(open).toMatchObject({ consumed: false, lines: [{ text: '#open is the commons: it cannot be left', level: 'error' }] });
     const notMember = run('/leave #nowhere');

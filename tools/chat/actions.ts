@@ -6,7 +6,7 @@
 // Errors are the commands' AttendErrors; slash.ts and submit.ts word them for the status line (hints.ts).
 
 import { readChannels } from '../bus/channels/index.js';
-import type { AddressBook, Peer } from '../bus/presence/index.js';
+import { type AddressBook, type Peer, readFocusAll } from '../bus/presence/index.js';
 import { addressBook } from '../verbs/address.js';
 import {
   type ChannelsResult,
@@ -30,6 +30,7 @@ import type { VerbCtx } from '../verbs/context.js';
 import { runReply } from '../verbs/reply.js';
 import { type ClaimView, runClaim, runClaims, runRelease } from '../verbs/claims.js';
 import { runSend, type SendResult } from '../verbs/send.js';
+import type { Urgency } from '../wire/envelope.js';
 import type { Destination, PeerRef } from './state/routing.js';
 
 /** A channel as the tabs and the reachability check see it. */
@@ -39,8 +40,8 @@ export interface ChannelInfo {
 }
 
 export interface ChatActions {
-  send(dest: Destination, body: string): SendResult;
-  reply(parentId: string, body: string): SendResult;
+  send(dest: Destination, body: string, urgency?: Urgency): SendResult;
+  reply(parentId: string, body: string, urgency?: Urgency): SendResult;
   /** The live roster, fresh on every call. */
   peers(): Peer[];
   /**
@@ -81,20 +82,23 @@ interface ActionDeps {
 export function createChatActions(deps: ActionDeps): ChatActions {
   const { root } = deps;
   return {
-    send(dest, body) {
+    send(dest, body, urgency) {
       const ctx = deps.makeCtx();
-      if (dest.kind === 'open') return runSend(ctx, { message: body });
+      if (dest.kind === 'open') return runSend(ctx, { message: body, urgency });
       // The chat resolved each party already: hand the verb a target that names exactly that
       // one (a human's id is its username, which a session may share as its name).
       const targets = (to: PeerRef[]) => to.map((p) => (p.kind === 'human' ? `human:${p.id}` : p.id));
-      if (dest.kind === 'channel') return runSend(ctx, { message: body, channel: dest.channel, to: dest.to.length ? targets(dest.to) : undefined });
-      return runSend(ctx, { message: body, to: targets(dest.to) });
+      if (dest.kind === 'channel') return runSend(ctx, { message: body, channel: dest.channel, to: dest.to.length ? targets(dest.to) : undefined, urgency });
+      return runSend(ctx, { message: body, to: targets(dest.to), urgency });
     },
-    reply(parentId, body) {
-      return runReply(deps.makeCtx(), { message: body, re: parentId });
+    reply(parentId, body, urgency) {
+      return runReply(deps.makeCtx(), { message: body, re: parentId, urgency });
     },
     peers() {
-      return deps.makeCtx().live();
+      const ctx = deps.makeCtx();
+      const focus = readFocusAll(root, ctx.now());
+      const live = ctx.live();
+      return focus.size === 0 ? live : live.map((p) => (focus.has(p.id) ? { ...p, focusUntil: focus.get(p.id)!.until } : p));
     },
     addressBook(live) {
       return addressBook(deps.makeCtx(), live);

@@ -5,6 +5,7 @@
 import { type Peer, reachOf } from '../bus/presence/index.js';
 import { type Reach, reachShort } from '../wire/display.js';
 import { neutralize } from '../wire/render.js';
+import { clockTime } from '../wire/attention.js';
 
 interface PeerStatus {
   /** busy, idle, live (a session without a status) or here (a human). */
@@ -17,7 +18,9 @@ interface PeerStatus {
 export function peerStatus(p: Peer, now = Date.now()): PeerStatus {
   const s = p.record?.status;
   // The record is written by the session's process: its status is data, shown neutralised.
-  const status = typeof s === 'string' && s.length > 0 ? neutralize(s) : p.kind === 'human' ? 'here' : 'live';
+  const base = typeof s === 'string' && s.length > 0 ? neutralize(s) : p.kind === 'human' ? 'here' : 'live';
+  // In focus (issue 23 §3): what is sent waits for its turn unless it is urgent (/urgent).
+  const status = p.focusUntil !== undefined && p.focusUntil > now ? `${base}, focus to ${clockTime(p.focusUntil)}` : base;
   const reach = reachOf(p, now);
   const note = reach.word === 'shown' ? null : reachShort(reach);
   return { status, reach, note };

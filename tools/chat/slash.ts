@@ -24,6 +24,7 @@ export const COMMANDS: Record<string, string> = {
   invite: '/invite @name [#c] — invite someone',
   kick: '/kick @name [#c] — remove someone',
   dissolve: '/dissolve [#c] [--force] — delete a channel and its history (--force while others are live)',
+  urgent: '/urgent [@name|#c] text — send it urgent: it wakes them now, even in focus',
   reply: '/reply [text] — reply to the selected message (Alt-↑/↓), else the newest here',
   purge: '/purge [#c] — delete old history (keeps what may be unread)',
   claim: '/claim path… [--ttl 2h] [--reason text] — claim files (others are told before they edit them)',

@@ -69,7 +69,7 @@ export function submitDraft(d: SubmitDeps): void {
   if (plan.kind === 'reply') {
     const parent = plan.to;
     try {
-      const r = actions.reply(parent.id, text);
+      const r = plan.urgent ? actions.reply(parent.id, text.trimStart().replace(/^\/urgent\s*/i, ''), 'urgent') : actions.reply(parent.id, text);
       cdispatch({ type: 'submitted' });
       dispatch({ type: 'unselect' });
       setStatus({ text: `replied to ${replyAudience(parent, feed.me, d.name)} (${r.id})${r.notes.length ? ` — ${r.notes.join('; ')}` : ''}`, level: 'info' });
@@ -83,7 +83,7 @@ export function submitDraft(d: SubmitDeps): void {
   if (route.body.trim().length === 0) return setStatus({ text: 'not sent: the message is empty', level: 'error' });
   if (plan.refusal) return setStatus({ text: `not sent: ${plan.refusal}`, level: 'error' });
   try {
-    const r = actions.send(route.dest, route.body);
+    const r = actions.send(route.dest, route.body, plan.urgent ? 'urgent' : undefined);
     cdispatch({ type: 'submitted' });
     // Who will not see it now, as the send verb found it at send time (the same words as the
     // CLI and MCP); the destination line showed the roster's preview before Enter. The id

@@ -38,6 +38,8 @@ function once(flag: string) {
   };
 }
 
+type SendOpts = { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; urgent?: boolean; quiet?: boolean; json?: boolean };
+
 const registerCore: Registrar = (program, ctx, io) => {
   program
     .command('whoami')
@@ -58,6 +60,8 @@ const registerCore: Registrar = (program, ctx, io) => {
       .addOption(new Option('--to <target>', 'a path, session id, display name, username or human:<user> (repeatable)').argParser(collect))
       .addOption(new Option('--channel <name>', 'send to a channel (#name or name)').argParser(once('--channel')))
       .option('--on-behalf-of <id>', 'the principal whose request this carries (a claim)')
+      .option('--urgent', 'wake every recipient now, even one in focus (for what cannot wait)')
+      .option('--quiet', 'wake nobody: shown at each recipient\'s next turn boundary (an FYI)')
       .option('--json', 'print JSON');
 
   routing(
@@ -74,14 +78,17 @@ const registerCore: Registrar = (program, ctx, io) => {
         'attend send --to codex-api "can you take the parser?"',
         'attend send --to /home/dev/api --to aaron "schema changed"',
         'attend send --channel ops "deploying"',
+        'attend send --urgent --to codex-api "stop: main is broken, do not pull"',
+        'attend send --quiet "FYI: docs regenerated"',
         'attend send -- --this starts with dashes',
         'git log -1 | attend send -',
       ]),
     )
-    .action(async (words: string[], opts: { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; json?: boolean }) => {
-      const { runSend } = await import('../verbs/send.js');
+    .action(async (words: string[], opts: SendOpts) => {
+      const { runSend, urgencyOf } = await import('../verbs/send.js');
+      const urgency = urgencyOf(opts);
       const message = await messageFrom(ctx, words);
-      const r = runSend(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf });
+      const r = runSend(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf, urgency });
       printSent(io, r, opts.json);
     });
 
@@ -93,11 +100,28 @@ const registerCore: Registrar = (program, ctx, io) => {
       .option('--re <id>', 'the message to reply to'),
   )
     .addHelpText('after', examples(['attend reply "on it"', 'attend reply --re 0mhx1y2z3000-1a2b3c4d "done"']))
-    .action(async (words: string[], opts: { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; json?: boolean }) => {
+    .action(async (words: string[], opts: SendOpts) => {
       const { runReply } = await import('../verbs/reply.js');
+      const urgency = (await import('../verbs/send.js')).urgencyOf(opts);
       const message = await messageFrom(ctx, words);
-      const r = runReply(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf });
+      const r = runReply(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf, urgency });
       printSent(io, r, opts.json);
+    });
+
+  program
+    .command('focus')
+    .description('be in focus for a while: only urgent messages and people wake you; the rest wait for your turn boundary')
+    .option('--for <length>', 'how long: 45m, 2h (at most 12h)')
+    .option('--off', 'end the focus')
+    .option('--json', 'print JSON')
+    .addHelpText('after', examples(['attend focus --for 45m', 'attend focus --off', 'attend focus            # in focus now?']))
+    .action(async (opts: { for?: string; off?: boolean; json?: boolean }) => {
+      const { runFocus } = await import('../verbs/focus.js');
+      const { clockTime } = await import('../wire/attention.js');
+      const r = runFocus(ctx, { for: opts.for, off: opts.off });
+      if (opts.json) return io.json(r);
+      if (r.focus) io.out(`in focus until ${clockTime(r.focus.until)}: only urgent messages and people wake you; the rest wait for your turn boundary`);
+      else io.out(r.ended ? 'focus ended: every message wakes you again' : 'not in focus');
     });
 
   program

@@ -6,7 +6,7 @@
 // postbuild bundles this module into one file: resolving ~20 ESM files is the other half
 // of the cost.
 
-import { runSend } from '../verbs/send.js';
+import { runSend, urgencyOf } from '../verbs/send.js';
 import { runReply } from '../verbs/reply.js';
 import { runWhoami } from '../verbs/whoami.js';
 import { whoamiText } from './whoami-text.js';
@@ -21,8 +21,12 @@ interface FastArgs {
   channel?: string;
   re?: string;
   onBehalfOf?: string;
+  urgent?: boolean;
+  quiet?: boolean;
   json: boolean;
 }
+
+const BOOLEAN = new Set(['--json', '--urgent', '--quiet']);
 
 const VALUED = new Set(['--to', '--channel', '--re', '--on-behalf-of']);
 
@@ -42,10 +46,12 @@ export function parseFastArgs(argv: string[]): FastArgs | null {
       out.words.push(arg);
       continue;
     }
-    if (arg === '--json') {
+    if (BOOLEAN.has(arg)) {
       if (seen.has(arg)) return null;
       seen.add(arg);
-      out.json = true;
+      if (arg === '--json') out.json = true;
+      else if (arg === '--urgent') out.urgent = true;
+      else out.quiet = true;
       continue;
     }
     const eq = arg.indexOf('=');
@@ -106,6 +112,7 @@ export async function runFastSend(args: FastArgs, opts: CtxOptions = {}): Promis
       channel: args.channel,
       re: args.re,
       onBehalfOf: args.onBehalfOf,
+      urgency: urgencyOf(args),
     };
     const r = args.verb === 'send' ? runSend(ctx, input) : runReply(ctx, input);
     printSent(io, r, args.json);

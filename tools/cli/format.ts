@@ -37,7 +37,7 @@ export function formatTable(msgs: Message[], names: NameLookup, now: number, col
     neutralize(addresseeLabel(m, names)),
     m.id,
     m.re ? m.re.slice(-7) : '',
-    neutralize(m.body),
+    `${m.urgency !== undefined ? `(${m.urgency}) ` : ''}${neutralize(m.body)}`,
   ]);
   return formatColumns(INBOX_COLUMNS, rows, columns, INBOX_SHRINK);
 }
@@ -52,6 +52,7 @@ export function formatBlock(m: Message, names: NameLookup, now: number): string 
     `to: ${neutralize(addresseeLabel(m, names))}`,
   ];
   if (m.re) lines.push(`re: ${m.re}`);
+  if (m.urgency) lines.push(`urgency: ${m.urgency}`);
   if ((m as { access?: string }).access === 'owner') lines.push('note: read as the owner of this bus; it was not sent to you');
   // Body lines are indented so nothing inside a body can pass for a header line.
   for (const line of neutralize(m.body, { multiline: true }).split('\n')) lines.push(`  ${line}`);

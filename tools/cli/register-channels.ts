@@ -206,13 +206,17 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       if (r.peers.length === 0) return io.out('Nobody is live on this bus.');
       // A HOST column once another machine's members are listed (issue 13).
       const hosts = r.peers.some((p) => p.host !== null);
+      // A FOCUS column once someone is in focus (issue 23 §3).
+      const focus = r.peers.some((p) => p.focusUntil !== null);
+      const { clockTime } = await import('../wire/attention.js');
       const { formatColumns } = await import('./table.js');
-      const cols = [{ head: 'Name', max: 18, min: 8 }, ...(hosts ? [{ head: 'Host', max: 12, min: 4 }] : []), { head: 'Kind' }, { head: 'Status', max: 7, min: 4 }, { head: 'Seen' }, { head: 'Delivery', max: 16, min: 8 }, { head: 'Channels', max: 24, min: 5 }, { head: 'Origin', min: 10 }];
+      const cols = [{ head: 'Name', max: 18, min: 8 }, ...(hosts ? [{ head: 'Host', max: 12, min: 4 }] : []), { head: 'Kind' }, { head: 'Status', max: 7, min: 4 }, ...(focus ? [{ head: 'Focus' }] : []), { head: 'Seen' }, { head: 'Delivery', max: 16, min: 8 }, { head: 'Channels', max: 24, min: 5 }, { head: 'Origin', min: 10 }];
       const rows = r.peers.map((p) => [
         `${neutralize(p.name)}${p.me ? ' (you)' : ''}`,
         ...(hosts ? [neutralize(p.host ?? 'here')] : []),
         p.kind,
         neutralize(p.status ?? '-'),
+        ...(focus ? [p.focusUntil !== null ? `to ${clockTime(p.focusUntil)}` : '-'] : []),
         ago(ctx, p.lastSeen),
         reachShort(p.reach),
         p.channels.join(','),

@@ -19,7 +19,7 @@ import { receiveScopes } from '../bus/delivery/index.js';
 import { DIGEST_THRESHOLD } from '../wire/party.js';
 import { type NameLookup, nameLookup } from '../wire/display.js';
 import { itemIds, planStreamWake, streamItems } from '../wire/wake.js';
-import { knownNamesSource, readKnownNames } from '../bus/presence/index.js';
+import { knownNamesSource, readFocus, readKnownNames } from '../bus/presence/index.js';
 
 export const CHANNEL_METHOD = 'notifications/claude/channel';
 
@@ -44,6 +44,7 @@ function metaOf(m: Message): Record<string, string> {
   const meta: Record<string, string> = { source: 'attend', id: m.id, from_kind: m.fromKind, from_id: m.fromId, to: m.to };
   if (m.re) meta.re = m.re;
   if (m.onBehalfOf) meta.on_behalf_of = m.onBehalfOf;
+  if (m.urgency) meta.urgency = m.urgency;
   return meta;
 }
 
@@ -60,7 +61,7 @@ export function pushPending(
   const root = ctx.root();
   return takePending(root, who, { now: ctx.now(), reporter: ctx.reporter, warn: deps.warn }, (p) => {
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(root, receiveScopes(root, who), p.fresh, ctx.reporter) : undefined;
-    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
+    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, attention: { focus: readFocus(root, who.id, ctx.now()), now: ctx.now() }, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
     const notices: ChannelNotice[] = [];
     const consume: string[] = [];
     for (const item of streamItems(plan, deps.names ? nameLookup(deps.names(), who.id, deps.known?.() ?? readKnownNames(root)) : namesFor(ctx, who.id))) {

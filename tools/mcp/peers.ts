@@ -29,6 +29,7 @@ export const peersTool = defineTool({
         reach: reachOut,
         me: z.boolean(),
         holds: z.array(z.string()).describe('the files it claims: paths or globs from its work tree root'),
+        focusUntil: z.number().nullable().describe('in focus until (ms since the epoch): only urgent messages and people wake it; others are told'),
       }),
     ),
   }),

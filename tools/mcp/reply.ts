@@ -3,7 +3,7 @@
 
 import { z } from 'zod';
 import { runReply } from '../verbs/reply.js';
-import { bodyArg, messageIdArg, principalArg, sendOut } from './schemas.js';
+import { bodyArg, messageIdArg, principalArg, sendOut, urgencyArg } from './schemas.js';
 import { defineTool } from './tool.js';
 
 export const replyTool = defineTool({
@@ -16,7 +16,8 @@ export const replyTool = defineTool({
     message: bodyArg.describe('the reply text (at most 64 KiB)'),
     re: messageIdArg.optional().describe('the id of the message to reply to'),
     on_behalf_of: principalArg.optional().describe('the principal whose request this carries (shown as a claim)'),
+    urgency: urgencyArg.optional(),
   }),
   output: sendOut,
-  run: (ctx, args) => runReply(ctx, { message: args.message, re: args.re, onBehalfOf: args.on_behalf_of }),
+  run: (ctx, args) => runReply(ctx, { message: args.message, re: args.re, onBehalfOf: args.on_behalf_of, urgency: args.urgency }),
 });

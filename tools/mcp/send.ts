@@ -3,7 +3,7 @@
 
 import { z } from 'zod';
 import { runSend } from '../verbs/send.js';
-import { bodyArg, channelArg, principalArg, sendOut } from './schemas.js';
+import { bodyArg, channelArg, principalArg, sendOut, urgencyArg } from './schemas.js';
 import { defineTool } from './tool.js';
 
 export const sendTool = defineTool({
@@ -22,7 +22,8 @@ export const sendTool = defineTool({
       .describe('a list of recipients, e.g. ["Hana", "tam"]: display names, session ids, usernames or project paths'),
     channel: channelArg.optional(),
     on_behalf_of: principalArg.optional().describe('the principal whose request this carries (shown as a claim)'),
+    urgency: urgencyArg.optional(),
   }),
   output: sendOut,
-  run: (ctx, args) => runSend(ctx, { message: args.message, to: args.to, channel: args.channel, onBehalfOf: args.on_behalf_of }),
+  run: (ctx, args) => runSend(ctx, { message: args.message, to: args.to, channel: args.channel, onBehalfOf: args.on_behalf_of, urgency: args.urgency }),
 });

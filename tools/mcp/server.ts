@@ -17,6 +17,7 @@ import { claimTool, claimsTool, releaseTool } from './claims.js';
 import { createTool } from './create.js';
 import { describeTool } from './describe.js';
 import { dissolveTool } from './dissolve.js';
+import { focusTool } from './focus.js';
 import { inboxTool } from './inbox.js';
 import { inviteTool } from './invite.js';
 import { joinTool } from './join.js';
@@ -52,6 +53,7 @@ const CORE_TOOLS: McpTool[] = [
   inboxTool,
   readTool,
   peersTool,
+  focusTool,
   whoamiTool,
   statusTool,
   channelsTool,

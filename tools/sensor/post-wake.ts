@@ -13,6 +13,7 @@
 import type { Identity } from '../identity/resolve.js';
 import { type BackEntry, noteShown, receiveScopes, resolveParents, takePendingAsync } from '../bus/delivery/index.js';
 import { type Message, scopeDirName } from '../bus/store/index.js';
+import { readFocus } from '../bus/presence/index.js';
 import { DIGEST_THRESHOLD } from '../wire/party.js';
 import { inboxPost, inboxText } from '../wire/inbox-post.js';
 import { itemIds, planStreamWake, streamItems } from '../wire/wake.js';
@@ -53,7 +54,7 @@ export async function postOnce(deps: PostDeps, who: Identity): Promise<PostResul
     const more = (p.unchecked ?? 0) > 0;
     res.later = more;
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter) : undefined;
-    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
+    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, attention: { focus: readFocus(deps.root, who.id, deps.now()), now: deps.now() }, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
     const names = deps.names(who.id);
     const items = streamItems(plan, names);
     // Notes alone (nothing shown, "N earlier messages not shown") wait for a message: a post

@@ -9,6 +9,7 @@ import { noteShown, takePending } from '../bus/delivery/index.js';
 import { resolveParents } from '../bus/delivery/index.js';
 import { receiveScopes } from '../bus/delivery/index.js';
 import type { Message, Reporter } from '../bus/store/index.js';
+import { readFocus } from '../bus/presence/index.js';
 import { DIGEST_THRESHOLD } from '../wire/party.js';
 import type { NameLookup } from '../wire/display.js';
 import { itemIds, planStreamWake, streamItems } from '../wire/wake.js';
@@ -45,7 +46,7 @@ export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
     res.later = more;
     // Parents matter only when a digest may fold someone else's thread.
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(deps.root, receiveScopes(deps.root, who), p.fresh, deps.reporter) : undefined;
-    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
+    const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, attention: { focus: readFocus(deps.root, who.id, deps.now()), now: deps.now() }, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
     const items = streamItems(plan, deps.names(who.id));
     // What the wake shows is chosen here and recorded in flight by takePending before a line
     // is written (issue 21 §6: a record that failed after the lines were printed showed them

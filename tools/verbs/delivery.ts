@@ -8,11 +8,12 @@ import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
 import { scopeDirName } from '../bus/store/index.js';
 import { isConsumedBy, listLedgerIds } from '../bus/delivery/index.js';
-import { knownParties, localHostName, peersEverywhere, reachOf, readKnownNames, relayHealth } from '../bus/presence/index.js';
+import { knownParties, localHostName, peersEverywhere, reachOf, readFocusAll, readKnownNames, relayHealth } from '../bus/presence/index.js';
 import type { Peer } from '../bus/presence/index.js';
 import { type Message, listScopes, readScopes } from '../bus/store/index.js';
 import { processAlive } from '../identity/system.js';
-import { addressees } from '../wire/envelope.js';
+import { type Urgency, addressees } from '../wire/envelope.js';
+import { focusNote, wakesNow } from '../wire/attention.js';
 import { type Reach, partyName, peerLabel, waitingWhy } from '../wire/display.js';
 import { neutralize } from '../wire/render.js';
 
@@ -61,6 +62,28 @@ export function deliveryFor(ctx: VerbCtx, to: string, recipients: Peer[] = []): 
     }
     return { id, name, kind: p?.kind ?? (id.includes('-') && id.length > 20 ? 'agent' : 'human'), reach };
   });
+}
+
+/**
+ * Attention at send (issue 23 §3): a recipient a live conduit would show the message to, that
+ * it will not wake (a quiet message, or the recipient in focus), is shown it at its next turn
+ * boundary instead, and its reach says so. Returns the notes the sender is told: one per
+ * recipient in focus.
+ */
+export function applyAttention(ctx: VerbCtx, rs: RecipientDelivery[], urgency: Urgency | undefined): string[] {
+  if (urgency === 'urgent' || rs.length === 0) return [];
+  const now = ctx.now();
+  const focus = readFocusAll(ctx.root(), now);
+  const fromKind = ctx.identity().kind;
+  const notes: string[] = [];
+  for (const r of rs) {
+    if (r.reach.word !== 'shown' || r.kind !== 'agent') continue;
+    const f = focus.get(r.id);
+    if (wakesNow({ urgency, fromKind }, f, now)) continue;
+    r.reach = { word: 'next-turn' };
+    if (f) notes.push(focusNote(neutralize(r.name), f));
+  }
+  return notes;
 }
 
 /**

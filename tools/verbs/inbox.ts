@@ -29,6 +29,8 @@ export function messageJson(m: Message) {
     onBehalfOf: m.onBehalfOf ?? null,
     to: m.to,
     re: m.re ?? null,
+    // Issue 23 §3: urgent or quiet; null for a normal message.
+    urgency: m.urgency ?? null,
     project: m.project,
     cwd: m.cwd,
     body: m.body,

@@ -3,7 +3,7 @@
 
 import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
-import { reachOf, rememberParties, remoteMembers } from '../bus/presence/index.js';
+import { reachOf, readFocusAll, rememberParties, remoteMembers } from '../bus/presence/index.js';
 import type { Reach } from '../wire/display.js';
 import { holdingsOf } from './claims-check.js';
 
@@ -29,12 +29,15 @@ interface PeerRow {
   host: string | null;
   /** The files it claims (issue 23 §2): patterns from their work tree's root. */
   holds: string[];
+  /** In focus until (ms), issue 23 §3: only urgent messages and people wake it; null when not. */
+  focusUntil: number | null;
 }
 
 export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
   const me = ctx.identity().id;
   const store = readChannels(ctx.root());
   const holdings = holdingsOf(ctx.root(), ctx.now());
+  const focus = readFocusAll(ctx.root(), ctx.now());
   const peers = ctx.live().map((p): PeerRow => {
     const channels = ['#open', ...Object.keys(store.channels).filter((n) => store.channels[n]?.members[p.id]).sort().map((n) => `#${n}`)];
     const d = p.delivery ?? { sensor: null, drain: null, chat: null, delivering: false };
@@ -55,6 +58,7 @@ export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
       me: p.id === me,
       host: null,
       holds: holdings.get(p.id) ?? [],
+      focusUntil: focus.get(p.id)?.until ?? null,
     };
   });
   // Members other machines' relays announced (tools/bus/presence/remote.ts); their delivery is judged there.
@@ -64,7 +68,7 @@ export function runPeers(ctx: VerbCtx): { peers: PeerRow[] } {
   for (const m of remote) {
     if (m.kind === 'agent' && peers.some((p) => p.id === m.id)) continue;
     const reach = reachOf({ kind: m.kind, lastSeen: ctx.now(), host: m.host, ...(m.reach ? { reach: m.reach } : m.deaf ? { reach: { word: 'waiting', since: null } } : {}) }, ctx.now());
-    peers.push({ id: m.id, kind: m.kind, name: m.name, origin: m.origin, status: m.status ?? null, sessionName: null, channels: ['#open'], lastSeen: ctx.now(), sensor: null, drain: null, delivering: reach.word === 'shown' || reach.word === 'next-turn', reach, me: false, host: m.host, holds: [] });
+    peers.push({ id: m.id, kind: m.kind, name: m.name, origin: m.origin, status: m.status ?? null, sessionName: null, channels: ['#open'], lastSeen: ctx.now(), sensor: null, drain: null, delivering: reach.word === 'shown' || reach.word === 'next-turn', reach, me: false, host: m.host, holds: [], focusUntil: null });
   }
   return { peers };
 }

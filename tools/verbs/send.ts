@@ -11,11 +11,11 @@ import type { Peer } from '../bus/presence/index.js';
 import { MAX_BODY_BYTES, writeSignals } from '../bus/store/index.js';
 import { rememberParties, resolveTargets } from '../bus/presence/index.js';
 import { addressBook } from './address.js';
-import { type Scope, SIGNAL_ID_CLASS, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
+import { type Scope, SIGNAL_ID_CLASS, type Urgency, WIDE_CLASS, bodyProblem, envelopeProblems } from '../wire/envelope.js';
 import { attendKey, parseChannelName, printable } from '../wire/names.js';
 import { neutralize } from '../wire/render.js';
 import { scopeName } from '../wire/display.js';
-import { type RecipientDelivery, deliveryFor, describeDelivery } from './delivery.js';
+import { type RecipientDelivery, applyAttention, deliveryFor, describeDelivery } from './delivery.js';
 
 export interface SendInput {
   message: string;
@@ -23,6 +23,8 @@ export interface SendInput {
   channel?: string | undefined;
   re?: string | undefined;
   onBehalfOf?: string | undefined;
+  /** Issue 23 §3: `urgent` wakes through every conduit, `quiet` waits for the turn boundary. */
+  urgency?: Urgency | undefined;
 }
 
 export interface SendResult {
@@ -32,6 +34,7 @@ export interface SendResult {
   files: string[];
   recipients: { id: string; name: string; kind: string }[];
   re: string | null;
+  urgency: Urgency | null;
   /** Per recipient: shown (by which conduit), at its next turn, waiting or held (issue 21 item 7). */
   delivery: RecipientDelivery[];
   notes: string[];
@@ -46,6 +49,12 @@ export function checkBody(message: string): void {
   if (bytes > MAX_BODY_BYTES) {
     throw refusedError(`the message is ${bytes} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, 'send a path to a file instead');
   }
+}
+
+/** `--urgent` and `--quiet` as the one field they set; both at once is a usage error. */
+export function urgencyOf(flags: { urgent?: boolean | undefined; quiet?: boolean | undefined }): Urgency | undefined {
+  if (flags.urgent === true && flags.quiet === true) throw usageError('a message is urgent or quiet, not both');
+  return flags.urgent === true ? 'urgent' : flags.quiet === true ? 'quiet' : undefined;
 }
 
 export function checkMessageId(id: string, flag: string): void {
@@ -129,7 +138,7 @@ export function runSend(ctx: VerbCtx, input: SendInput): SendResult {
 /** Write one envelope into every directory of the route. */
 export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes: string[]): SendResult {
   const who = ctx.identity();
-  const env = envelopeFrom(who, { to: route.to, body: input.message, re: input.re, onBehalfOf: input.onBehalfOf });
+  const env = envelopeFrom(who, { to: route.to, body: input.message, re: input.re, onBehalfOf: input.onBehalfOf, urgency: input.urgency });
   const problems = envelopeProblems(env);
   if (problems.length > 0) throw usageError(problems.join('; '));
   const root = ctx.root();
@@ -149,6 +158,7 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
   // Reading the live roster here also keeps every live agent's name, the writer's included,
   // so its name outlives it in history (issue #10; tools/bus/presence/names.ts via listLive).
   const delivery = deliveryFor(ctx, route.to, route.recipients);
+  const focusNotes = applyAttention(ctx, delivery, input.urgency);
   const audience = route.to === '*' ? '#open' : route.to.startsWith('#') ? route.to : 'them';
   return {
     id,
@@ -157,8 +167,9 @@ export function writeRouted(ctx: VerbCtx, input: SendInput, route: Route, notes:
     files,
     recipients: route.recipients.map((p) => ({ id: p.id, name: p.name, kind: p.kind })),
     re: input.re ?? null,
+    urgency: input.urgency ?? null,
     delivery,
     // Said only when someone will not see it now: that is when a sender needs to know.
-    notes: delivery.every((d) => d.reach.word === 'shown') && delivery.length > 0 ? notes : [...notes, describeDelivery(delivery, audience, ctx.now())],
+    notes: delivery.every((d) => d.reach.word === 'shown') && delivery.length > 0 ? notes : [...notes, describeDelivery(delivery, audience, ctx.now()), ...focusNotes],
   };
 }

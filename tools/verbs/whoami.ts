@@ -1,6 +1,6 @@
 import type { VerbCtx } from './context.js';
 import { type GroupView, groupOf } from '../bus/trust/index.js';
-import { readKnownNames } from '../bus/presence/index.js';
+import { readFocus, readKnownNames } from '../bus/presence/index.js';
 
 export interface WhoamiResult {
   resolved: boolean;
@@ -19,6 +19,8 @@ export interface WhoamiResult {
   /** Lineage (issue 14): the recorded parent, and the group: parent, children, siblings. */
   parent: string | null;
   group: GroupView;
+  /** In focus until (ms), issue 23 §3; null when not in focus. */
+  focusUntil: number | null;
 }
 
 export function runWhoami(ctx: VerbCtx): WhoamiResult {
@@ -45,5 +47,6 @@ export function runWhoami(ctx: VerbCtx): WhoamiResult {
     busRoot: ctx.paths.root,
     parent: group.parent,
     group,
+    focusUntil: readFocus(ctx.root(), who.id, ctx.now())?.until ?? null,
   };
 }

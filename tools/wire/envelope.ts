@@ -2,10 +2,19 @@
 //
 //   from|project|cwd|from_kind:agent|from_id:<sid>|to:*|message
 //   from|project|cwd|from_kind:human|from_id:aaron|to:<sid>|re:<id>|message
+//   from|project|cwd|from_kind:agent|from_id:<sid>|to:<sid>|re:<id>|urgency:urgent|message
 //
 // Pure: no IO. Every reader and writer in attend goes through here.
 
 type FromKind = 'agent' | 'human';
+
+/**
+ * How a message may claim attention (issue 23 §3): `urgent` wakes through every conduit,
+ * `quiet` wakes none and waits for the turn boundary; absent is normal, and a normal line is
+ * written exactly as before the tag existed.
+ */
+export type Urgency = 'urgent' | 'quiet';
+export const URGENCIES: readonly Urgency[] = ['urgent', 'quiet'];
 
 /** What is on disk, exactly: tags are present only when the line carries them. */
 export interface Envelope {
@@ -17,6 +26,7 @@ export interface Envelope {
   onBehalfOf?: string;
   to?: string;
   re?: string;
+  urgency?: Urgency;
   body: string;
 }
 
@@ -37,6 +47,7 @@ export interface ResolvedEnvelope {
   /** `*`, `#name`, a set of ids, or `tray` for a legacy line in a tray ("this tray"). */
   to: string;
   re?: string;
+  urgency?: Urgency;
   body: string;
   legacy: boolean;
   /**
@@ -49,14 +60,19 @@ export interface ResolvedEnvelope {
 export const SIGNAL_ID_CLASS = /^[A-Za-z0-9_-]+$/;
 export const WIDE_CLASS = /^[A-Za-z0-9_@.,:/#*-]+$/;
 
-const TAG_ORDER = ['from_kind', 'from_id', 'on_behalf_of', 'to', 're'] as const;
+// The writer's order. `urgency` (issue 23 §3) comes after `re`, not before it: a reader
+// that predates a tag stops at it (ADR-401: an unknown tag begins the message), so the
+// newest tag goes last and an older reader still takes every tag it knows where it always
+// did, `re` included, and shows the rest (`urgency:urgent|…`) as the start of the text.
+const TAG_ORDER = ['from_kind', 'from_id', 'on_behalf_of', 'to', 're', 'urgency'] as const;
 type Tag = (typeof TAG_ORDER)[number];
-const TAG_FIELD: Record<Tag, 'fromKind' | 'fromId' | 'onBehalfOf' | 'to' | 're'> = {
+const TAG_FIELD: Record<Tag, 'fromKind' | 'fromId' | 'onBehalfOf' | 'to' | 're' | 'urgency'> = {
   from_kind: 'fromKind',
   from_id: 'fromId',
   on_behalf_of: 'onBehalfOf',
   to: 'to',
   re: 're',
+  urgency: 'urgency',
 };
 
 function isTag(key: string): key is Tag {
@@ -66,6 +82,7 @@ function isTag(key: string): key is Tag {
 function tagValueValid(tag: Tag, value: string): boolean {
   if (tag === 're') return SIGNAL_ID_CLASS.test(value);
   if (tag === 'from_kind') return value === 'agent' || value === 'human';
+  if (tag === 'urgency') return (URGENCIES as readonly string[]).includes(value);
   return WIDE_CLASS.test(value);
 }
 
@@ -107,6 +124,7 @@ export function parseSignal(line: string): Envelope | null {
     if (!isTag(key) || seen.has(key) || !tagValueValid(key, value)) break;
     seen.add(key);
     if (key === 'from_kind') env.fromKind = value as FromKind;
+    else if (key === 'urgency') env.urgency = value as Urgency;
     else env[TAG_FIELD[key] as 'fromId' | 'onBehalfOf' | 'to' | 're'] = value;
     pos = bar + 1;
   }
@@ -233,6 +251,7 @@ export function resolveEnvelope(env: Envelope, scope: Scope): ResolvedEnvelope {
   if (mismatch !== null) out.mismatch = mismatch;
   if (env.onBehalfOf !== undefined) out.onBehalfOf = env.onBehalfOf;
   if (env.re !== undefined) out.re = env.re;
+  if (env.urgency !== undefined) out.urgency = env.urgency;
   return out;
 }
 

@@ -4,7 +4,7 @@
 
 import type { ResolvedEnvelope, Scope } from './envelope.js';
 import { type NameLookup, addresseeLabel, partyLabel, scopeName } from './display.js';
-import { chunkText, defuseMarkup, formatAge, messageHeader, neutralize, quoteBody } from './render.js';
+import { chunkText, defuseMarkup, formatAge, messageHeader, messageLead, neutralize, quoteBody } from './render.js';
 import { isAddressedTo, isFromOrTo } from './visibility.js';
 
 /** The fields of a message delivery needs; `Message` in tools/bus/store/messages.ts satisfies it. */
@@ -37,7 +37,7 @@ export function formatObservation(m: DeliveryMessage, names: NameLookup): string
   // One line already (newlines folded); tag-like markup defused as in the drain (issue #10).
   const body = defuseMarkup(neutralize(m.body));
   const { chunks, truncated } = chunkText(body, CHUNK_SIZE, MAX_CHUNKS);
-  const lead = `message from ${neutralize(partyLabel(m.fromId, names))} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}): `;
+  const lead = `${messageLead(m)} ${neutralize(partyLabel(m.fromId, names))} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}): `;
   const lines = [messageHeader(m, m.id), lead + (chunks[0] ?? '')];
   for (let i = 1; i < chunks.length; i++) lines.push(`… (${i + 1}/${chunks.length}) ${chunks[i]}`);
   if (truncated) lines[lines.length - 1] += ` … (cut; attend inbox ${m.id})`;
@@ -123,7 +123,8 @@ type DrainItem =
   | { kind: 'thread'; root: string; messages: DeliveryMessage[] };
 
 /**
- * Order what the drain shows: party (and party-unknown) messages first, oldest first, then
+ * Order what the drain shows: party (and party-unknown) and urgent messages first (urgent
+ * ones ahead, then oldest first), then
  * each non-party thread as one item, ordered by its newest message. The render cap is
  * applied by the caller to this list, so party messages are never the ones cut.
  */
@@ -133,7 +134,8 @@ export function planDrain(fresh: DeliveryMessage[], me: string, known: ReadonlyM
   const full: DeliveryMessage[] = [];
   const threads = new Map<string, DeliveryMessage[]>();
   for (const m of fresh) {
-    if (partyOf(m, me, byId) !== 'not-party') full.push(m);
+    // An urgent message is never collapsed into someone else's thread (issue 23 §3).
+    if (m.urgency === 'urgent' || partyOf(m, me, byId) !== 'not-party') full.push(m);
     else {
       const root = threadRoot(m, byId);
       const list = threads.get(root) ?? [];
@@ -142,7 +144,9 @@ export function planDrain(fresh: DeliveryMessage[], me: string, known: ReadonlyM
     }
   }
   const byTime = (a: DeliveryMessage, b: DeliveryMessage) => a.time - b.time || (a.id < b.id ? -1 : 1);
-  full.sort(byTime);
+  // Urgent first, so the render cap never pushes one into "+N more".
+  const urgent = (m: DeliveryMessage) => (m.urgency === 'urgent' ? 0 : 1);
+  full.sort((a, b) => urgent(a) - urgent(b) || byTime(a, b));
   const items: DrainItem[] = full.map((message) => ({ kind: 'message', message }));
   const groups = [...threads.entries()].map(([root, messages]) => ({ root, messages: messages.sort(byTime) }));
   groups.sort((a, b) => byTime(a.messages[a.messages.length - 1]!, b.messages[b.messages.length - 1]!));
@@ -178,7 +182,7 @@ const DRAIN_BODY_MAX = 1500;
 
 /** One message in full for the drain: the header, then `message from …`, then the body indented. */
 export function formatDrainMessage(m: DeliveryMessage, names: NameLookup, now: number): string[] {
-  const lines = [messageHeader(m, m.id), `message from ${neutralize(partyLabel(m.fromId, names))} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}, ${neutralize(scopeName(m.scope))}, ${formatAge(now - m.time)} ago):`];
+  const lines = [messageHeader(m, m.id), `${messageLead(m)} ${neutralize(partyLabel(m.fromId, names))} (${m.fromKind}, to ${neutralize(addresseeLabel(m, names))}, ${neutralize(scopeName(m.scope))}, ${formatAge(now - m.time)} ago):`];
   let body = m.body;
   const cps = Array.from(body);
   if (cps.length > DRAIN_BODY_MAX) body = `${cps.slice(0, DRAIN_BODY_MAX).join('')} … (cut; attend inbox ${m.id})`;

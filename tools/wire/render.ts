@@ -104,8 +104,15 @@ export function messageHeader(env: ResolvedEnvelope & { sig?: 'ok' | 'none' | 'b
   }
   parts.push(`to=${headerValue(env.to)}`);
   if (env.re !== undefined) parts.push(`re=${headerValue(env.re)}`);
+  // Marked in every rendering (issue 23 §3); the value is one of two words, never a body's.
+  if (env.urgency !== undefined) parts.push(`urgency=${env.urgency}`);
   parts.push(`id=${headerValue(id)}`);
   return `[attend message ${parts.join(' ')}]`;
+}
+
+/** How the line after a header begins: `urgent message from`, or `message from`. */
+export function messageLead(env: Pick<ResolvedEnvelope, 'urgency'>): string {
+  return env.urgency === 'urgent' ? 'URGENT message from' : 'message from';
 }
 
 /** Split one-line text into at most `max` chunks of `size` characters (code points kept whole). */

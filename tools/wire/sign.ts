@@ -11,6 +11,13 @@ import type { Envelope, Scope } from './envelope.js';
 
 /** Domain tags: a message signature can never be replayed as a delegation or vice versa. */
 const MESSAGE_DOMAIN = 'attend/message/v1';
+/**
+ * A line with an `urgency` tag (issue 23 §3) is signed under v2: v1's fields, then the
+ * urgency. A line without one signs exactly as v1, so every signature made before the tag
+ * existed still verifies, and a tag added to or stripped from a signed line fails its check
+ * (the reader picks the domain by the tag it parsed) and the line is held.
+ */
+const MESSAGE_DOMAIN_V2 = 'attend/message/v2';
 const DELEGATION_DOMAIN = 'attend/delegation/v1';
 
 const utf8 = new TextEncoder();
@@ -48,10 +55,14 @@ interface SignedFields {
   envelope: Envelope;
 }
 
-/** The field order (id, dest, host, from, project, cwd, from_kind, from_id, on_behalf_of, to, re, body) is part of the format; changing it is a new domain tag. */
+/**
+ * The field order (id, dest, host, from, project, cwd, from_kind, from_id, on_behalf_of, to,
+ * re, body, then under v2 urgency) is part of the format; changing it is a new domain tag.
+ */
 export function messageSigningBytes(f: SignedFields): Uint8Array {
   const e = f.envelope;
-  return lengthPrefixed(MESSAGE_DOMAIN, [f.id, f.dest, f.host, e.from, e.project, e.cwd, e.fromKind ?? '', e.fromId ?? '', e.onBehalfOf ?? '', e.to ?? '', e.re ?? '', e.body]);
+  const v1 = [f.id, f.dest, f.host, e.from, e.project, e.cwd, e.fromKind ?? '', e.fromId ?? '', e.onBehalfOf ?? '', e.to ?? '', e.re ?? '', e.body];
+  return e.urgency === undefined ? lengthPrefixed(MESSAGE_DOMAIN, v1) : lengthPrefixed(MESSAGE_DOMAIN_V2, [...v1, e.urgency]);
 }
 
 // --- Key ids: the NATS nkey text form of an Ed25519 public key ------------------------

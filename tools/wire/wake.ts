@@ -11,6 +11,7 @@
 import { isFromOrTo } from './visibility.js';
 import { type DeliveryMessage, type DigestCounts, DIGEST_THRESHOLD, TEACH_LINE, countDigest, formatDigest, formatObservation } from './party.js';
 import type { NameLookup } from './display.js';
+import { type Focus, wakesNow } from './attention.js';
 
 /** Personal messages shown in full in one streaming wake; the rest wait for the next. */
 export const STREAM_FULL_MAX = 8;
@@ -36,6 +37,12 @@ interface WakeInput {
    * them already, and the wake says so.
    */
   again?: ReadonlySet<string>;
+  /**
+   * The reader's focus and the clock (issue 23 §3): a streaming conduit shows only what
+   * wakes (tools/wire/attention.ts); the rest stays pending for the drain. Without it only
+   * quiet messages wait.
+   */
+  attention?: { focus: Focus | null; now: number };
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -87,6 +94,11 @@ export function isPersonal(m: DeliveryMessage, me: string, byId: ReadonlyMap<str
   return re !== undefined;
 }
 
+/** What of `fresh` a streaming conduit shows now; the rest waits for the turn boundary. */
+export function wakingNow(fresh: DeliveryMessage[], attention: WakeInput['attention']): DeliveryMessage[] {
+  return fresh.filter((m) => wakesNow(m, attention?.focus, attention?.now ?? 0));
+}
+
 interface StreamWake {
   notes: string[];
   /** Shown one by one, oldest first. */
@@ -98,16 +110,20 @@ interface StreamWake {
   teach: boolean;
 }
 
-/** The sensor's and the channel push's wake. */
+/**
+ * The sensor's and the channel push's wake: what wakes now (wakingNow), an urgent message
+ * never folded into the digest.
+ */
 export function planStreamWake(input: WakeInput): StreamWake {
-  const teach = shouldTeach(input);
+  const fresh = wakingNow(input.fresh, input.attention);
+  const teach = shouldTeach({ fresh, taught: input.taught });
   const noted = (shown: DeliveryMessage[]) => wakeNotes({ ...input, again: againCount(shown.map((m) => m.id), input.again) });
-  if (input.fresh.length <= DIGEST_THRESHOLD) return { notes: noted(input.fresh), full: input.fresh, digest: null, later: [], teach };
+  if (fresh.length <= DIGEST_THRESHOLD) return { notes: noted(fresh), full: fresh, digest: null, later: [], teach };
   const byId = new Map(input.known ?? []);
-  for (const m of input.fresh) byId.set(m.id, m);
+  for (const m of fresh) byId.set(m.id, m);
   const personal: DeliveryMessage[] = [];
   const rest: DeliveryMessage[] = [];
-  for (const m of input.fresh) (isPersonal(m, input.me, byId) ? personal : rest).push(m);
+  for (const m of fresh) (m.urgency === 'urgent' || isPersonal(m, input.me, byId) ? personal : rest).push(m);
   const full = personal.slice(0, STREAM_FULL_MAX);
   const later = personal.slice(STREAM_FULL_MAX).map((m) => m.id);
   const digest = rest.length > 0 ? { counts: countDigest(rest, input.me), ids: rest.map((m) => m.id) } : null;

@@ -9,4 +9,5 @@ export { readRegistry, registeredAlive } from './registry.js';
 export { importedLog, localHostName, peersEverywhere, readImported, readRemoteRoster, relayHealth, type RelayHealth, relayStateDir, type RemoteMember, remoteMembers, type RemoteRoster, writeRemoteRoster } from './remote.js';
 export { createNameSource, listLive, type Peer } from './roster.js';
 export { reachOf } from './reach.js';
+export { readFocus, readFocusAll, writeFocus } from './focus.js';
 export { type AddressBook, lookupTarget, resolveTarget, resolveTargets, type TargetLookup } from './targets.js';

@@ -25,4 +25,6 @@ export interface Peer {
   gone?: true;
   /** A member of another machine: how its own machine said a message reaches it. */
   reach?: Reach;
+  /** In focus until (ms), for a front end that shows it (the chat's roster, issue 23 §3); read by readFocusAll. */
+  focusUntil?: number;
 }

@@ -3,7 +3,7 @@
 // — send, reply, the channel notices, chat — goes through here.
 
 import type { Identity } from '../../identity/resolve.js';
-import type { Envelope } from '../../wire/envelope.js';
+import type { Envelope, Urgency } from '../../wire/envelope.js';
 import { projectOf } from '../../wire/names.js';
 
 /** A path with `|` or a line break would split the line; these fields are display only. */
@@ -11,7 +11,7 @@ function positional(text: string): string {
   return text.replace(/[|\r\n]/g, '_');
 }
 
-export function envelopeFrom(who: Identity, fields: { to: string; body: string; re?: string | undefined; onBehalfOf?: string | undefined }): Envelope {
+export function envelopeFrom(who: Identity, fields: { to: string; body: string; re?: string | undefined; onBehalfOf?: string | undefined; urgency?: Urgency | undefined }): Envelope {
   const env: Envelope = {
     from: who.from,
     project: positional(projectOf(who.origin)),
@@ -23,5 +23,6 @@ export function envelopeFrom(who: Identity, fields: { to: string; body: string; 
   };
   if (fields.onBehalfOf !== undefined) env.onBehalfOf = fields.onBehalfOf;
   if (fields.re !== undefined) env.re = fields.re;
+  if (fields.urgency !== undefined) env.urgency = fields.urgency;
   return env;
 }

@@ -32,12 +32,15 @@ export type DraftPlan =
   /** `/reply text`: answers the selection, else the newest message from someone else here. */
   | { kind: 'replyCommand'; target: ChatMessage | undefined }
   /** A plain draft with a message selected: a reply to it. */
-  | { kind: 'reply'; to: ChatMessage }
+  | { kind: 'reply'; to: ChatMessage; urgent?: true }
   /**
    * A message: where it goes (or why it cannot), why it is refused though it resolves, and
    * who will not see it now (it is sent all the same).
    */
-  | { kind: 'send'; route: RouteResult; refusal: string | null; note: string | null };
+  | { kind: 'send'; route: RouteResult; refusal: string | null; note: string | null; urgent?: true };
+
+/** `/urgent <draft>` (issue 23 §3): the draft after it goes where it says, marked urgent. */
+const URGENT = /^\/urgent(\s+|$)/i;
 
 interface PlanInputs {
   text: string;
@@ -49,6 +52,11 @@ interface PlanInputs {
 
 export function planDraft({ text, feed, sources, defaultDest, reach }: PlanInputs): DraftPlan {
   const trimmed = text.trimStart();
+  const urgent = URGENT.exec(trimmed);
+  if (urgent) {
+    const plan = planDraft({ text: trimmed.slice(urgent[0].length), feed, sources, defaultDest, reach });
+    return plan.kind === 'send' || plan.kind === 'reply' ? { ...plan, urgent: true } : plan;
+  }
   if (trimmed.startsWith('/')) {
     if (/^\/reply(\s|$)/i.test(trimmed)) return { kind: 'replyCommand', target: selectedMessage(feed) ?? newestFromOthers(feed) };
     return { kind: 'command', name: text.trim().split(/\s+/)[0] ?? '' };
@@ -82,7 +90,7 @@ export function replyAudience(m: ChatMessage, me: string, nameOf: (id: string) =
 export function destinationLine(plan: DraftPlan, nameOf: (id: string) => string, me: string): { text: string; bad: boolean } {
   switch (plan.kind) {
     case 'reply':
-      return { text: `reply to ${replyAudience(plan.to, me, nameOf)} (${plan.to.id})`, bad: false };
+      return { text: `${plan.urgent ? 'URGENT ' : ''}reply to ${replyAudience(plan.to, me, nameOf)} (${plan.to.id})`, bad: false };
     case 'replyCommand':
       return plan.target
         ? { text: `/reply: reply to ${replyAudience(plan.target, me, nameOf)} (${plan.target.id})`, bad: false }
@@ -93,7 +101,7 @@ export function destinationLine(plan: DraftPlan, nameOf: (id: string) => string,
       const r = plan.route;
       if (!r.ok) return { text: `✗ ${r.reason}`, bad: true };
       if (plan.refusal) return { text: `to ${describeDest(r.dest)} — ${plan.refusal}`, bad: true };
-      return { text: `to ${describeDest(r.dest)}${plan.note ? ` — ${plan.note}` : ''}`, bad: false };
+      return { text: `${plan.urgent ? 'URGENT ' : ''}to ${describeDest(r.dest)}${plan.note ? ` — ${plan.note}` : ''}`, bad: false };
     }
   }
 }

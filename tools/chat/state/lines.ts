@@ -121,6 +121,8 @@ export function itemLines(item: FeedItem, lc: LineContext): Line[] {
   ];
   // One label each: "root (you)", not "root (you) (human)" (issue 10, small things).
   if (m.fromKind === 'human' && m.fromId !== lc.me) header.push({ text: ' (human)', dim: true });
+  // Marked in every rendering (issue 23 §3).
+  if (m.urgency === 'urgent') header.push({ text: ' URGENT', bold: true, color: 'red' });
   // A signed message is the norm; an unsigned one says so (issue 14: chat shows sig).
   if (m.sig === 'none') header.push({ text: ' unsigned', dim: true });
   // Signed by a key that replaced a lost one (issue 20): a new identity, said in every reader.
