@@ -39,7 +39,7 @@ describe('attend mcp over stdio, SDK client', () => {
     client = new Client({ name: 'attend-test', version: '0.0.0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: me.env, cwd: me.cwd, stderr: 'pipe' }));
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(15);
+    expect(tools).toHaveLength(16);
     const who = (await client.callTool({ name: 'whoami', arguments: {} })) as unknown as { structuredContent: { id: string; kind: string } };
     expect(who.structuredContent).toMatchObject({ id: me.sessionId, kind: 'agent' });
     const sent = (await client.callTool({ name: 'send', arguments: { message: 'hello over stdio' } })) as unknown as { structuredContent: { id: string } };
