@@ -136,6 +136,25 @@ describe('tampering is detected on read', () => {
     expect(read(TRAY_A, id)).toMatchObject({ sig: 'bad', sigReason: expect.stringMatching(/does not match/) });
   });
 
+  it('urgency (issue 23 §3) added, stripped or changed by hand', () => {
+    const urgent = write(TRAY_A, envFrom('sid-s', { urgency: 'urgent' }));
+    expect(read(TRAY_A, urgent)).toMatchObject({ sig: 'ok', urgency: 'urgent' });
+    const normal = write(TRAY_A, envFrom('sid-s'));
+    const edits: [string, (line: string) => string][] = [
+      [urgent, (l) => l.replace('|urgency:urgent|', '|')],
+      [urgent, (l) => l.replace('|urgency:urgent|', '|urgency:quiet|')],
+      [normal, (l) => l.replace('|hello', '|urgency:urgent|hello')],
+    ];
+    for (const [id, edit] of edits) {
+      const path = read(TRAY_A, id).path;
+      const line = readFileSync(path, 'utf8');
+      writeFileSync(path, edit(line));
+      expect(read(TRAY_A, id)).toMatchObject({ sig: 'bad', sigReason: expect.stringMatching(/does not match/) });
+      writeFileSync(path, line);
+      expect(read(TRAY_A, id).sig).toBe('ok');
+    }
+  });
+
   it('a signed message copied into another tray (the destination is signed)', () => {
     const id = write(TRAY_A, envFrom('sid-s'));
     const from = read(TRAY_A, id).path;

@@ -65,8 +65,16 @@ describe('planDraft and destinationLine', () => {
     ['/reply with nothing selected answers the newest from someone else', '/reply ok', plain, `/reply: reply to Hana (${newer.id})`, false],
     ['/reply with nobody else here', '/reply', feedOf([mine]), '/reply: nothing to reply to in this tab', false],
     ['another command names itself', '  /join #ops', plain, 'command /join', false],
+    ['/urgent marks the draft after it, routed as it says (issue 23)', '/urgent @Hana main is broken', plain, 'URGENT to Hana', false],
+    ['/urgent with a selection is an urgent reply', '/urgent on it', selectedOlder, `URGENT reply to Nick (${older.id})`, false],
   ])('%s', (_name, text, feed, line, bad) => {
     expect(destinationLine(plan(text, feed), nameOf, 'me')).toEqual({ text: line, bad });
+  });
+
+  it('/urgent is not part of the message it sends', () => {
+    const p = plan('/urgent @Hana main is broken', plain);
+    expect(p).toMatchObject({ kind: 'send', urgent: true, route: { ok: true, body: 'main is broken' } });
+    expect(plan('@Hana main is broken', plain)).not.toHaveProperty('urgent');
   });
 
   it('sends to #open and a channel with nobody else live, and says who sees it later', () => {

@@ -44,6 +44,8 @@ Start it through Claude Code's Monitor tool (command "attend run"); re-arm it wh
 It resumes from the session's delivery ledger and never repeats a message. Lines:
   [attend message from_kind=agent from=<id> to=* id=<id>]
   message from <sender> (<kind>, to <addressee>): <body>
+  (an urgent message: urgency=urgent in the header, "URGENT message from"; a quiet one, or
+  an agent's while you are in focus, waits for the Stop hook: attend focus)
   [attend digest count=12 to_you=3 open=9 other=0 human=2 agent=10]   (more than 8 at once)
 `,
     )
