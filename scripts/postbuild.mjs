@@ -20,6 +20,7 @@ const bundles = [
   { file: 'fast-doctor.js', external: [/^node:/] },
   // `attend hook pre-tool-use`: the claim check before every edit (issue 23 §2).
   { file: 'fast-claims.js', external: [/^node:/] },
+  { file: 'fast-search.js', external: [/^node:/] },
   { file: 'fast-mcp.js', external: [/^node:/, /^\.\/context\.js$/, /^\.\/commands\/mcp\.js$/, /^\.\/io\.js$/] },
 ];
 // The MCP tool list, computed once here from the tool definitions, so `attend mcp` can answer

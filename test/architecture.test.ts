@@ -143,7 +143,7 @@ describe('layering (style.md)', () => {
 });
 
 // The bus in rooms (issue 19): one folder per concern, each with one index.ts as its face.
-const CONCERNS = ['store', 'delivery', 'trust', 'presence', 'channels', 'upkeep', 'claims'];
+const CONCERNS = ['store', 'delivery', 'trust', 'presence', 'channels', 'upkeep', 'claims', 'search'];
 const concernOf = (f: string): string | null => {
   const m = /^tools\/bus\/([^/]+)\/[^/]+$/.exec(f);
   return m ? (m[1] as string) : null;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `attend` executable. CommonJS on purpose: node starts a CJS entry ~4 ms faster than
 // an ESM one, and `attend send` has to stay within 1.5× of `node -e 0` (issue #2).
-// `send`, `reply` and `whoami` take a fast path (fast-send.ts) that postbuild bundles into one CJS
+// `send`, `reply` and `whoami` take a fast path (and `search`, fast-search.ts) (fast-send.ts) that postbuild bundles into one CJS
 // file, fast-send.cjs, skipping commander and the other commands; everything else, and
 // anything the fast path is unsure of, goes to the full CLI in cli.ts. Without the bundle
 // (no rolldown at build time) the ESM modules serve the same code. `attend mcp [--channel]`
@@ -14,6 +14,7 @@ interface FastModules {
   'fast-doctor': typeof import('./fast-doctor.js');
   'fast-mcp': typeof import('./fast-mcp.js');
   'fast-claims': typeof import('./fast-claims.js');
+  'fast-search': typeof import('./fast-search.js');
 }
 
 /** A fast path's bundle, or (no bundle: built without rolldown) its ESM module. */
@@ -73,6 +74,11 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'hook' && argv[1] === 'pre-tool-use') {
     const fast = await loadFast('fast-claims');
     if (fast.parseFastClaimsHook(argv)) return fast.runPreToolUseHook();
+  }
+  if (argv[0] === 'search') {
+    const fast = await loadFast('fast-search');
+    const args = fast.parseFastSearch(argv);
+    if (args) return fast.runFastSearch(args);
   }
   if (argv[0] === 'mcp') {
     const fast = await loadFast('fast-mcp');

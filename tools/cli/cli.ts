@@ -20,6 +20,7 @@ import { registerIntegration } from './register-integration.js';
 import { registerTrust } from './register-trust.js';
 import { registerRelay } from './register-relay.js';
 import { registerClaims } from './register-claims.js';
+import { registerSearch } from './register-search.js';
 
 interface CliResult {
   exitCode: number;
@@ -223,7 +224,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay, registerClaims];
+const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay, registerClaims, registerSearch];
 
 /**
  * `--no-color` anywhere before `--` is the same as NO_COLOR=1 (https://no-color.org) for

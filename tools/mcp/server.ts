@@ -26,6 +26,7 @@ import { leaveTool } from './leave.js';
 import { peersTool } from './peers.js';
 import { readTool } from './read.js';
 import { replyTool } from './reply.js';
+import { searchTool } from './search.js';
 import { sendTool } from './send.js';
 import { statusTool } from './status.js';
 import { serverIdentity } from './info.js';
@@ -67,6 +68,7 @@ const CORE_TOOLS: McpTool[] = [
   claimTool,
   releaseTool,
   claimsTool,
+  searchTool,
 ] as unknown as McpTool[];
 
 function toolError(message: string): CallToolResult {

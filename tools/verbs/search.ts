@@ -1,0 +1,117 @@
+// `search` (issue 23 §4): full-text search over everything the reader may see, best first,
+// with each hit's message id and thread. The index (tools/bus/search) is brought up to date
+// from the directories' indexes first, so a message written a moment ago is found; then every
+// hit is read and passes the same checks an inbox makes: the receive set, a sibling's tray
+// mail is not the reader's (tools/wire/visibility.ts maySee), and the read gate holds back
+// what is refused or badly signed (tools/bus/trust/gate.ts). Nothing is consumed.
+
+import { z } from 'zod';
+import type { VerbCtx } from './context.js';
+import { catchUp, queryTerms, searchScopes } from '../bus/search/index.js';
+import { type Message, readMessage } from '../bus/store/index.js';
+import { receiveScopes } from '../bus/delivery/index.js';
+import { createGate } from '../bus/trust/index.js';
+import { readKnownNames } from '../bus/presence/index.js';
+import { parseDuration } from '../bus/upkeep/index.js';
+import { notFoundError, refusedError, usageError } from '../wire/errors.js';
+import type { Scope } from '../wire/envelope.js';
+import { idTime } from '../wire/ids.js';
+import { printable } from '../wire/names.js';
+import { maySee } from '../wire/visibility.js';
+
+export const SEARCH_LIMIT_MAX = 100;
+
+export const searchSchema = z.strictObject({
+  query: z.string().trim().min(1, 'the query is empty').max(500, 'the query is longer than 500 characters'),
+  from: z.string().min(1).max(200).optional(),
+  channel: z.string().min(1).max(200).optional(),
+  since: z.string().min(1).max(40).optional(),
+  limit: z.number().int().min(1).max(SEARCH_LIMIT_MAX).default(20),
+});
+export type SearchInput = z.input<typeof searchSchema>;
+
+export interface SearchHit {
+  message: Message;
+  /** The root of the thread the hit belongs to (its own id when it starts one). */
+  thread: string;
+}
+
+export interface SearchResult {
+  query: string;
+  hits: SearchHit[];
+}
+
+/** `--since`: a duration back from now (`2h`, `3d`) or a date; the earliest time, ms. */
+function sinceTime(text: string, now: number): number {
+  const d = parseDuration(text);
+  if (d !== null) return now - d;
+  const t = Date.parse(text);
+  if (!Number.isNaN(t)) return t;
+  throw usageError(`'${printable(text)}' is not a duration (30m, 2h, 7d) or a date (2026-12-01)`);
+}
+
+/** The scopes searched: the receive set, or the one channel (or #open) asked for, if in it. */
+function scopesOf(ctx: VerbCtx, channel: string | undefined): Scope[] {
+  const all = receiveScopes(ctx.root(), ctx.identity());
+  if (channel === undefined) return all;
+  const name = channel.replace(/^#/, '');
+  const one = all.find((s) => (name === 'open' ? s.kind === 'open' : s.kind === 'channel' && s.name === name));
+  if (!one) throw notFoundError(`you are not in #${printable(name)}`, 'attend channels lists the channels you are in');
+  return [one];
+}
+
+/** Whether `m` is from the party `from` names: its id, its envelope `from`, or its known name. */
+function isFrom(m: Message, from: string, names: ReadonlyMap<string, string>): boolean {
+  const want = from.replace(/^@/, '');
+  return m.fromId === want || m.from === want || names.get(m.fromId) === want;
+}
+
+/** The root of `m`'s thread, up the `re` chain within the directory it was found in. */
+function threadOf(ctx: VerbCtx, m: Message): string {
+  let at = m;
+  const seen = new Set([m.id]);
+  while (at.re !== undefined && !seen.has(at.re) && seen.size < 64) {
+    const parent = readMessage(ctx.root(), at.scope, at.re, ctx.reporter);
+    if (!parent) return at.re;
+    seen.add(parent.id);
+    at = parent;
+  }
+  return at.id;
+}
+
+export function runSearch(ctx: VerbCtx, raw: SearchInput): SearchResult {
+  const input = searchSchema.parse(raw);
+  if (queryTerms(input.query).length === 0) throw usageError(`'${printable(input.query)}' has no words to search for`);
+  const root = ctx.root();
+  const who = ctx.identity();
+  const scopes = scopesOf(ctx, input.channel);
+  const since = input.since !== undefined ? sinceTime(input.since, ctx.now()) : undefined;
+  const gate = createGate(root, who);
+  const broken = gate.broken();
+  if (broken !== null) throw refusedError(broken, 'attend doctor says what is wrong with the policy file');
+  for (const scope of scopes) catchUp(root, scope, ctx.reporter, ctx.now());
+  const names = input.from !== undefined ? readKnownNames(root) : new Map<string, string>();
+  const hits: SearchHit[] = [];
+  const seen = new Set<string>();
+  // Ask the index for more than the limit: some hits are not the reader's (a sibling's tray
+  // mail, held, filtered out). Widen until the limit is met or the index has no more.
+  for (let want = input.limit * 4 + 16; ; want *= 4) {
+    const found = searchScopes(root, scopes, input.query, want);
+    hits.length = 0;
+    seen.clear();
+    for (const h of found) {
+      if (seen.has(h.id)) continue;
+      const t = idTime(h.id);
+      if (since !== undefined && t !== null && t < since) continue;
+      const m = readMessage(root, h.scope, h.id, ctx.reporter);
+      if (m === null || !maySee(m.scope, m, who.id) || gate.held(m) !== null) continue;
+      if (since !== undefined && m.time < since) continue;
+      if (input.from !== undefined && !isFrom(m, input.from, names)) continue;
+      seen.add(h.id);
+      hits.push({ message: m, thread: threadOf(ctx, m) });
+      if (hits.length === input.limit) break;
+    }
+    if (hits.length === input.limit || found.length < want) break;
+  }
+  return { query: input.query, hits };
+}
