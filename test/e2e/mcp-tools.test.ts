@@ -76,7 +76,7 @@ function signalsIn(dir: string) {
     .map((f) => ({ id: f.slice(0, -'.signal'.length), env: parseSignal(readFileSync(join(dir, f), 'utf8').trimEnd())! }));
 }
 
-const READ_TOOLS = ['channels', 'claims', 'inbox', 'peers', 'read', 'status', 'whoami'];
+const READ_TOOLS = ['channels', 'claims', 'inbox', 'peers', 'read', 'search', 'status', 'whoami'];
 const WRITE_TOOLS = ['claim', 'create', 'describe', 'dissolve', 'focus', 'invite', 'join', 'kick', 'leave', 'release', 'reply', 'send'];
 
 describe('attend mcp tools (in-process)', () => {
