@@ -193,3 +193,21 @@ describe('chat file claims (issue 23 §2)', () => {
     expect(run('/claims').lines[0]?.text).toBe('no claims hold');
   });
 });
+
+describe('/search (issue 23 §4)', () => {
+  it('lists the hits the person may see, one line each, hostile text neutralized', async () => {
+    const nick = live('Nick');
+    const sent = await runInProcess(['send', 'the otter \u001b[2J is back'], { env: nick.env, user: 'tester' });
+    expect(sent.exitCode, sent.stderr).toBe(0);
+    const id = sent.stdout.trim();
+    const run = chat();
+    const out = run('/search otter');
+    expect(out.consumed).toBe(true);
+    expect(out.lines[0]?.text).toBe('1 match for otter:');
+    expect(out.lines[1]?.text).toContain(id);
+    expect(out.lines[1]?.text).toContain('#open');
+    expect(out.lines.map((l) => l.text).join('')).not.toContain('\u001b');
+    expect(run('/search beaver').lines).toEqual([{ text: 'no matches for beaver', level: 'info' }]);
+    expect(run('/search').lines[0]?.level).toBe('error');
+  });
+});

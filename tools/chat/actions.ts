@@ -29,6 +29,7 @@ import {
 import type { VerbCtx } from '../verbs/context.js';
 import { runReply } from '../verbs/reply.js';
 import { type ClaimView, runClaim, runClaims, runRelease } from '../verbs/claims.js';
+import { runSearch, type SearchResult } from '../verbs/search.js';
 import { runSend, type SendResult } from '../verbs/send.js';
 import type { Urgency } from '../wire/envelope.js';
 import type { Destination, PeerRef } from './state/routing.js';
@@ -70,6 +71,8 @@ export interface ChatActions {
   claim(paths: string[], ttl: string | undefined, reason: string | undefined): { claims: ClaimView[] };
   release(paths: string[] | undefined): { released: ClaimView[] };
   claims(): { claims: ClaimView[] };
+  /** `/search`: the search verb, as the person (everything they may see). */
+  search(query: string): SearchResult;
 }
 
 interface ActionDeps {
@@ -128,5 +131,6 @@ export function createChatActions(deps: ActionDeps): ChatActions {
     claim: (paths, ttl, reason) => runClaim(deps.makeCtx(), { paths, ttl, reason }),
     release: (paths) => runRelease(deps.makeCtx(), { paths }),
     claims: () => runClaims(deps.makeCtx()),
+    search: (query) => runSearch(deps.makeCtx(), { query, limit: 10 }),
   };
 }

@@ -8,6 +8,7 @@ import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 import { errorLine } from './hints.js';
 import { keyHelpLines } from './keys.js';
 import { neutralize, plural } from '../wire/render.js';
+import { scopeName } from '../wire/display.js';
 import type { ChatActions } from './actions.js';
 import { peerStatusText } from './peer-status.js';
 import { matchName } from './state/routing.js';
@@ -30,6 +31,7 @@ export const COMMANDS: Record<string, string> = {
   claim: '/claim path… [--ttl 2h] [--reason text] — claim files (others are told before they edit them)',
   release: '/release [path…] — release your claims (all without a path)',
   claims: '/claims — the file claims that hold now',
+  search: '/search words — find messages you may see, best match first (ids and threads)',
   clear: '/clear — clear this tab (display only)',
   mouse: '/mouse — toggle mouse-wheel scrolling (off keeps terminal selection)',
   quit: '/quit — leave attend chat',
@@ -227,6 +229,14 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         if (!cmd.rest) throw new AttendError(`/reply needs text (replying to ${target.sender})`, EXIT.usage);
         const r = a.reply(target.id, cmd.rest);
         return { lines: [info(`replied to ${neutralize(target.sender)} (${r.scopes.join(', ')})`), ...r.notes.map(info)], consumed: true, replied: true };
+      }
+      case 'search': {
+        if (!cmd.rest) throw new AttendError('/search needs words to look for', EXIT.usage);
+        const r = a.search(cmd.rest);
+        if (r.hits.length === 0) return { lines: [info(`no matches for ${neutralize(cmd.rest)}`)], consumed: true };
+        // One line a hit: bodies are data, shown neutralized and cut to a line's worth.
+        const lines = r.hits.map(({ message: m, thread }) => info(`${m.id} ${neutralize(scopeName(m.scope))} ${neutralize(m.from)}: ${neutralize(m.body).slice(0, 120)}${thread !== m.id ? ` (thread ${thread})` : ''}`));
+        return { lines: [info(`${plural(r.hits.length, 'match', 'matches')} for ${neutralize(cmd.rest)}:`), ...lines], consumed: true };
       }
       case 'clear':
         return { lines: [], clear: true, consumed: true };

@@ -20,7 +20,7 @@ import { cacheDir, scopeDir, scopeDirName } from '../store/layout.js';
 import { withLock } from '../store/lock.js';
 import { type Message, type Reporter, readMessage } from '../store/messages.js';
 import { DIR_MODE } from '../store/root.js';
-import { type MapEntry, type Postings, SEGMENT_DOCS, bucketOf, readSegmentIds, readSegmentPostings, writeSegment } from './segments.js';
+import { type MapEntry, type Postings, SEGMENT_DOCS, bucketOf, readSegmentIds, readSegmentIdsAt, readSegmentPostings, writeSegment } from './segments.js';
 
 /** How long a change the directory's index does not explain may wait for a full listing. */
 const PATIENCE_MS = 30_000;
@@ -102,13 +102,14 @@ export function catchUp(root: string, scope: Scope, reporter: Reporter, now: num
   mkdirSync(dir, { recursive: true, mode: DIR_MODE });
   return withLock(join(dir, 'lock'), () => {
     const st = readState(dir);
+    const was = JSON.stringify(st);
     const f = followTail(signals, st.follow, { now, patience: PATIENCE_MS, every: RECHECK_MS, reporter });
     let seg = Math.floor(st.docs / SEGMENT_DOCS);
     // What is indexed already, for the ids a follower can name twice: all of it after a full
     // listing (rare), else the last two segments (an index line read again, a racing writer).
     const known = new Set<string>();
     const from = f.via === 'listing' ? 0 : Math.max(0, seg - 1);
-    for (let n = from; n <= seg; n++) for (const id of readSegmentIds(dir, n)) known.add(id);
+    if (f.ids.length > 0) for (let n = from; n <= seg; n++) for (const id of readSegmentIds(dir, n)) known.add(id);
     const fresh = f.ids.filter((id) => !known.has(id) && (known.add(id), true));
     if (fresh.length > 0) {
       const encoder = new Encoder();
@@ -131,7 +132,10 @@ export function catchUp(root: string, scope: Scope, reporter: Reporter, now: num
       if (ids.length > 0) writeSegment(dir, seg, ids, exportEntries(ix));
     }
     // The state last: a crash before it costs the next catch-up reading these lines again.
-    writeFileAtomic(join(dir, 'state.json'), JSON.stringify(st));
+    // Not synced, and not written when nothing moved (most searches): a state lost to a power
+    // cut reads the same lines again (the ids known are skipped) or rebuilds the index.
+    const now_ = JSON.stringify(st);
+    if (now_ !== was) writeFileAtomic(join(dir, 'state.json'), now_, { sync: false });
     return { added: fresh.length, listed: f.via === 'listing' };
   });
 }
@@ -176,20 +180,27 @@ export function searchScopes(root: string, scopes: Scope[], query: string, limit
   const ix = newIndex(new Encoder());
   ix.import('map', [...merged.entries()] as unknown as string);
   const found = ix.search(query, { limit }) as number[];
-  // Only the segments hit are read for their ids.
-  const idsCache = new Map<string, string[]>();
-  const hits: Hit[] = [];
-  for (const d of found) {
+  // Only the ids hit are read: one pread each, grouped by segment.
+  const wantIds = new Map<string, { s: number; n: number; at: number[] }>();
+  const place = found.map((d) => {
     const s = Math.floor(d / SCOPE_STRIDE);
     const local = d - s * SCOPE_STRIDE;
     const n = Math.floor(local / SEGMENT_DOCS);
-    const where = segsOf[s];
-    if (!where) continue;
     const key = `${s}:${n}`;
-    let ids = idsCache.get(key);
-    if (!ids) idsCache.set(key, (ids = readSegmentIds(where.dir, n)));
-    const id = ids[local - n * SEGMENT_DOCS];
-    if (id !== undefined) hits.push({ scope: scopes[s]!, id });
+    let w = wantIds.get(key);
+    if (!w) wantIds.set(key, (w = { s, n, at: [] }));
+    w.at.push(local - n * SEGMENT_DOCS);
+    return { key, s, i: local - n * SEGMENT_DOCS };
+  });
+  const got = new Map<string, Map<number, string>>();
+  for (const [key, w] of wantIds) {
+    const where = segsOf[w.s];
+    if (where) got.set(key, readSegmentIdsAt(where.dir, w.n, w.at));
+  }
+  const hits: Hit[] = [];
+  for (const p of place) {
+    const id = got.get(p.key)?.get(p.i);
+    if (id !== undefined) hits.push({ scope: scopes[p.s]!, id });
   }
   return hits;
 }
