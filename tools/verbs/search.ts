@@ -18,8 +18,11 @@ import type { Scope } from '../wire/envelope.js';
 import { idTime } from '../wire/ids.js';
 import { printable } from '../wire/names.js';
 import { maySee } from '../wire/visibility.js';
+import { scopeName } from '../wire/display.js';
 
 export const SEARCH_LIMIT_MAX = 100;
+/** A catch-up this large is told on stderr (a history indexed for the first time). */
+const FIRST_SEARCH_NOTE = 5_000;
 
 export const searchSchema = z.strictObject({
   query: z.string().trim().min(1, 'the query is empty').max(500, 'the query is longer than 500 characters'),
@@ -89,7 +92,11 @@ export function runSearch(ctx: VerbCtx, raw: SearchInput): SearchResult {
   const gate = createGate(root, who);
   const broken = gate.broken();
   if (broken !== null) throw refusedError(broken, 'attend doctor says what is wrong with the policy file');
-  for (const scope of scopes) catchUp(root, scope, ctx.reporter, ctx.now());
+  for (const scope of scopes) {
+    const c = catchUp(root, scope, ctx.reporter, ctx.now());
+    // The first search of a directory indexes its whole history, once: say so, since it is slow.
+    if (c.listed && c.added >= FIRST_SEARCH_NOTE) ctx.warn(`attend: indexed ${c.added.toLocaleString('en-US')} messages of ${scopeName(scope)} for search (once; later searches read only what is new)`);
+  }
   const names = input.from !== undefined ? readKnownNames(root) : new Map<string, string>();
   const hits: SearchHit[] = [];
   const seen = new Set<string>();
