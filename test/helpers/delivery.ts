@@ -16,7 +16,12 @@ export interface SensorProc {
 
 /** A real `attend run` as a child process, its output collected as it comes. */
 export function startSensor(env: Record<string, string>, args: string[] = [], cwd?: string): SensorProc {
-  const proc = spawn(process.execPath, [BIN, 'run', ...args], { env, cwd: cwd ?? env.HOME, stdio: ['ignore', 'pipe', 'pipe'] });
+  return startAttend(['run', ...args], env, cwd);
+}
+
+/** Any `attend` command as a child process that runs on while the test goes on (`attend ask`). */
+export function startAttend(args: string[], env: Record<string, string>, cwd?: string): SensorProc {
+  const proc = spawn(process.execPath, [BIN, ...args], { env, cwd: cwd ?? env.HOME, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

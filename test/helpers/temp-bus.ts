@@ -280,3 +280,13 @@ export function seeLive(bus: TempBus): void {
   mkdirSync(bus.root, { recursive: true, mode: 0o700 });
   listLive({ root: bus.root, sessionsDir: join(bus.claudeDir, 'sessions'), now: Date.now(), procInfo });
 }
+
+/**
+ * A declared agent (ATTEND_AGENT, ATTEND_AGENT_ID): an identity without a process, `codex-<id>`
+ * by name, working in a project directory of its own on `bus`.
+ */
+export function declaredAgent(bus: TempBus, id: string): { env: Record<string, string>; cwd: string } {
+  const cwd = join(bus.dir, 'work', id);
+  mkdirSync(cwd, { recursive: true });
+  return { env: { ...bus.env, ATTEND_AGENT: 'codex', ATTEND_AGENT_ID: id }, cwd };
+}

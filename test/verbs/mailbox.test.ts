@@ -7,16 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { rememberParties } from '../../tools/bus/presence/names.js';
 import { reachOf } from '../../tools/bus/presence/reach.js';
 import { reachText } from '../../tools/wire/display.js';
-import { type TempBus, ME, runInProcess, useFamilyPolicy, useTempBus } from '../helpers/temp-bus.js';
+import { type TempBus, ME, declaredAgent, runInProcess, useFamilyPolicy, useTempBus } from '../helpers/temp-bus.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
 
-function agent(id: string): { env: Record<string, string>; cwd: string } {
-  const cwd = join(bus.dir, 'work', id);
-  mkdirSync(cwd, { recursive: true });
-  return { env: { ...bus.env, ATTEND_AGENT: 'codex', ATTEND_AGENT_ID: id }, cwd };
-}
+const agent = (id: string) => declaredAgent(bus, id);
 
 describe('a mailbox for every party the bus has known (issue 21 item 1)', () => {
   it('an agent leaves the person a message while they are not in chat; attend inbox shows it', async () => {

@@ -21,6 +21,7 @@ import { registerTrust } from './register-trust.js';
 import { registerRelay } from './register-relay.js';
 import { registerClaims } from './register-claims.js';
 import { registerSearch } from './register-search.js';
+import { registerAsk, sendAndWait, waitOptions } from './register-ask.js';
 
 interface CliResult {
   exitCode: number;
@@ -39,7 +40,7 @@ function once(flag: string) {
   };
 }
 
-type SendOpts = { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; urgent?: boolean; quiet?: boolean; json?: boolean };
+type SendOpts = { to?: string[]; channel?: string; re?: string; onBehalfOf?: string; urgent?: boolean; quiet?: boolean; json?: boolean; wait?: string; timeout?: string };
 
 const registerCore: Registrar = (program, ctx, io) => {
   program
@@ -66,11 +67,14 @@ const registerCore: Registrar = (program, ctx, io) => {
       .option('--json', 'print JSON');
 
   routing(
-    program
-      .command('send')
-      .description('send a message (default: to #open)')
-      .argument('<message...>', "the message; '-' reads it from stdin")
-      .option('--re <id>', 'thread under this message id'),
+    waitOptions(
+      program
+        .command('send')
+        .description('send a message (default: to #open)')
+        .argument('<message...>', "the message; '-' reads it from stdin")
+        .option('--re <id>', 'thread under this message id'),
+      false,
+    ),
   )
     .addHelpText(
       'after',
@@ -83,9 +87,12 @@ const registerCore: Registrar = (program, ctx, io) => {
         'attend send --quiet "FYI: docs regenerated"',
         'attend send -- --this starts with dashes',
         'git log -1 | attend send -',
+        'attend send --to Hana "ready for review" --wait shown',
       ]),
     )
     .action(async (words: string[], opts: SendOpts) => {
+      if (opts.wait !== undefined) return sendAndWait(ctx, io, words, { ...opts, wait: opts.wait });
+      if (opts.timeout !== undefined) throw new AttendError('--timeout goes with --wait (attend send --wait reply --timeout 5m)', EXIT.usage);
       const { runSend, urgencyOf } = await import('../verbs/send.js');
       const urgency = urgencyOf(opts);
       const message = await messageFrom(ctx, words);
@@ -224,7 +231,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay, registerClaims, registerSearch];
+const registrars: Registrar[] = [registerCore, registerAsk, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay, registerClaims, registerSearch];
 
 /**
  * `--no-color` anywhere before `--` is the same as NO_COLOR=1 (https://no-color.org) for

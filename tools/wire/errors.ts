@@ -15,6 +15,7 @@ export const EXIT_CODES = [
   { code: 3, name: 'bus', meaning: 'the bus cannot be used: foreign, symlinked or group/world-writable root or scope directory, a relative ATTEND_HOME, a full disk, an unreadable directory in a listing, an IO failure' },
   { code: 4, name: 'refused', meaning: 'refused by a rule: not allowed for you, needs `--force`, a message over 64 KiB, a card that does not verify' },
   { code: 5, name: 'environment', meaning: 'environment: something needed is missing (a session, a TTY, a binary)' },
+  { code: 6, name: 'timeout', meaning: 'timeout: a wait (`attend ask`, `send --wait`) ended with no reply, or shown to nobody it is for; the message was sent and stays' },
   { code: 7, name: 'held', meaning: 'held: another live party claims the file (attend claims --check, attend claim)' },
   { code: 70, name: 'internal', meaning: 'internal error: a bug in attend (the message says where to report it)' },
 ] as const;

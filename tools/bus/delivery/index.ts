@@ -5,7 +5,7 @@
 
 export { handOver } from './handover.js';
 export { isConsumedBy, listLedgerIds, moveLedger, noteShown, readLedger } from './ledger.js';
-export { type LedgerRead } from './ledger-log.js';
+export { type LedgerRead, ledgerDir, sessionLedgerDir } from './ledger-log.js';
 export { type ShownQuery, type ShownVerdict, shownVerdict } from './shown.js';
 export { giveBackAsync, peekPending, takePending, takePendingAsync } from './take.js';
 export { type BackEntry } from './plan.js';
