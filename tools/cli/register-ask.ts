@@ -34,17 +34,18 @@ export async function sendAndWait(ctx: Ctx, io: Io, words: string[], opts: WaitF
   const urgency = (await import('../verbs/send.js')).urgencyOf(opts);
   const wait = parseWaitMode(opts.wait);
   const timeoutMs = opts.timeout !== undefined ? parseWaitDuration(opts.timeout) : DEFAULT_WAIT_MS;
+  // What prints the answer is loaded while the wait is idle, not after the answer came.
+  const printing = Promise.all([import('./format.js'), import('../verbs/inbox.js')]);
   const message = await messageFrom(ctx, words);
   // The send's notes (who it reaches, how) come first: a timeout's error follows them.
   const onSent = (sent: { notes: string[] }) => sent.notes.forEach((note) => io.err(`attend: ${note}`));
   const r = await runAsk(ctx, { message, to: opts.to, channel: opts.channel, re: opts.re, onBehalfOf: opts.onBehalfOf, urgency, wait, timeoutMs }, { onSent });
+  const [{ formatBlock }, { messageJson }] = await printing;
   if (opts.json) {
-    const { messageJson } = await import('../verbs/inbox.js');
     return io.json({ ...r, wait: { ...r.wait, ...(r.wait.reply ? { reply: messageJson(r.wait.reply) } : {}) } });
   }
   const shown = r.wait.shown.map((p) => `${neutralize(p.name)}${p.by !== undefined ? ` (${p.by})` : ''}`).join(', ');
   if (!r.wait.reply) return io.out(`${r.id} shown to ${shown}${r.wait.notShown.length ? `; not yet to ${r.wait.notShown.map((p) => neutralize(p.name)).join(', ')}` : ''}`);
-  const { formatBlock } = await import('./format.js');
   io.out(formatBlock(r.wait.reply, nameLookup(ctx.live(), ctx.identity().id, readKnownNames(ctx.root())), ctx.now()));
 }
 
