@@ -77,7 +77,7 @@ function signalsIn(dir: string) {
 }
 
 const READ_TOOLS = ['channels', 'claims', 'inbox', 'peers', 'read', 'search', 'status', 'whoami'];
-const WRITE_TOOLS = ['claim', 'create', 'describe', 'dissolve', 'focus', 'invite', 'join', 'kick', 'leave', 'release', 'reply', 'send'];
+const WRITE_TOOLS = ['ask', 'claim', 'create', 'describe', 'dissolve', 'focus', 'invite', 'join', 'kick', 'leave', 'release', 'reply', 'send'];
 
 describe('attend mcp tools (in-process)', () => {
   it('lists every verb with an object outputSchema, a title and honest annotations', async () => {
@@ -97,7 +97,7 @@ describe('attend mcp tools (in-process)', () => {
     // Only dissolve loses messages; a send or reply writes a new message every time.
     for (const n of WRITE_TOOLS) expect(by.get(n)?.annotations?.destructiveHint, n).toBe(n === 'dissolve');
     const idempotent = Object.fromEntries(WRITE_TOOLS.map((n) => [n, by.get(n)?.annotations?.idempotentHint]));
-    expect(idempotent).toEqual({ claim: false, release: true, create: true, describe: true, dissolve: true, focus: true, invite: false, join: true, kick: true, leave: true, reply: false, send: false });
+    expect(idempotent).toEqual({ ask: false, claim: false, release: true, create: true, describe: true, dissolve: true, focus: true, invite: false, join: true, kick: true, leave: true, reply: false, send: false });
     // The channel rules are in the schema, and `to` says it is a list.
     const channel = (by.get('join')!.inputSchema.properties as Record<string, { pattern: string; description: string }>).channel!;
     expect(channel.pattern).toBe('^#?[A-Za-z0-9_.-]{1,64}$');

@@ -53,6 +53,8 @@ interface ModernDeps {
   listTools(): { tools: unknown[] };
   /** One `tools/call` from its raw params, the same the SDK Server calls. */
   callTool(params: unknown): Record<string, unknown>;
+  /** The same, for a client's `tools/call`: a tool that waits (`ask`) answers later. */
+  callWaiting?(params: unknown): Record<string, unknown> | Promise<Record<string, unknown>>;
   send(m: Message): void;
   warn(line: string): void;
   /** How often an open subscription looks at the inbox; the channel push's interval. */
@@ -144,8 +146,11 @@ export function createModernLayer(deps: ModernDeps): ModernLayer {
         return result(id, { supportedVersions: [...SUPPORTED_VERSIONS], capabilities, instructions: deps.identity.instructions }, { ttlMs: STATIC_TTL_MS, cacheScope: 'public' });
       case 'tools/list':
         return result(id, deps.listTools(), { ttlMs: STATIC_TTL_MS, cacheScope: 'public' });
-      case 'tools/call':
-        return result(id, deps.callTool(params));
+      case 'tools/call': {
+        const r = deps.callWaiting ? deps.callWaiting(params) : deps.callTool(params);
+        if (r instanceof Promise) return void r.then((x) => result(id, x));
+        return result(id, r);
+      }
       case 'resources/list':
         return result(
           id,

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { AttendError, REPORT_URL_HINT } from '../wire/errors.js';
 import { printable } from '../wire/names.js';
 import type { VerbCtx } from '../verbs/context.js';
+import { askTool } from './ask.js';
 import { channelsTool } from './channels.js';
 import { claimTool, claimsTool, releaseTool } from './claims.js';
 import { createTool } from './create.js';
@@ -32,7 +33,7 @@ import { statusTool } from './status.js';
 import { serverIdentity } from './info.js';
 import { hintForMcp } from './hints.js';
 import { type ModernLayer, createModernLayer } from './modern.js';
-import type { McpTool } from './tool.js';
+import type { McpTool, ToolWait } from './tool.js';
 import { whoamiTool } from './whoami.js';
 
 interface McpDeps {
@@ -69,6 +70,7 @@ const CORE_TOOLS: McpTool[] = [
   releaseTool,
   claimsTool,
   searchTool,
+  askTool,
 ] as unknown as McpTool[];
 
 function toolError(message: string): CallToolResult {
@@ -103,8 +105,37 @@ export function listToolsResult(tools: McpTool[] = CORE_TOOLS): { tools: Tool[] 
   return { tools: tools.map(listEntry) };
 }
 
-/** One tools/call, from the raw params (nothing about them is trusted). */
+/** What a call can be handed by its transport: how to notify the client, and the request's cancellation. */
+export interface CallExtra {
+  notify(n: { method: string; params: Record<string, unknown> }): void;
+  signal?: AbortSignal;
+}
+
+/** The progress sink of a waiting tool: notifications only when the request asked for them. */
+function toolWait(params: unknown, extra: CallExtra | undefined): ToolWait {
+  const meta = (params as { _meta?: { progressToken?: unknown } } | undefined)?._meta;
+  const token = meta?.progressToken;
+  const asked = extra !== undefined && (typeof token === 'string' || typeof token === 'number');
+  return {
+    progress: (progress, message) => {
+      if (asked) extra.notify({ method: 'notifications/progress', params: { progressToken: token, progress, message } });
+    },
+    ...(extra?.signal ? { signal: extra.signal } : {}),
+  };
+}
+
+/** One tools/call of a tool that answers at once (a waiting one is refused: see dispatchTool). */
 export function callTool(tools: Map<string, McpTool>, makeCtx: () => VerbCtx, params: unknown): CallToolResult {
+  const name = (params as { name?: unknown } | null | undefined)?.name;
+  if (typeof name === 'string' && tools.get(name)?.wait) return toolError(`attend: ${printable(name)} waits for an answer, and this caller cannot wait`);
+  return dispatchTool(tools, makeCtx, params) as CallToolResult;
+}
+
+/**
+ * One tools/call, from the raw params (nothing about them is trusted). A tool that waits
+ * (`ask`) answers with a promise; every other tool answers at once.
+ */
+export function dispatchTool(tools: Map<string, McpTool>, makeCtx: () => VerbCtx, params: unknown, extra?: CallExtra): CallToolResult | Promise<CallToolResult> {
   const p = (typeof params === 'object' && params !== null ? params : {}) as { name?: unknown; arguments?: unknown };
   const names = [...tools.keys()].join(', ');
   if (typeof p.name !== 'string') return toolError(`attend: tools/call needs a tool name; tools: ${names}`);
@@ -116,17 +147,33 @@ export function callTool(tools: Map<string, McpTool>, makeCtx: () => VerbCtx, pa
   }
   const parsed = tool.input.safeParse(raw);
   if (!parsed.success) return toolError(`attend: invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`);
-  try {
-    const result = tool.output.parse(tool.run(makeCtx(), parsed.data)) as Record<string, unknown>;
+  const done = (out: unknown): CallToolResult => {
+    const result = tool.output.parse(out) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result };
-  } catch (err) {
-    if (err instanceof AttendError) return toolError(`attend: ${err.message}${err.hint ? ` (${hintForMcp(err.hint, new Set(tools.keys()))})` : ''}`);
-    // A system call that failed is the bus being unusable; anything else is a bug (issue #9 §5).
-    const sys = err as NodeJS.ErrnoException | undefined;
-    const what = `${sys?.message ?? String(err)}`.replace(/\s*[\r\n]+\s*/g, ' ');
-    if (typeof sys?.code === 'string' && /^E[A-Z0-9]+$/.test(sys.code) && typeof sys.syscall === 'string') return toolError(`attend: ${what}`);
-    return toolError(`attend: internal error in ${tool.name}: ${what}; ${REPORT_URL_HINT}`);
+  };
+  if (tool.wait) {
+    const fail = (err: unknown) => toolFailure(err, tool, tools);
+    try {
+      return tool.wait(makeCtx(), parsed.data, toolWait(params, extra)).then(done).catch(fail);
+    } catch (err) {
+      return fail(err);
+    }
   }
+  try {
+    return done(tool.run(makeCtx(), parsed.data));
+  } catch (err) {
+    return toolFailure(err, tool, tools);
+  }
+}
+
+/** A failure as a tool result the model can act on: an AttendError's line and hint, a bus failure, or a bug. */
+function toolFailure(err: unknown, tool: McpTool, tools: Map<string, McpTool>): CallToolResult {
+  if (err instanceof AttendError) return toolError(`attend: ${err.message}${err.hint ? ` (${hintForMcp(err.hint, new Set(tools.keys()))})` : ''}`);
+  // A system call that failed is the bus being unusable; anything else is a bug (issue #9 §5).
+  const sys = err as NodeJS.ErrnoException | undefined;
+  const what = `${sys?.message ?? String(err)}`.replace(/\s*[\r\n]+\s*/g, ' ');
+  if (typeof sys?.code === 'string' && /^E[A-Z0-9]+$/.test(sys.code) && typeof sys.syscall === 'string') return toolError(`attend: ${what}`);
+  return toolError(`attend: internal error in ${tool.name}: ${what}; ${REPORT_URL_HINT}`);
 }
 
 // tools/call with the params left raw. The SDK's Server validates the request against its own
@@ -145,10 +192,11 @@ export function createServer(deps: McpDeps): Server {
   const server = new Server(id.serverInfo, { capabilities: id.capabilities, instructions: id.instructions });
   let listed: { tools: Tool[] } | undefined;
   server.setRequestHandler(ListToolsRequestSchema, () => (listed ??= listToolsResult(tools)));
-  (Protocol.prototype.setRequestHandler as (this: Server, schema: unknown, handler: (req: { params?: unknown }) => CallToolResult) => void).call(
+  type Extra = { signal: AbortSignal; sendNotification(n: { method: string; params: Record<string, unknown> }): Promise<void> };
+  (Protocol.prototype.setRequestHandler as (this: Server, schema: unknown, handler: (req: { params?: unknown }, extra: Extra) => CallToolResult | Promise<CallToolResult>) => void).call(
     server,
     RawCallToolRequest,
-    (req) => callTool(byName, deps.makeCtx, req.params),
+    (req, extra) => dispatchTool(byName, deps.makeCtx, req.params, { notify: (n) => void extra.sendNotification(n).catch(() => {}), signal: extra.signal }),
   );
   return server;
 }
@@ -164,6 +212,7 @@ export function createModern(deps: McpDeps, io: { send(m: Record<string, unknown
     identity: serverIdentity({ version: deps.version, channel: deps.channel }),
     listTools: () => (listed ??= listToolsResult(tools)),
     callTool: (params) => callTool(byName, deps.makeCtx, params) as unknown as Record<string, unknown>,
+    callWaiting: (params) => dispatchTool(byName, deps.makeCtx, params, { notify: (n) => io.send({ jsonrpc: '2.0', ...n }) }) as unknown as Record<string, unknown> | Promise<Record<string, unknown>>,
     send: io.send,
     warn: io.warn,
     ...(io.intervalMs !== undefined ? { intervalMs: io.intervalMs } : {}),

@@ -30,6 +30,14 @@ export interface McpTool<S extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   output: O;
   hints: ToolHints;
   run(ctx: VerbCtx, args: z.output<S>): z.input<O>;
+  /** A tool that waits (`ask`): called instead of `run`, with progress and cancellation. */
+  wait?(ctx: VerbCtx, args: z.output<S>, w: ToolWait): Promise<z.input<O>>;
+}
+
+/** What a waiting tool is handed: a progress sink (silent without a progressToken) and the request's cancellation. */
+export interface ToolWait {
+  progress(step: number, message: string): void;
+  signal?: AbortSignal;
 }
 
 export function defineTool<S extends z.ZodObject, O extends z.ZodObject>(tool: McpTool<S, O>): McpTool<S, O> {
