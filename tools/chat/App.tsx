@@ -28,6 +28,8 @@ import { tabsOf } from './state/feed.js';
 import { MAX_BODY_LINES } from './state/lines.js';
 import { type Completion, completeAt } from './state/routing.js';
 import { type Status, submitDraft } from './submit.js';
+import { errorLine } from './hints.js';
+import { neutralize } from '../wire/render.js';
 
 export interface AppProps {
   me: string;
@@ -87,8 +89,21 @@ export function App(props: AppProps) {
     props.setMouse(on);
     setMouseState(on);
   };
+  // `/ask`s whose reply has not come: on the status line until each settles (issue 23 §1).
+  const [pending, setPending] = useState<{ id: string; name: string }[]>([]);
+  // A wait holds directory watches: they end with the chat, answered or not.
+  const stopWaits = useRef(new AbortController());
+  useEffect(() => () => stopWaits.current.abort(), []);
+  const asked = (a: { id: string; name: string; answer: Promise<unknown> }) => {
+    setPending((p) => [...p, { id: a.id, name: a.name }]);
+    const settle = (s: Status) => {
+      setPending((p) => p.filter((x) => x.id !== a.id));
+      setStatus(s);
+    };
+    a.answer.then(() => settle({ text: `${neutralize(a.name)} answered (${a.id})`, level: 'info' }), (err: unknown) => settle({ text: errorLine(err), level: 'error' }));
+  };
   const submit = () =>
-    submitDraft({ text: compose.text, plan, feed, actions, name: lc.name, now, mouse, dispatch, cdispatch, setStatus, setMouse, refreshRoster: roster.refresh, quit });
+    submitDraft({ text: compose.text, plan, feed, actions, name: lc.name, now, mouse, dispatch, cdispatch, setStatus, setMouse, refreshRoster: roster.refresh, asked, waits: stopWaits.current.signal, quit });
 
   // The wheel scrolls three rows a notch (--mouse); every key's raw bytes are kept for decodeKey.
   const lastRaw = useRawInput((delta) => dispatch({ type: 'scroll', delta }));
@@ -167,7 +182,7 @@ export function App(props: AppProps) {
       <DestinationLine text={dest.text} bad={dest.bad} depth={depth} width={width} />
       <ComposeBox view={composeView} maxRows={MAX_COMPOSE_ROWS} />
       <RosterLine peers={peers} me={me} mouse={mouse} depth={depth} width={width} />
-      <StatusLine status={status} busStatus={busStatus} help={help} scroll={feed.scroll} depth={depth} width={width} />
+      <StatusLine status={status} busStatus={busStatus} help={help} scroll={feed.scroll} pending={pending.map((p) => p.name)} depth={depth} width={width} />
     </Box>
   );
 }

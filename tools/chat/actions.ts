@@ -30,6 +30,7 @@ import type { VerbCtx } from '../verbs/context.js';
 import { runReply } from '../verbs/reply.js';
 import { type ClaimView, runClaim, runClaims, runRelease } from '../verbs/claims.js';
 import { runSearch, type SearchResult } from '../verbs/search.js';
+import { DEFAULT_WAIT_MS, type WaitOutcome, waitForAnswer } from '../verbs/ask.js';
 import { runSend, type SendResult } from '../verbs/send.js';
 import type { Urgency } from '../wire/envelope.js';
 import type { Destination, PeerRef } from './state/routing.js';
@@ -43,6 +44,8 @@ export interface ChannelInfo {
 export interface ChatActions {
   send(dest: Destination, body: string, urgency?: Urgency): SendResult;
   reply(parentId: string, body: string, urgency?: Urgency): SendResult;
+  /** `/ask`: send to one party, and the wait for its reply (issue 23 §1), pending until it settles. */
+  ask(who: string, body: string, signal?: AbortSignal): { sent: SendResult; answer: Promise<WaitOutcome> };
   /** The live roster, fresh on every call. */
   peers(): Peer[];
   /**
@@ -96,6 +99,11 @@ export function createChatActions(deps: ActionDeps): ChatActions {
     },
     reply(parentId, body, urgency) {
       return runReply(deps.makeCtx(), { message: body, re: parentId, urgency });
+    },
+    ask(who, body, signal) {
+      const ctx = deps.makeCtx();
+      const sent = runSend(ctx, { message: body, to: [who] });
+      return { sent, answer: waitForAnswer(ctx, sent, { mode: 'reply', timeoutMs: DEFAULT_WAIT_MS }, signal ? { signal } : {}) };
     },
     peers() {
       const ctx = deps.makeCtx();

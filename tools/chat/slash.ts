@@ -10,6 +10,7 @@ import { keyHelpLines } from './keys.js';
 import { neutralize, plural } from '../wire/render.js';
 import { scopeName } from '../wire/display.js';
 import type { ChatActions } from './actions.js';
+import type { WaitOutcome } from '../verbs/ask.js';
 import { peerStatusText } from './peer-status.js';
 import { matchName } from './state/routing.js';
 
@@ -27,6 +28,7 @@ export const COMMANDS: Record<string, string> = {
   dissolve: '/dissolve [#c] [--force] — delete a channel and its history (--force while others are live)',
   urgent: '/urgent [@name|#c] text — send it urgent: it wakes them now, even in focus',
   reply: '/reply [text] — reply to the selected message (Alt-↑/↓), else the newest here',
+  ask: '/ask @name text — ask someone; marked pending on the status line until they reply',
   purge: '/purge [#c] — delete old history (keeps what may be unread)',
   claim: '/claim path… [--ttl 2h] [--reason text] — claim files (others are told before they edit them)',
   release: '/release [path…] — release your claims (all without a path)',
@@ -39,6 +41,8 @@ export const COMMANDS: Record<string, string> = {
 
 interface SlashEnv {
   actions: ChatActions;
+  /** Ends the waits of `/ask` (the chat is closing). */
+  waits?: AbortSignal;
   /** The channel of the active tab, when it is one. */
   tabChannel: string | null;
   /** The message /reply answers: the selected one, else the newest from someone else. */
@@ -57,6 +61,8 @@ interface SlashOutcome {
   switchTo?: string;
   /** A reply was sent: the selection it answered is done. */
   replied?: boolean;
+  /** `/ask`: the question sent and its pending answer, for the status line to show until it settles. */
+  asked?: { id: string; name: string; answer: Promise<WaitOutcome> };
 }
 
 function parseSlash(line: string): { name: string; args: string[]; rest: string } | null {
@@ -237,6 +243,13 @@ export function runSlash(line: string, env: SlashEnv): SlashOutcome {
         // One line a hit: bodies are data, shown neutralized and cut to a line's worth.
         const lines = r.hits.map(({ message: m, thread }) => info(`${m.id} ${neutralize(scopeName(m.scope))} ${neutralize(m.from)}: ${neutralize(m.body).slice(0, 120)}${thread !== m.id ? ` (thread ${thread})` : ''}`));
         return { lines: [info(`${plural(r.hits.length, 'match', 'matches')} for ${neutralize(cmd.rest)}:`), ...lines], consumed: true };
+      }
+      case 'ask': {
+        const who = personArg(cmd.args[0], a.peers());
+        const text = cmd.rest.slice(cmd.args[0]!.length).trim();
+        if (!text) throw new AttendError(`/ask @${who.name} needs the question`, EXIT.usage);
+        const r = a.ask(target(who), text, env.waits);
+        return { lines: [info(`asked ${neutralize(who.name)} (${r.sent.id}); waiting for the reply`), ...r.sent.notes.map(info)], consumed: true, asked: { id: r.sent.id, name: who.name, answer: r.answer } };
       }
       case 'clear':
         return { lines: [], clear: true, consumed: true };

@@ -30,6 +30,10 @@ interface SubmitDeps {
   setStatus(s: Status | null): void;
   setMouse(on: boolean): void;
   refreshRoster(): void;
+  /** An `/ask` was sent: pending until its answer settles (App keeps the list for the status line). */
+  asked(a: { id: string; name: string; answer: Promise<unknown> }): void;
+  /** Ends every pending wait (the chat is closing). */
+  waits?: AbortSignal;
   quit(): void;
 }
 
@@ -39,6 +43,7 @@ export function submitDraft(d: SubmitDeps): void {
   if (plan.kind === 'command' || plan.kind === 'replyCommand') {
     const out = runSlash(text, {
       actions,
+      ...(d.waits ? { waits: d.waits } : {}),
       tabChannel: feed.active.startsWith('#') && feed.active !== '#open' ? feed.active.slice(1) : null,
       replyTarget: () => {
         const m = replyTarget(plan);
@@ -59,6 +64,7 @@ export function submitDraft(d: SubmitDeps): void {
     }
     if (out.channelsChanged) d.refreshRoster();
     if (out.replied) dispatch({ type: 'unselect' });
+    if (out.asked) d.asked(out.asked);
     if (out.consumed) {
       cdispatch({ type: 'submitted' });
       if (!out.toggleMouse) setStatus(null);
