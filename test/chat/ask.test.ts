@@ -34,7 +34,7 @@ describe('/ask (issue 23 §1)', () => {
     expect(asked.name).toBe('api');
     let settled = false;
     void asked.answer.finally(() => (settled = true));
-    const reply = await runInProcess(['send', '--to', 'human:tester', '--re', asked.id, 'port 8080'], { env: api.env, cwd: api.cwd, pid: api.pid });
+    const reply = await runInProcess(['send', '--to', 'human:tester', '--re', asked.id, 'port 8080'], { env: api.env, user: 'tester' });
     expect(reply.exitCode, reply.stderr).toBe(0);
     const answer = await asked.answer;
     expect(settled).toBe(true);
