@@ -4,11 +4,9 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { type NatsServer, startNats } from '../helpers/nats.js';
-import { type Machine, makeMachine } from '../helpers/relay.js';
+import { type Machine, burst, expectAllAt, makeMachine } from '../helpers/relay.js';
 import { runBin, waitFor, ME } from '../helpers/bus.js';
 import { rmSync } from 'node:fs';
-import { writeSignal } from '../../tools/bus/store/messages.js';
-import { createIdFactory } from '../../tools/wire/ids.js';
 
 let nats: NatsServer | undefined;
 const machines: Machine[] = [];
@@ -30,33 +28,7 @@ async function setup(hosts: string[]): Promise<Machine[]> {
   return ms;
 }
 
-/** Write `n` broadcasts on machine `m`, yielding to the event loop every `every`; returns their ids. */
-async function burst(m: Machine, n: number, opts: { every?: number; onProgress?: (i: number) => Promise<void> | void } = {}): Promise<string[]> {
-  const newId = createIdFactory({ now: Date.now, pid: process.pid * 7 + m.host.length, random: Math.random });
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const id = newId();
-    writeSignal(m.bus.root, { kind: 'open' }, id, { from: `external:${m.host}-user@pts/1`, project: 'work', cwd: '/work', fromKind: 'human', fromId: `${m.host}-user`, to: '*', body: `${m.host} #${i}` });
-    ids.push(id);
-    if (i % (opts.every ?? 100) === 0) {
-      await opts.onProgress?.(i);
-      await new Promise((r) => setImmediate(r));
-    }
-  }
-  return ids;
-}
-
-async function expectAll(receiver: Machine, ids: string[], what: string): Promise<void> {
-  const want = [...ids].sort();
-  try {
-    await waitFor(() => receiver.ids('_broadcast').length >= want.length, { timeoutMs: 60_000, intervalMs: 100 });
-  } catch {
-    const have = new Set(receiver.ids('_broadcast'));
-    const missing = want.filter((id) => !have.has(id));
-    throw new Error(`${what}: ${missing.length} of ${want.length} missing at ${receiver.host} (first ${missing.slice(0, 3).join(', ')}); logs: ${machines.map((m) => `${m.host}: ${m.relayLog().slice(-600)}`).join(' | ')}`);
-  }
-  expect(receiver.ids('_broadcast')).toEqual(want);
-}
+const expectAll = (receiver: Machine, ids: string[], what: string) => expectAllAt(receiver, ids, what, machines);
 
 describe('attend relay: failures', { timeout: 120_000 }, () => {
   it('the hub SIGKILLed and restarted in the middle of a burst of 2,000 from two machines: every message once everywhere', async () => {

@@ -4,7 +4,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { writeSignal } from '../../tools/bus/store/messages.js';
+import { createIdFactory } from '../../tools/wire/ids.js';
 import { BIN, type FakeSession, type TempBus, fakeSession, makeTempBus, useFamilyPolicy, waitFor } from './bus.js';
 import { type NatsServer, startNats } from './nats.js';
 
@@ -140,3 +142,33 @@ export function useRelayWorld(): RelayWorld {
     },
   };
 }
+
+/** Write `n` broadcasts on machine `m`, yielding to the event loop every `every`; returns their ids. */
+export async function burst(m: Machine, n: number, opts: { every?: number; onProgress?: (i: number) => Promise<void> | void } = {}): Promise<string[]> {
+  const newId = createIdFactory({ now: Date.now, pid: process.pid * 7 + m.host.length, random: Math.random });
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = newId();
+    writeSignal(m.bus.root, { kind: 'open' }, id, { from: `external:${m.host}-user@pts/1`, project: 'work', cwd: '/work', fromKind: 'human', fromId: `${m.host}-user`, to: '*', body: `${m.host} #${i}` });
+    ids.push(id);
+    if (i % (opts.every ?? 100) === 0) {
+      await opts.onProgress?.(i);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  return ids;
+}
+
+/** Every one of `ids` at `receiver`, once, and nothing else (the logs of `machines` when not). */
+export async function expectAllAt(receiver: Machine, ids: string[], what: string, machines: Machine[]): Promise<void> {
+  const want = [...ids].sort();
+  try {
+    await waitFor(() => receiver.ids('_broadcast').length >= want.length, { timeoutMs: 60_000, intervalMs: 100 });
+  } catch {
+    const have = new Set(receiver.ids('_broadcast'));
+    const missing = want.filter((id) => !have.has(id));
+    throw new Error(`${what}: ${missing.length} of ${want.length} missing at ${receiver.host} (first ${missing.slice(0, 3).join(', ')}); logs: ${machines.map((m) => `${m.host}: ${m.relayLog().slice(-600)}`).join(' | ')}`);
+  }
+  expect(receiver.ids('_broadcast')).toEqual(want);
+}
+

@@ -5,6 +5,7 @@ import { checkSettings, sanitizeHost } from '../../tools/relay/config.js';
 import { escapeToken, parseSubject, subjectFor, unescapeToken } from '../../tools/relay/subjects.js';
 import { publishAllow } from '../../tools/relay/hub-config.js';
 import { parseSince } from '../../tools/relay/main.js';
+import { replicasFor } from '../../tools/relay/hub.js';
 
 describe('subjects', () => {
   it('builds the three shapes of spec §8 and reads them back', () => {
@@ -74,3 +75,15 @@ function encodeURIComponentSafe(s: string): boolean {
     return false;
   }
 }
+
+describe('replicasFor', () => {
+  it('one copy on a lone server; on a cluster the largest odd count up to five its servers hold', () => {
+    const urls = (n: number) => Array.from({ length: n }, (_, i) => `127.0.0.1:${4222 + i}`);
+    expect(replicasFor(undefined)).toBe(1);
+    expect(replicasFor({ connect_urls: urls(3) })).toBe(1);
+    for (const [n, r] of [[1, 1], [2, 1], [3, 3], [4, 3], [5, 5], [7, 5]] as const) expect(replicasFor({ cluster: 'c', connect_urls: urls(n) })).toBe(r);
+    // The same server twice counts once; a cluster still forming counts the servers given.
+    expect(replicasFor({ cluster: 'c', connect_urls: [...urls(1), ...urls(1)] })).toBe(1);
+    expect(replicasFor({ cluster: 'c', connect_urls: urls(1) }, 3)).toBe(3);
+  });
+});

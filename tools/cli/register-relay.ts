@@ -103,11 +103,24 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
     .option('--listen <addr>', 'the hub\'s client address', '0.0.0.0:4222')
     .option('--tls-cert <file>', 'server certificate (with --tls-key)')
     .option('--tls-key <file>', 'server key')
+    .option('--cluster', 'a cluster with JetStream: one config per node (attend-1.conf, ...), routes between them')
+    .option('--nodes <n>', 'nodes in the cluster (3 to 9)', '3')
+    .option('--node-hosts <list>', 'each node\'s address, comma-separated (default: all on this machine, consecutive ports)')
+    .option('--route-port <port>', 'the cluster route port (consecutive when the nodes share a machine)', '6222')
     .option('--json', 'print JSON')
-    .action(async (opts: { hosts: string; out: string; listen: string; tlsCert?: string; tlsKey?: string; json?: boolean }) => {
+    .action(async (opts: { hosts: string; out: string; listen: string; tlsCert?: string; tlsKey?: string; cluster?: boolean; nodes: string; nodeHosts?: string; routePort: string; json?: boolean }) => {
       const { writeHubConfig } = await import('../relay/hub-config.js');
-      const r = writeHubConfig({ hosts: opts.hosts.split(','), out: opts.out, listen: opts.listen, ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}), ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}) });
+      for (const [flag, v] of [['--nodes', opts.nodes], ['--route-port', opts.routePort]] as const) if (!/^\d{1,5}$/.test(v)) throw usageError(`${flag} takes a number`);
+      const cluster = opts.cluster ? { nodes: Number(opts.nodes), routePort: Number(opts.routePort), ...(opts.nodeHosts ? { nodeHosts: opts.nodeHosts.split(',') } : {}) } : undefined;
+      const r = writeHubConfig({ hosts: opts.hosts.split(','), out: opts.out, listen: opts.listen, ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}), ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}), ...(cluster ? { cluster } : {}) });
       if (opts.json) return io.json(r);
-      io.out([`wrote ${r.config}`, ...Object.entries(r.creds).map(([h, f]) => `  ${h}: ${f}`), `start the hub: nats-server -c ${r.config}`].join('\n'));
+      io.out(
+        [
+          ...r.configs.map((c) => `wrote ${c}`),
+          ...Object.entries(r.creds).map(([h, f]) => `  ${h}: ${f}`),
+          ...r.configs.map((c) => `start ${r.configs.length > 1 ? 'a node' : 'the hub'}: nats-server -c ${c}`),
+          `each relay: attend relay --server ${r.servers} --host <host> --creds <host>.creds`,
+        ].join('\n'),
+      );
     });
 };

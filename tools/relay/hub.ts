@@ -5,14 +5,16 @@
 
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Authenticator, connect, credsAuthenticator, nanos, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { type Authenticator, connect, credsAuthenticator, nanos, nkeyAuthenticator, type NatsConnection, type ServerInfo } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, type StreamInfo, StorageType } from '@nats-io/jetstream';
 import type { RelaySettings } from './config.js';
-import { isConsumerNotFound, isStreamNotFound } from './nats-errors.js';
+import { isConsumerNotFound, isNoQuorum, isRefused, isStreamNotFound, isTimeout, isTooFewPeers } from './nats-errors.js';
 import { STREAM_NAME, SUBJECT_PREFIX, consumerFilters, durableName } from './subjects.js';
 
 export const MAX_MSG_BYTES = 128 * 1024;
 const DAY_MS = 24 * 3600_000;
+/** How long the hub keeps a message: also how far back a relay re-offers after the hub lost its store. */
+export const STREAM_MAX_AGE_MS = 30 * DAY_MS;
 
 export type HubSettings = RelaySettings & { servers: string[] };
 
@@ -39,25 +41,83 @@ export function authenticatorFrom(file: string): Authenticator {
   return nkeyAuthenticator(new TextEncoder().encode(seed));
 }
 
-/** The stream, created when missing (limits retention: kept for machines not connected yet). */
-export async function ensureStream(jsm: JetStreamManager): Promise<void> {
+/** How often a stream whose replicas differ from those wanted is asked to change (a refusal costs a timeout). */
+const UPDATE_AGAIN_MS = 60_000;
+/** JetStream keeps at most five copies of a stream. */
+const MAX_REPLICAS = 5;
+
+/**
+ * How many copies of the stream and buckets a hub of this shape keeps: one on a lone server;
+ * on a cluster (the server's INFO names one) the largest odd number up to five that its
+ * servers can hold (connect_urls lists every server's client address, this one's included).
+ * Odd, because an even count tolerates no more failures than the odd one below it.
+ */
+export function replicasFor(info: Pick<ServerInfo, 'cluster' | 'connect_urls'> | undefined, given = 1): number {
+  if (!info?.cluster) return 1;
+  // A cluster still forming lists fewer: the servers the relay was given count too.
+  const n = Math.min(MAX_REPLICAS, Math.max(given, new Set(info.connect_urls ?? []).size));
+  return n < 1 ? 1 : n % 2 === 1 ? n : n - 1;
+}
+
+/**
+ * `make()` with `replicas` copies, or fewer when the hub has not the peers for that many yet
+ * (a cluster still forming): the next check (HubRepair) raises them once it has.
+ */
+async function withReplicas<T>(replicas: number, make: (r: number) => Promise<T>): Promise<T> {
+  for (let r = replicas; ; r -= 2) {
+    try {
+      return await make(Math.max(1, r));
+    } catch (err) {
+      if (r <= 1 || !isTooFewPeers(err)) throw err;
+    }
+  }
+}
+
+/**
+ * The stream, created when missing (limits retention: kept for machines not connected yet),
+ * and its replicas raised or lowered to `replicas` when they differ. `created` says it was made
+ * here and now.
+ */
+export async function ensureStream(jsm: JetStreamManager, replicas = 1, mayUpdate: (stream: string) => boolean = () => true): Promise<{ info: StreamInfo; created: boolean }> {
+  let info: StreamInfo;
   try {
-    await jsm.streams.info(STREAM_NAME);
-    return;
+    info = await jsm.streams.info(STREAM_NAME);
   } catch (err) {
     if (!isStreamNotFound(err)) throw err;
+    const made = await withReplicas(replicas, (r) =>
+      jsm.streams.add({
+        name: STREAM_NAME,
+        subjects: [`${SUBJECT_PREFIX}.>`],
+        storage: StorageType.File,
+        retention: RetentionPolicy.Limits,
+        max_age: nanos(STREAM_MAX_AGE_MS),
+        duplicate_window: nanos(DAY_MS),
+        max_msg_size: MAX_MSG_BYTES,
+        deny_delete: true,
+        deny_purge: true,
+        num_replicas: r,
+      }),
+    );
+    return { info: made, created: true };
   }
-  await jsm.streams.add({
-    name: STREAM_NAME,
-    subjects: [`${SUBJECT_PREFIX}.>`],
-    storage: StorageType.File,
-    retention: RetentionPolicy.Limits,
-    max_age: nanos(30 * DAY_MS),
-    duplicate_window: nanos(DAY_MS),
-    max_msg_size: MAX_MSG_BYTES,
-    deny_delete: true,
-    deny_purge: true,
-  });
+  const differs = (info.config.num_replicas || 1) !== replicas;
+  return { info: differs && mayUpdate(STREAM_NAME) ? await matchReplicas(jsm, info, replicas) : info, created: false };
+}
+
+/**
+ * A stream (ours, or a KV bucket's) with `replicas` copies: updated when it has another count.
+ * A hub from `hub-config` does not let a host update streams (it could shorten what the hub
+ * keeps), so there the stream keeps the count it was made with; `relay status` shows both.
+ */
+export async function matchReplicas(jsm: JetStreamManager, info: StreamInfo, replicas: number): Promise<StreamInfo> {
+  if ((info.config.num_replicas || 1) === replicas) return info;
+  try {
+    return await withReplicas(replicas, (r) => ((info.config.num_replicas || 1) === r ? Promise.resolve(info) : jsm.streams.update(info.config.name, { num_replicas: r })));
+  } catch {
+    // Not now (a node away, a hub that refuses the update): the stream works as it is, and
+    // the next check tries again.
+    return info;
+  }
 }
 
 /** This host's durable pull consumers (subjects.ts consumerFilters), created when missing. */
@@ -81,27 +141,132 @@ export async function ensureConsumers(jsm: JetStreamManager, host: string): Prom
   }
 }
 
+/** What the last check of the hub found (`attend relay status`). */
+export interface HubView {
+  /** The cluster's name, or null on a lone server. */
+  cluster: string | null;
+  /** Copies of the stream the hub keeps. */
+  replicas: number;
+  /** Copies this relay would have it keep (the cluster's size, hub.ts replicasFor). */
+  wanted: number;
+  /** The server that leads the stream (null on a lone server, or while there is none). */
+  leader: string | null;
+  /** Of the stream's replicas, how many are up to date (the leader counted). */
+  current: number;
+  /** Why the last check failed (no quorum, refused, away), or null when it did not. */
+  problem: string | null;
+  /** What kind of failure `problem` is. */
+  problemKind: 'no-quorum' | 'refused' | 'away' | null;
+  checkedAt: number;
+}
+
+interface RepairHooks {
+  /** Copies wanted now (hub.ts replicasFor over the server's INFO). */
+  replicas?(): number;
+  /** The KV buckets whose replicas follow the stream's, and whose loss is noticed here. */
+  buckets?: string[];
+  /** The stream's creation stamp when this bus last saw it (relay/cursor.json). */
+  known?: string | undefined;
+  /** The stream is not the one last seen (none seen yet, or the hub lost its store: re-offer, republish). */
+  onNewStream?(created: string): void;
+  /** A bucket is missing: its owner makes it again and puts this machine's entries again. */
+  onBucketsLost?(): void;
+  onView?(view: HubView): void;
+  now?(): number;
+}
+
 /**
- * The stream and this host's consumers: made at start (`ensure`), and again whenever a call
- * says they are missing or the connection came back (`repair`), one repair at a time.
+ * The stream, this host's consumers and the buckets' replicas: made at start (`ensure`), and
+ * checked again whenever a call says something is missing, the connection came back, or every
+ * few seconds (`repair`, `every`), one check at a time. A check notices a hub that lost its
+ * store (a stream with another creation stamp, a bucket gone) and tells the hooks.
  */
 export class HubRepair {
   private repairing = false;
+  private known: string | undefined;
+  private timer: NodeJS.Timeout | null = null;
+  /** When each stream's replicas were last asked to change: a refusal is not asked again at every check. */
+  private readonly updated = new Map<string, number>();
 
   constructor(
     private readonly jsm: JetStreamManager,
     private readonly host: string,
     private readonly stopping: () => boolean,
-  ) {}
+    private readonly hooks: RepairHooks = {},
+  ) {
+    this.known = hooks.known;
+  }
 
   /** Retries until the stream and consumers exist (true) or the relay stops first (false). */
   async ensure(): Promise<boolean> {
     const done = await retry(async () => {
-      await ensureStream(this.jsm);
-      await ensureConsumers(this.jsm, this.host);
+      try {
+        await this.check();
+      } catch (err) {
+        this.report(null, err);
+        throw err;
+      }
       return true;
     }, this.stopping);
     return done === true;
+  }
+
+  private async check(): Promise<void> {
+    const replicas = this.hooks.replicas?.() ?? 1;
+    const now = this.hooks.now?.() ?? Date.now();
+    const may = (stream: string) => {
+      if (now - (this.updated.get(stream) ?? -Infinity) < UPDATE_AGAIN_MS) return false;
+      this.updated.set(stream, now);
+      return true;
+    };
+    const { info } = await ensureStream(this.jsm, replicas, (s) => may(s));
+    await ensureConsumers(this.jsm, this.host);
+    let lost = false;
+    for (const b of this.hooks.buckets ?? []) {
+      try {
+        const bi = await this.jsm.streams.info(`KV_${b}`);
+        if ((bi.config.num_replicas || 1) !== (info.config.num_replicas || 1) && may(bi.config.name)) await matchReplicas(this.jsm, bi, info.config.num_replicas || 1);
+      } catch (err) {
+        if (!isStreamNotFound(err)) throw err;
+        lost = true;
+      }
+    }
+    const created = info.created;
+    if (created !== this.known) this.hooks.onNewStream?.(created);
+    this.known = created;
+    if (lost) this.hooks.onBucketsLost?.();
+    this.report(info, null, replicas);
+  }
+
+  private view: HubView | null = null;
+
+  private report(info: StreamInfo | null, err: unknown, wanted = this.view?.wanted ?? 1): void {
+    const at = this.hooks.now?.() ?? Date.now();
+    if (info) {
+      const peers = info.cluster?.replicas ?? [];
+      const leader = info.cluster?.leader ?? null;
+      this.show({
+        cluster: info.cluster?.name ?? null,
+        replicas: info.config.num_replicas || 1,
+        wanted,
+        leader,
+        current: (leader ? 1 : info.cluster ? 0 : 1) + peers.filter((p) => p.current).length,
+        problem: null,
+        problemKind: null,
+        checkedAt: at,
+      });
+      return;
+    }
+    const last = this.view ?? { cluster: null, replicas: 1, leader: null, current: 0 };
+    // A cluster that lost its quorum often does not answer at all: on a cluster, a check that
+    // times out while connected is counted as no quorum too.
+    const kind = isNoQuorum(err) || (last.replicas > 1 && isTimeout(err)) ? 'no-quorum' : isRefused(err) ? 'refused' : 'away';
+    this.show({ cluster: last.cluster, replicas: last.replicas, wanted, leader: kind === 'no-quorum' ? null : last.leader, current: kind === 'no-quorum' ? 0 : last.current, problem: String((err as Error)?.message ?? err), problemKind: kind, checkedAt: at });
+  }
+
+  private show(v: HubView): void {
+    this.view = v;
+    this.hooks.onView?.(v);
   }
 
   /** Start a repair in the background; one already under way absorbs the request. */
@@ -111,6 +276,16 @@ export class HubRepair {
     void this.ensure().finally(() => {
       this.repairing = false;
     });
+  }
+
+  /** A check every `ms` (a store lost without a reconnect, a leader that moved, replicas to raise). */
+  every(ms: number): void {
+    this.timer = setInterval(() => this.repair(), ms);
+    this.timer.unref();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
   }
 
   get busy(): boolean {

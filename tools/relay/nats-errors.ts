@@ -37,9 +37,15 @@ export function isStreamOrConsumerNotFound(err: unknown): boolean {
  * NoRespondersError, so the cause chain is searched for the class.
  */
 export function isNoResponders(err: unknown): boolean {
+  return inChain(err, errors.NoRespondersError);
+}
+
+/** An error of class `cls` is `err` or one of its causes. */
+function inChain(err: unknown, cls: abstract new (...a: never[]) => unknown): boolean {
   let e: unknown = err;
-  for (let depth = 0; e instanceof Error && depth < 8; depth++, e = e.cause) {
-    if (e instanceof errors.NoRespondersError) return true;
+  for (let depth = 0; e instanceof Error && depth < 8; depth++) {
+    if (e instanceof cls) return true;
+    e = (e as Error).cause;
   }
   return false;
 }
@@ -61,4 +67,38 @@ export function isMissingOnHub(err: unknown): boolean {
  */
 export function isTooLarge(err: unknown): boolean {
   return apiCode(err) === STREAM_MESSAGE_EXCEEDS_MAXIMUM || err instanceof errors.InvalidArgumentError;
+}
+
+/**
+ * The cluster cannot place that many copies: nats-server's JSClusterNoPeersErr ("no suitable
+ * peers for placement"), JSInsufficientResourcesErr, and JSStreamReplicasNotSupportedErr
+ * (replicas on a server that is not clustered). The client's JetStreamApiCodes names none.
+ */
+const TOO_FEW_PEERS = new Set([10005, 10023, 10074]);
+
+export function isTooFewPeers(err: unknown): boolean {
+  const c = apiCode(err);
+  return c !== undefined && TOO_FEW_PEERS.has(c);
+}
+
+/**
+ * The cluster has no quorum for the stream: nats-server's JSClusterNotAvailErr ("JetStream
+ * system temporarily unavailable"), JSStreamOfflineErr and JSClusterNotLeaderErr, JSClusterNoLeader... as the
+ * server answers an API call while too few of the stream's peers are up.
+ */
+const NO_QUORUM = new Set([10008, 10118, 10009]);
+
+export function isNoQuorum(err: unknown): boolean {
+  const c = apiCode(err);
+  return c !== undefined && NO_QUORUM.has(c);
+}
+
+/** A request nobody answered in time (the client's TimeoutError, anywhere in the cause chain). */
+export function isTimeout(err: unknown): boolean {
+  return inChain(err, errors.TimeoutError);
+}
+
+/** The hub said no: a JetStream API refusal or a permission violation (not a hub that is away). */
+export function isRefused(err: unknown): boolean {
+  return err instanceof JetStreamApiError || inChain(err, errors.PermissionViolationError);
 }

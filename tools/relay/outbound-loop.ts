@@ -192,7 +192,12 @@ export class OutboundLoop {
 
   /** Local messages found and not yet acknowledged (status.json's outboundBacklog). */
   get backlog(): number {
-    return Math.max(this.d.outbox.inflightCount, this.waiting);
+    return Math.max(this.d.outbox.unacked.count, this.d.outbox.inflightCount, this.waiting);
+  }
+
+  /** When the oldest of them was found (status.json's outboundSince), or null. */
+  get backlogSince(): number | null {
+    return this.d.outbox.unacked.since;
   }
 
   /** Until `stopping()`; the cursor is written when it returns. */

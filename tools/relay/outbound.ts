@@ -98,6 +98,8 @@ export class Outbox {
   private readonly dirs = new Map<string, DirState>();
   /** Published and not yet acknowledged, by dir/id. */
   private readonly inflight = new Set<string>();
+  /** Found and not yet acknowledged (or parked), by dir/id: when this relay first found each. */
+  private readonly found = new Map<string, number>();
   /** The directories the last scan saw (the relay watches each). */
   dirNames: string[] = [];
   /** The cursor moved since it was last written. */
@@ -152,11 +154,13 @@ export class Outbox {
         const data = readBytes(file);
         if (!data) {
           st.done.add(id);
+          this.found.delete(`${dir}/${id}`);
           continue;
         }
         const routes = routesOf(this.host, dir, data.toString('utf8'), this.hostOf);
         if (routes.length === 0) {
           st.done.add(id);
+          this.found.delete(`${dir}/${id}`);
           continue;
         }
         // The sidecar travels with its message (written before it, so it is there now).
@@ -169,6 +173,7 @@ export class Outbox {
           if (keyId && node) extra.signer = { node, keyId };
         }
         this.inflight.add(`${dir}/${id}`);
+        if (!this.found.has(`${dir}/${id}`)) this.found.set(`${dir}/${id}`, now);
         for (const route of routes) out.push({ dir, id, subject: subjectFor(route), msgId: dedupId(id, route), data, timeMs, ...extra });
       }
     }
@@ -193,6 +198,7 @@ export class Outbox {
   /** Every route of this message was acknowledged by the hub. */
   done(p: Pick<Pending, 'dir' | 'id' | 'timeMs'>): void {
     this.inflight.delete(`${p.dir}/${p.id}`);
+    this.found.delete(`${p.dir}/${p.id}`);
     const st = this.dirs.get(p.dir);
     st?.done.add(p.id);
     if (p.timeMs > (this.cursor.dirs[p.dir] ?? 0)) {
@@ -210,6 +216,24 @@ export class Outbox {
 
   get inflightCount(): number {
     return this.inflight.size;
+  }
+
+  /** Local messages found and not yet acknowledged, and when the oldest of them was found. */
+  get unacked(): { count: number; since: number | null } {
+    let since: number | null = null;
+    for (const t of this.found.values()) if (since === null || t < since) since = t;
+    return { count: this.found.size, since };
+  }
+
+  /**
+   * The hub lost its store: offer again every local message since `since` (the cursor goes
+   * back, and each directory is listed afresh). The hub's duplicate window and the
+   * receivers' imported log absorb what they already had.
+   */
+  rewind(since: number): void {
+    this.dirs.clear();
+    for (const d of Object.keys(this.cursor.dirs)) this.cursor.dirs[d] = Math.min(this.cursor.dirs[d]!, since);
+    this.cursorChanged = true;
   }
 
   /** Forget handled ids far below every floor (memory stays bounded). */

@@ -26,12 +26,32 @@ export class Presence {
     private readonly now: () => number,
     private readonly local: () => RemoteMember[],
     private readonly log: (line: string) => void,
+    /** Copies of the bucket the hub keeps (hub.ts replicasFor). */
+    private readonly replicas: () => number = () => 1,
   ) {}
+
+  private open(): Promise<KV> {
+    return new Kvm(this.nc).create(PRESENCE_BUCKET, { ttl: this.ttlS * 1000, history: 1, replicas: this.replicas() });
+  }
+
+  /** The hub lost the bucket (hub.ts HubRepair): make it again, put this roster, watch afresh. */
+  async lost(): Promise<void> {
+    if (!this.kv || this.stopped) return;
+    try {
+      this.kv = await this.open();
+      await this.beat?.();
+    } catch {
+      // the next beat tries again
+    }
+    this.restart();
+  }
+
+  private beat: (() => Promise<void>) | null = null;
 
   async start(stop: () => boolean): Promise<void> {
     while (!this.kv && !stop() && !this.stopped) {
       try {
-        this.kv = await new Kvm(this.nc).create(PRESENCE_BUCKET, { ttl: this.ttlS * 1000, history: 1 });
+        this.kv = await this.open();
       } catch (err) {
         this.log(`attend relay: presence bucket: ${(err as Error).message}`);
         await new Promise((r) => setTimeout(r, 1_000));
@@ -47,13 +67,14 @@ export class Presence {
         // The hub is away: the next beat. A hub that lost its store has no bucket: make it again.
         if (isMissingOnHub(err)) {
           try {
-            this.kv = await new Kvm(this.nc).create(PRESENCE_BUCKET, { ttl: this.ttlS * 1000, history: 1 });
+            this.kv = await this.open();
           } catch {
             // still away
           }
         }
       }
     };
+    this.beat = publish;
     await publish();
     this.timer = setInterval(() => void publish(), Math.max(1_000, (this.ttlS * 1000) / 3));
     this.timer.unref();

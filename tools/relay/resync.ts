@@ -5,7 +5,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { RelaySettings } from './config.js';
 import { Outbox } from './outbound.js';
-import { connectHub, ensureStream } from './hub.js';
+import { connectHub, ensureStream, replicasFor } from './hub.js';
 import { ImportedSet } from './store.js';
 import { Publisher, pubHeaders } from './publish.js';
 import { openStateBucket, putKeyLists } from './state.js';
@@ -16,10 +16,10 @@ export async function resync({ root, keysDir }: { root: string; keysDir: string 
   const outbox = new Outbox(root, settings.host, new ImportedSet(root), { since, dirs: {} }, hostOf);
   const nc = await connectHub(settings, `attend-resync-${settings.host}`);
   try {
-    await ensureStream(await jetstreamManager(nc));
+    await ensureStream(await jetstreamManager(nc), replicasFor(nc.info, settings.servers.length));
     const pending = outbox.scan(now());
     // The signers' keys first, as the running relay does: receivers check every signature.
-    await putKeyLists(await openStateBucket(nc), settings.host, keysDir, new Set(pending.flatMap((p) => (p.signer ? [p.signer.node] : []))));
+    await putKeyLists(await openStateBucket(nc, replicasFor(nc.info, settings.servers.length)), settings.host, keysDir, new Set(pending.flatMap((p) => (p.signer ? [p.signer.node] : []))));
     const pub = new Publisher(nc, `_INBOX_${settings.host}`);
     let published = 0;
     let duplicates = 0;

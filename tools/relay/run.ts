@@ -15,14 +15,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type RemoteMember, remoteHostOf } from '../bus/presence/index.js';
 import { ensureRoot } from '../bus/store/index.js';
-import { HubRepair, type HubSettings, connectHub, retry, watchConnection } from './hub.js';
+import { HubRepair, type HubSettings, STREAM_MAX_AGE_MS, connectHub, replicasFor, retry, watchConnection } from './hub.js';
 import { Importer } from './importer.js';
 import { InboundBacklog, InboundLoops, importOutcomes } from './inbound-loop.js';
 import { Outbox } from './outbound.js';
 import { OutboundLoop } from './outbound-loop.js';
-import { Presence } from './presence.js';
+import { PRESENCE_BUCKET, Presence } from './presence.js';
 import { Publisher } from './publish.js';
-import { SharedState } from './state.js';
+import { STATE_BUCKET, SharedState } from './state.js';
 import { StatusBoard } from './status-board.js';
 import { ImportedSet, listParked, readCursor, writeCursor } from './store.js';
 import { watchStalls } from './trace.js';
@@ -43,6 +43,9 @@ interface RelayDeps {
   trace?: boolean;
 }
 
+/** How often the relay checks the hub: its stream, consumers and buckets, the leader, replicas. */
+const HUB_CHECK_MS = 3_000;
+
 export async function runRelay(deps: RelayDeps): Promise<void> {
   const { root, settings, now } = deps;
   const host = settings.host;
@@ -55,7 +58,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   const senders = new Map<string, string>();
   const outbox = new Outbox(root, host, imported, cursor, (id) => senders.get(id) ?? remoteHostOf(root, id));
   const outbound = new OutboundLoop({ root, host, now, outbox });
-  const board = new StatusBoard(root, now, { pid: process.pid, host, hub: settings.servers.join(','), parked: listParked(root).length }, () => outbound.backlog);
+  const board = new StatusBoard(root, now, { pid: process.pid, host, hub: settings.servers.join(','), parked: listParked(root).length }, () => outbound.backlog, () => outbound.backlogSince);
   const { status } = board;
   board.save();
 
@@ -98,8 +101,40 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 
   const jsm = await retry(() => jetstreamManager(nc), isStopping);
   if (!jsm) return void (await nc.close());
-  const repair = new HubRepair(jsm, host, isStopping);
+  // Set once each has started: a hub that lost its store before then is handled by their start.
+  let presence: Presence | null = null;
+  let state: SharedState | null = null;
+  const replicas = () => replicasFor(nc.info, settings.servers.length);
+  const repair = new HubRepair(jsm, host, isStopping, {
+    replicas,
+    buckets: [PRESENCE_BUCKET, STATE_BUCKET],
+    known: cursor.hubStream,
+    now,
+    onNewStream: (created) => {
+      // The hub lost its store (a wiped disk, a new server): the local bus is the record, so
+      // everything it may have held is offered again, and this machine's entries put again.
+      if (outbox.cursor.hubStream !== undefined) {
+        log(`attend relay: the hub's stream is new (it lost its store): offering local messages again, republishing presence, keys and channels`);
+        outbox.rewind(Math.max(outbox.cursor.since, now() - STREAM_MAX_AGE_MS));
+        void presence?.lost();
+        void state?.lost();
+      }
+      outbox.cursor.hubStream = created;
+      outbox.cursorChanged = true;
+      outbound.wake.wake();
+    },
+    onBucketsLost: () => {
+      void presence?.lost();
+      void state?.lost();
+    },
+    onView: (v) => {
+      const before = status.hubView;
+      status.hubView = v;
+      if (before?.leader !== v.leader || before?.problemKind !== v.problemKind || before?.replicas !== v.replicas) board.save(true);
+    },
+  });
   if (!(await repair.ensure())) return void (await nc.close());
+  repair.every(HUB_CHECK_MS);
   hub = repair;
   const pub = new Publisher(nc, `_INBOX_${host}`);
   status.ready = true;
@@ -107,13 +142,13 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 
   const trace = deps.trace === true ? log : null;
   const stopStalls = trace ? watchStalls(trace) : () => {};
-  const state = new SharedState(nc, host, root, deps.keysDir, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log);
+  state = new SharedState(nc, host, root, deps.keysDir, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log, replicas);
   const stateReady = state.start(isStopping);
   const importer = new Importer({ root, self: host, imported, now, state, trace, ...importOutcomes({ root, status, senders, host, now, log }) });
   const inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped });
   const loops = inbound.start();
 
-  const presence = new Presence(nc, host, deps.presenceTtlS ?? 30, root, now, deps.localMembers, log);
+  presence = new Presence(nc, host, deps.presenceTtlS ?? 30, root, now, deps.localMembers, log, replicas);
   void presence.start(isStopping);
   restarts.push(inbound, presence, state);
 
@@ -122,6 +157,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 
   // Stopping: the outbound loop wrote the cursor; the rest, in order, then the connection.
   board.save(true);
+  repair.close();
   await presence.stop();
   await state.stop();
   await importer.idle();

@@ -38,8 +38,8 @@ const validChannel = (name: string) => {
 };
 
 /** The shared state bucket (made when missing). */
-export function openStateBucket(nc: NatsConnection): Promise<KV> {
-  return new Kvm(nc).create(STATE_BUCKET, { history: 1 });
+export function openStateBucket(nc: NatsConnection, replicas = 1): Promise<KV> {
+  return new Kvm(nc).create(STATE_BUCKET, { history: 1, replicas });
 }
 
 /** What this machine puts for its node: the keys the node's record vouches for, one a line. */
@@ -86,13 +86,23 @@ export class SharedState {
     /** Display names of this machine's live members. */
     private readonly names: () => Map<string, string>,
     private readonly log: (line: string) => void,
+    /** Copies of the bucket the hub keeps (hub.ts replicasFor). */
+    private readonly replicas: () => number = () => 1,
   ) {}
+
+  /** The hub lost the bucket (hub.ts HubRepair): make it again, put everything again, watch afresh. */
+  async lost(): Promise<void> {
+    if (!this.kv || this.stopped) return;
+    await this.recreate();
+    await this.push();
+    this.restart();
+  }
 
   /** Resolves once the bucket is there and this machine's entries are put (or on stop). */
   async start(stop: () => boolean): Promise<void> {
     while (!this.kv && !stop() && !this.stopped) {
       try {
-        this.kv = await openStateBucket(this.nc);
+        this.kv = await openStateBucket(this.nc, this.replicas());
       } catch (err) {
         this.log(`attend relay: state bucket: ${(err as Error).message}`);
         await delay(1_000);
@@ -160,7 +170,7 @@ export class SharedState {
 
   private async recreate(): Promise<void> {
     try {
-      this.kv = await openStateBucket(this.nc);
+      this.kv = await openStateBucket(this.nc, this.replicas());
       this.lastChannels = '';
       this.putKeys.clear();
       this.putIds.clear();

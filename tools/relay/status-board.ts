@@ -29,6 +29,8 @@ export class StatusBoard {
     init: { pid: number; host: string; hub: string; parked: number },
     /** Local messages found and not yet acknowledged by the hub (the outbound loop's backlog). */
     private readonly backlog: () => number,
+    /** When the oldest of those was found, or null. */
+    private readonly backlogSince: () => number | null = () => null,
   ) {
     const t = now();
     this.status = {
@@ -52,6 +54,7 @@ export class StatusBoard {
     const now = this.now();
     if (!force && now - this.last.at < BUSY_MS) return;
     this.status.outboundBacklog = this.backlog();
+    this.status.outboundSince = this.backlogSince();
     const { updatedAt: _u, lastContact: _c, ...rest } = this.status;
     const shape = JSON.stringify(rest);
     if (!statusDue(now, force, shape, this.last)) return;

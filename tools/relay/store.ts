@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { writeAll, writeFileAtomic, writeFilesAtomic } from '../bus/store/index.js';
 import { FILE_MODE, ensureDir } from '../bus/store/index.js';
 import { importedLog, readImported, relayStateDir } from '../bus/presence/index.js';
+import type { HubView } from './hub.js';
 
 function parkedDir(root: string): string {
   return join(relayStateDir(root), 'parked');
@@ -29,6 +30,8 @@ export interface Cursor {
   since: number;
   /** Per directory name: creation time (ms) of the newest message published. */
   dirs: Record<string, number>;
+  /** The hub's stream as last seen (its creation stamp): another one means the hub lost its store. */
+  hubStream?: string;
 }
 
 export function readCursor(root: string): Cursor | null {
@@ -170,6 +173,10 @@ export interface RelayStatus {
   lastContact: number | null;
   /** Local messages found and not yet acknowledged by the hub. */
   outboundBacklog: number;
+  /** When the oldest of them was found (ms), or null when none waits. */
+  outboundSince?: number | null;
+  /** What the last check of the hub found: cluster, replicas, leader, a problem (hub.ts HubView). */
+  hubView?: HubView;
   /** Stream messages for this host not yet imported (the consumers' pending counts). */
   inboundBacklog: number | null;
   published: number;
