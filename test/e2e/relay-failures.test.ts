@@ -1,17 +1,26 @@
 // attend across machines when things fail (issue 13): the hub SIGKILLed and restarted in
 // the middle of a burst, a relay SIGKILLed at a random moment, a relay stopped for a whole
-// burst. Every message arrives once at every receiver, with the same ids.
+// burst; a hub that lost its store (issue 25 item 2). Every message arrives once at every
+// receiver, with the same ids.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type Machine, burst, expectAllAt, makeMachine } from '../helpers/relay.js';
-import { runBin, waitFor, ME } from '../helpers/bus.js';
+import { type FakeSession, fakeSession, runBin, waitFor, ME } from '../helpers/bus.js';
+import { readRemoteRoster, remoteMembers } from '../../tools/bus/presence/index.js';
 import { rmSync } from 'node:fs';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { waitForHub } from '../helpers/hub.js';
 
 let nats: NatsServer | undefined;
 const machines: Machine[] = [];
 
+const sessions: FakeSession[] = [];
+
 afterEach(async () => {
+  for (const s of sessions.splice(0)) s.kill();
   for (const m of machines.splice(0)) {
     await m.stopRelay();
     m.bus.cleanup();
@@ -20,9 +29,9 @@ afterEach(async () => {
   nats = undefined;
 });
 
-async function setup(hosts: string[]): Promise<Machine[]> {
+async function setup(hosts: string[], opts: { family?: boolean } = {}): Promise<Machine[]> {
   nats = await startNats();
-  const ms = hosts.map((h) => makeMachine(h, () => nats!.url));
+  const ms = hosts.map((h) => makeMachine(h, () => nats!.url, opts));
   machines.push(...ms);
   await Promise.all(ms.map((m) => m.startRelay()));
   return ms;
@@ -93,38 +102,71 @@ describe('attend relay: failures', { timeout: 120_000 }, () => {
   });
 });
 
-describe('attend relay: a hub that lost its disk', { timeout: 120_000 }, () => {
-  it('relays recreate the stream; resync republishes from the files; receivers absorb what they have', async () => {
-    const [a, b] = await setup(['alpha', 'bravo']);
+describe('attend relay: a hub that lost its store', { timeout: 120_000 }, () => {
+  it('every relay makes the stream and buckets again, puts its presence, keys and channels again and offers its messages again: a new machine gets them all, nobody anything twice', async () => {
+    const [a, b] = await setup(['alpha', 'bravo'], { family: true });
+    const ant = fakeSession(a!.bus, { name: 'ant' });
+    sessions.push(ant);
+    const made = runBin(['channels', 'create', 'ops', 'deploys'], { env: ant.env, cwd: ant.cwd });
+    expect(made.exitCode, made.stderr).toBe(0);
     const before = await burst(a!, 50);
-    // And one signed message (alpha's human): a resync carries its signature too.
+    // And one signed message (alpha's human): its key must be on the hub again for a new machine.
     const signed = runBin(['send', 'signed before the loss'], { env: a!.bus.env });
     expect(signed.exitCode, signed.stderr).toBe(0);
     before.push(signed.stdout.trim());
     await expectAll(b!, before, 'before the loss');
+    await waitFor(() => remoteMembers(b!.bus.root, Date.now()).some((m) => m.id === ant.sessionId), { timeoutMs: 15_000, what: 'ant at bravo' });
+
     await nats!.kill();
     rmSync(nats!.storeDir, { recursive: true, force: true });
+    // Written while the hub is away: the local bus is the record.
+    const during = await burst(a!, 10);
     await nats!.restart();
-    // A machine that joins now finds an empty hub; the relays rebuilt the stream.
-    const c = makeMachine('charlie', () => nats!.url);
+    const lostAt = Date.now();
+
+    // A machine that joins now: everything alpha still has is offered again, with no resync.
+    const c = makeMachine('charlie', () => nats!.url, { family: true });
     machines.push(c);
     await c.startRelay();
-    const after = await burst(a!, 10);
-    await expectAll(c, after, 'new traffic after the loss');
-    expect(c.ids('_broadcast')).toEqual([...after].sort());
-    const r = runBin(['relay', 'resync', '--server', nats!.url, '--host', 'alpha', '--since', '1h', '--json'], { env: a!.bus.env });
-    expect(r.exitCode, r.stderr).toBe(0);
-    const res = JSON.parse(r.stdout) as { published: number; duplicates: number; failed: number };
-    expect(res.failed).toBe(0);
-    expect(res.published + res.duplicates).toBe(61);
-    await expectAll(c, [...before, ...after], 'charlie after the resync');
-    // The signed one verifies at charlie (its key came through the rebuilt state bucket).
+    await expectAll(c, [...before, ...during], 'charlie after the loss');
     const atC = JSON.parse(runBin(['inbox', signed.stdout.trim(), '--json'], { env: c.bus.env }).stdout) as { fromId: string; sig: string };
     expect(atC).toMatchObject({ fromId: `alpha:${ME}`, sig: 'ok' });
-    expect(c.status()!.parked).toBe(0);
-    // bravo had them all: nothing new, nothing parked.
-    expect(b!.ids('_broadcast')).toEqual([...before, ...after].sort());
-    await waitFor(() => (b!.status()!.duplicates as number) >= 50, { timeoutMs: 15_000, what: 'bravo absorbing the resync' });
-    expect(b!.status()!.parked).toBe(0);
+    // Presence and channels were put again: ant is a peer at charlie, #ops is there with its description.
+    await waitFor(() => remoteMembers(c.bus.root, Date.now()).some((m) => m.id === ant.sessionId), { timeoutMs: 15_000, what: 'ant at charlie' });
+    await waitFor(() => /deploys/.test(runBin(['channels', '--json'], { env: c.bus.env }).stdout), { timeoutMs: 15_000, what: '#ops at charlie' });
+    // bravo: the ten once; the rest, offered again, absorbed; ant seen again after the loss.
+    await expectAll(b!, [...before, ...during], 'bravo after the loss');
+    await waitFor(() => (b!.status()!.duplicates as number) >= 50, { timeoutMs: 15_000, what: 'bravo absorbing what was offered again' });
+    await waitFor(() => (readRemoteRoster(b!.bus.root).hosts.alpha?.seen ?? 0) > lostAt, { timeoutMs: 15_000, what: 'alpha seen again at bravo' });
+    for (const m of [a!, b!, c]) expect(m.status()!.parked).toBe(0);
+    // A resync now finds the hub has it all.
+    const r = runBin(['relay', 'resync', '--server', nats!.url, '--host', 'alpha', '--since', '1h', '--json'], { env: a!.bus.env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ published: 0, duplicates: 61, failed: 0 });
+    expect(a!.relayLog()).toMatch(/the hub's stream is new \(it lost its store\)/);
+  });
+
+  it('buckets deleted under running relays (the stream kept): the next check notices, and each machine puts its entries again', async () => {
+    const [a] = await setup(['alpha', 'bravo']);
+    const made = runBin(['channels', 'create', 'ops', 'deploys'], { env: a!.bus.env });
+    expect(made.exitCode, made.stderr).toBe(0);
+    const nc = await connect({ servers: nats!.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const keys = async (bucket: string) => {
+        const out: string[] = [];
+        try {
+          for await (const k of await (await new Kvm(nc).open(bucket)).keys()) out.push(k);
+        } catch {
+          // not there
+        }
+        return out.sort();
+      };
+      await waitForHub(async () => (await keys('attend-state')).includes('alpha.channels'), { timeoutMs: 15_000, what: 'alpha.channels on the hub' });
+      for (const b of ['KV_attend-state', 'KV_attend-presence']) await jsm.streams.delete(b);
+      await waitForHub(async () => (await keys('attend-state')).includes('alpha.channels') && (await keys('attend-presence')).join() === 'alpha,bravo', { timeoutMs: 20_000, what: 'the entries put again' });
+    } finally {
+      await nc.close();
+    }
   });
 });
