@@ -91,6 +91,44 @@ describe('attend relay on a three-node cluster', { timeout: 180_000 }, () => {
   });
 });
 
+describe('status never hides a stuck message', { timeout: 180_000 }, () => {
+  it('two of three nodes killed: no quorum; status, attend status and doctor say what waits, how long and why; it goes once they return', async () => {
+    const [c, d] = ['charlie', 'delta'].map((h) => makeMachine(h, () => cluster.urls));
+    machines.push(c!, d!);
+    await Promise.all([c!.startRelay(), d!.startRelay()]);
+    const ok = await burst(c!, 1);
+    await waitFor(() => d!.ids('_broadcast').includes(ok[0]!), { timeoutMs: 20_000, what: 'traffic before the outage' });
+    // Keep the node charlie's relay is not on, so it stays connected while the stream has no quorum.
+    const keep = cluster.nodes[0]!;
+    const gone = cluster.nodes.slice(1);
+    for (const n of gone) await n.kill();
+    const stuck = await burst(c!, 1);
+    const json = () => JSON.parse(runBin(['relay', 'status', '--json'], { env: c!.bus.env }).stdout) as { connected: boolean; waiting: { out: { count: number; since: number; reason: string | null } } };
+    await waitFor(
+      () => {
+        const v = json();
+        return v.connected && v.waiting.out.count === 1 && Date.now() - v.waiting.out.since > 3_000 && /no replica quorum/.test(v.waiting.out.reason ?? '');
+      },
+      { timeoutMs: 45_000, what: `charlie's status naming the stuck message: ${JSON.stringify(json())}\n${c!.relayLog()}` },
+    );
+    const text = runBin(['relay', 'status'], { env: c!.bus.env }).stdout;
+    expect(text).toMatch(/^waiting: +out 1, oldest \d+s: no replica quorum on the hub/m);
+    expect(runBin(['status'], { env: c!.bus.env }).stdout).toMatch(/relay: .*waiting out 1, oldest \d+s: no replica quorum/);
+    const doc = runBin(['doctor', '--json'], { env: c!.bus.env });
+    const relayCheck = (JSON.parse(doc.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find((k) => k.name === 'relay');
+    expect(relayCheck).toMatchObject({ status: 'warn' });
+    expect(relayCheck!.detail).toMatch(/out waiting 1, oldest \d+s: no replica quorum/);
+    expect(d!.ids('_broadcast')).not.toContain(stuck[0]);
+
+    // The nodes return: the message goes, once, and nothing waits.
+    for (const n of gone) await n.restart();
+    await waitFor(() => d!.ids('_broadcast').includes(stuck[0]!), { timeoutMs: 60_000, what: 'the stuck message at delta' });
+    await waitFor(() => json().waiting.out.count === 0 && json().waiting.out.reason === null, { timeoutMs: 15_000, what: 'nothing waiting at charlie' });
+    expect(d!.ids('_broadcast').filter((id) => id === stuck[0])).toHaveLength(1);
+    expect(keep.pid).toBeGreaterThan(0);
+  });
+});
+
 describe('attend relay hub-config --cluster', { timeout: 120_000 }, () => {
   it('writes one config per node that form a cluster; a relay with its creds makes three replicas', async () => {
     const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');

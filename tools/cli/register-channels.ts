@@ -7,6 +7,7 @@ import { type Io, terminalWidth } from './io.js';
 import type { Ctx } from './context.js';
 import { formatAge, neutralize, plural } from '../wire/render.js';
 import { reachShort } from '../wire/display.js';
+import { type RelayHealth, waitingText } from '../bus/presence/index.js';
 import { CHANNEL_RULE } from '../verbs/channels/rule.js';
 
 function ago(ctx: Ctx, t: number | null): string {
@@ -256,7 +257,7 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       const l = r.delivery.ledger;
       lines.push(`ledger:   ${l.state === 'ok' ? `${l.consumedAbove} recent ids above ${l.watermarks} watermark${l.watermarks === 1 ? '' : 's'}, updated ${ago(ctx, l.updated ?? null)}` : l.state === 'missing' ? 'none yet (the first delivery starts it)' : 'corrupt (the next delivery rebuilds it)'}`);
       if (r.quarantined > 0) lines.push(`quarantine: ${r.quarantined} unreadable file${r.quarantined === 1 ? '' : 's'} set aside under ${neutralize(r.busRoot)}/quarantine (each with its reason)`);
-      if (r.relay) lines.push(`relay:    ${r.relay.running ? (r.relay.connected ? 'connected' : 'not connected') : 'not running'} (${neutralize(r.relay.host ?? '?')} on ${neutralize(r.relay.hub ?? '?')})${r.relay.parked > 0 ? `, ${r.relay.parked} parked` : ''}; attend relay status`);
+      if (r.relay) lines.push(`relay:    ${r.relay.running ? (r.relay.connected ? 'connected' : 'not connected') : 'not running'} (${neutralize(r.relay.host ?? '?')} on ${neutralize(r.relay.hub ?? '?')})${r.relay.parked > 0 ? `, ${r.relay.parked} parked` : ''}${relayWaits(r.relay.waiting, ctx.now())}; attend relay status`);
       lines.push('scopes:');
       for (const s of r.scopes) lines.push(`  ${pad(neutralize(s.scope), 40)} ${pad(String(s.messages), 7)}${s.mine ? ' (yours)' : ''}`);
       io.out(lines.join('\n'));
@@ -314,3 +315,11 @@ kept, and for whom, is listed; --force (a person only) removes it too.
       io.out(lines.join('\n'));
     });
 };
+
+/** `, waiting out 4, oldest 12s: no replica quorum …` for each direction where something waits with a reason. */
+function relayWaits(w: RelayHealth['waiting'], now: number): string {
+  return (['out', 'in'] as const)
+    .filter((d) => w[d].reason !== null)
+    .map((d) => `, waiting ${d} ${neutralize(waitingText({ ...w[d], parked: 0 }, now))}`)
+    .join('');
+}

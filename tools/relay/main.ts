@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { usageError } from '../wire/errors.js';
 import type { RemoteMember } from '../bus/presence/index.js';
-import { type Peer, reachOf } from '../bus/presence/index.js';
+import { type Peer, type RelayWaiting, reachOf, relayWaiting, waitingText } from '../bus/presence/index.js';
 import { ensureRoot } from '../bus/store/index.js';
 import { type RelaySettings, checkSettings, configFile, readConfig, sanitizeHost, writeConfig } from './config.js';
 import { ImportedSet, listParked, readStatus, type Parked, type RelayStatus } from './store.js';
@@ -98,33 +98,7 @@ interface StatusView {
   /** The hub's shape as the relay last checked it (null before a check, or not running). */
   cluster: { name: string | null; replicas: number; wanted: number; leader: string | null; current: number } | null;
   /** What waits, per direction, and why (a message stuck for more than STUCK_MS is never hidden). */
-  waiting: { out: Waiting; in: Waiting };
-}
-
-interface Waiting {
-  /** Messages that wait (null when nobody knows: no relay running, the hub never asked). */
-  count: number | null;
-  /** When the oldest of them was found (outbound only), or null. */
-  since: number | null;
-  /** Why they wait, or null when they are merely in flight. */
-  reason: string | null;
-  /** Parked as bad input or refused for good in this direction (never retried; see `parked`). */
-  parked: number;
-}
-
-/** An outbound message unacknowledged for longer than this is reported as stuck, with a reason. */
-const STUCK_MS = 3_000;
-
-/** Why messages wait, from the relay's last status: the first that applies. */
-function waitReason(s: RelayStatus | null, running: boolean, now: number, count: number | null, since: number | null): string | null {
-  if (!count) return null;
-  if (!running) return 'the relay is not running';
-  if (!s?.connected) return 'not connected to the hub';
-  const hv = s.hubView;
-  if (hv?.problemKind === 'no-quorum') return `no replica quorum on the hub (${hv.problem ?? 'the stream has no leader'})`;
-  if (hv?.problemKind === 'refused') return `refused by the hub: ${hv.problem ?? ''}`.trim();
-  if (since !== null && now - since > STUCK_MS) return `not acknowledged by the hub for ${Math.round((now - since) / 1000)}s${s.lastError ? ` (${s.lastError})` : ''}`;
-  return null;
+  waiting: { out: RelayWaiting; in: RelayWaiting };
 }
 
 /** How long a running relay may go without rewriting its status file (it does every second). */
@@ -135,9 +109,7 @@ export function relayStatus(root: string, now: number, alive: (pid: number) => b
   const s: RelayStatus | null = readStatus(root);
   const running = s !== null && alive(s.pid) && now - s.updatedAt < STATUS_FRESH_MS;
   const parked = listParked(root);
-  const outCount = running ? (s?.outboundBacklog ?? null) : null;
-  const outSince = running ? (s?.outboundSince ?? null) : null;
-  const inCount = running ? (s?.inboundBacklog ?? null) : null;
+  const outParked = parked.filter((p) => p.kind === 'outbound').length;
   const hv = running ? s?.hubView : undefined;
   return {
     configured: cfg !== null,
@@ -157,10 +129,7 @@ export function relayStatus(root: string, now: number, alive: (pid: number) => b
     parked,
     lastError: s?.lastError ?? null,
     cluster: hv && hv.replicas > 0 ? { name: hv.cluster, replicas: hv.replicas, wanted: hv.wanted ?? hv.replicas, leader: hv.leader, current: hv.current } : null,
-    waiting: {
-      out: { count: outCount, since: outSince, reason: waitReason(s, running, now, outCount, outSince), parked: parked.filter((p) => p.kind === 'outbound').length },
-      in: { count: inCount, since: null, reason: waitReason(s, running, now, inCount, null), parked: parked.filter((p) => p.kind !== 'outbound').length },
-    },
+    waiting: relayWaiting(s, running, now, { out: outParked, in: parked.length - outParked }),
   };
 }
 
@@ -174,19 +143,14 @@ export function formatStatus(v: StatusView, now: number): string {
     `contact:    ${ago(v.lastContact)}`,
     `replicas:   ${v.cluster ? `${v.cluster.replicas}${v.cluster.wanted !== v.cluster.replicas ? ` (${v.cluster.wanted} wanted: the hub did not let this relay change them)` : ''}${v.cluster.name ? ` (cluster ${v.cluster.name}, leader ${v.cluster.leader ?? 'none'}, ${v.cluster.current} of ${v.cluster.replicas} current)` : ''}` : '-'}`,
     `backlog:    out ${v.outboundBacklog ?? '-'}, in ${v.inboundBacklog ?? '-'}`,
-    ...(['out', 'in'] as const).map((d) => `waiting ${d === 'out' ? 'out' : 'in: '} ${waitingLine(v.waiting[d], now)}`),
+    `waiting:    out ${waitingText(v.waiting.out, now)}`,
+    `            in ${waitingText(v.waiting.in, now)}`,
     `traffic:    published ${v.published}, imported ${v.imported}, duplicates ${v.duplicates}`,
     `parked:     ${v.conflicts} conflicts, ${v.rejects} rejects`,
   ];
   for (const p of v.parked.slice(-5)) lines.push(`  ${p.kind} ${p.id ?? '-'} ${p.subject ?? ''}: ${p.reason}`);
   if (v.lastError) lines.push(`last error: ${v.lastError}`);
   return lines.join('\n');
-}
-
-function waitingLine(w: Waiting, now: number): string {
-  const age = w.since !== null && w.count ? `, oldest ${Math.max(0, Math.round((now - w.since) / 1000))}s` : '';
-  const parked = w.parked > 0 ? `; ${w.parked} parked as bad input` : '';
-  return `${w.count ?? '-'}${age}${w.reason ? `: ${w.reason}` : ''}${parked}`;
 }
 
 /** `attend relay resync --since <time>`: republish local messages since then, then exit. */

@@ -6,7 +6,7 @@ export { type Delivery, deliveryOf, HEARTBEAT_FRESH_MS, isFresh, readPresence, r
 export { knownNamesSource, readKnownNames, rememberParties } from './names.js';
 export { knownParties, remoteHostOf } from './known.js';
 export { readRegistry, registeredAlive } from './registry.js';
-export { importedLog, localHostName, peersEverywhere, readImported, readRemoteRoster, relayHealth, type RelayHealth, relayStateDir, type RemoteMember, remoteMembers, type RemoteRoster, writeRemoteRoster } from './remote.js';
+export { importedLog, localHostName, peersEverywhere, readImported, readRemoteRoster, relayHealth, type RelayHealth, relayStateDir, relayWaiting, type RelayWaiting, waitingText, type RemoteMember, remoteMembers, type RemoteRoster, writeRemoteRoster } from './remote.js';
 export { createNameSource, listLive, type Peer } from './roster.js';
 export { reachOf } from './reach.js';
 export { readFocus, readFocusAll, writeFocus } from './focus.js';

@@ -132,6 +132,69 @@ export interface RelayHealth {
   hub: string | null;
   lastContact: number | null;
   parked: number;
+  /** What waits, per direction, and why (relayWaiting). */
+  waiting: { out: RelayWaiting; in: RelayWaiting };
+}
+
+/** Messages that wait in one direction of the relay, and why. */
+export interface RelayWaiting {
+  /** How many (null when nobody knows: no relay running). */
+  count: number | null;
+  /** When the oldest of them was found (outbound only), or null. */
+  since: number | null;
+  /** Why they wait, or null when they are merely in flight. */
+  reason: string | null;
+  /** Parked for good in this direction (refused by the hub, or bad input), never retried. */
+  parked: number;
+}
+
+/** An outbound message unacknowledged for longer than this is reported as stuck, with a reason. */
+export const RELAY_STUCK_MS = 3_000;
+
+/** The fields of relay/status.json (tools/relay/store.ts RelayStatus) this reads. */
+interface WaitFields {
+  connected?: unknown;
+  outboundBacklog?: unknown;
+  outboundSince?: unknown;
+  inboundBacklog?: unknown;
+  lastError?: unknown;
+  hubView?: unknown;
+}
+
+const num = (v: unknown) => (typeof v === 'number' ? v : null);
+
+/**
+ * What waits each way and why, from the relay's last status: the one answer `attend relay
+ * status`, `attend status` and `attend doctor` give. A message unpublished for more than a
+ * few seconds always has a reason; it is never shown as nothing waiting.
+ */
+export function relayWaiting(st: WaitFields | null, running: boolean, now: number, parked: { out: number; in: number }): { out: RelayWaiting; in: RelayWaiting } {
+  const hv = (typeof st?.hubView === 'object' && st.hubView !== null ? st.hubView : {}) as { problemKind?: unknown; problem?: unknown };
+  const problem = typeof hv.problem === 'string' ? hv.problem : null;
+  const reason = (count: number | null, since: number | null): string | null => {
+    if (!count) return null;
+    if (!running) return 'the relay is not running';
+    if (st?.connected !== true) return 'not connected to the hub';
+    if (hv.problemKind === 'no-quorum') return `no replica quorum on the hub (${problem ?? 'the stream has no leader'})`;
+    if (hv.problemKind === 'refused') return `refused by the hub${problem ? `: ${problem}` : ''}`;
+    if (since !== null && now - since > RELAY_STUCK_MS) return `not acknowledged by the hub for ${Math.round((now - since) / 1000)}s${typeof st.lastError === 'string' ? ` (${st.lastError})` : ''}`;
+    return null;
+  };
+  // A relay that is not running still leaves what it found: counted as unknown, but a reason given.
+  const out = running ? num(st?.outboundBacklog) : null;
+  const since = running ? num(st?.outboundSince) : null;
+  const inn = running ? num(st?.inboundBacklog) : null;
+  return {
+    out: { count: out, since, reason: reason(out, since), parked: parked.out },
+    in: { count: inn, since: null, reason: reason(inn, null), parked: parked.in },
+  };
+}
+
+/** One direction as a phrase: `4, oldest 12s: no replica quorum on the hub (…); 1 parked`. */
+export function waitingText(w: RelayWaiting, now: number): string {
+  const age = w.since !== null && w.count ? `, oldest ${Math.max(0, Math.round((now - w.since) / 1000))}s` : '';
+  const parked = w.parked > 0 ? `; ${w.parked} parked` : '';
+  return `${w.count ?? '-'}${age}${w.reason ? `: ${w.reason}` : ''}${parked}`;
 }
 
 /**
@@ -150,12 +213,15 @@ export function relayHealth(root: string, now: number, alive: (pid: number) => b
   const st = read('status.json');
   if (!cfg && !st) return null;
   const running = st !== null && typeof st.pid === 'number' && alive(st.pid) && typeof st.updatedAt === 'number' && now - st.updatedAt < 10_000;
-  let parked = 0;
+  let names: string[] = [];
   try {
-    parked = readdirSync(join(relayStateDir(root), 'parked')).filter((n) => n.endsWith('.json') && !n.startsWith('.')).length;
+    names = readdirSync(join(relayStateDir(root), 'parked')).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
   } catch {
     // none
   }
+  const parked = names.length;
+  // The kind is the file name's last part (tools/relay/store.ts park).
+  const parkedOut = names.filter((n) => n.endsWith('-outbound.json')).length;
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   return {
     configured: cfg !== null,
@@ -165,5 +231,6 @@ export function relayHealth(root: string, now: number, alive: (pid: number) => b
     hub: str(st?.hub) ?? str(cfg?.server),
     lastContact: typeof st?.lastContact === 'number' ? st.lastContact : null,
     parked,
+    waiting: relayWaiting(st, running, now, { out: parkedOut, in: parked - parkedOut }),
   };
 }

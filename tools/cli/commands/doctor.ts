@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Ctx } from '../context.js';
-import { relayHealth } from '../../bus/presence/index.js';
+import { relayHealth, waitingText } from '../../bus/presence/index.js';
 import { delivererLog } from '../../bus/delivery/index.js';
 import { readFileSync } from 'node:fs';
 import { AttendError, EXIT, hintForCli } from '../../wire/errors.js';
@@ -229,7 +229,9 @@ export function runDoctor(ctx: Ctx): DoctorResult {
         ? { name: 'relay', status: 'warn', detail: `attend relay (${where}) is not running; other machines get nothing from here`, fix: 'attend relay (it reads relay/config.json under the bus root)' }
         : !relay.connected
           ? { name: 'relay', status: 'warn', detail: `attend relay (${where}) cannot reach the hub; the local bus works, traffic waits`, fix: 'attend relay status' }
-          : { name: 'relay', status: relay.parked > 0 ? 'warn' : 'ok', detail: `connected: ${where}${relay.parked > 0 ? `; ${relay.parked} parked` : ''}`, fix: relay.parked > 0 ? 'attend relay status' : null },
+          : relay.waiting.out.reason !== null || relay.waiting.in.reason !== null
+            ? { name: 'relay', status: 'warn', detail: `connected: ${where}; ${(['out', 'in'] as const).filter((d) => relay.waiting[d].reason !== null).map((d) => `${d} waiting ${waitingText(relay.waiting[d], ctx.now())}`).join('; ')}`, fix: 'attend relay status' }
+            : { name: 'relay', status: relay.parked > 0 ? 'warn' : 'ok', detail: `connected: ${where}${relay.parked > 0 ? `; ${relay.parked} parked` : ''}`, fix: relay.parked > 0 ? 'attend relay status' : null },
     );
   }
 
