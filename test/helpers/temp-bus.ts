@@ -215,14 +215,17 @@ export async function runInProcess(args: string[], opts: { env: Record<string, s
 }
 
 /** Poll a predicate until it holds or the deadline passes. */
-export async function waitFor<T>(fn: () => T | undefined | null | false, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
-  // vitest's own poller; a falsy value counts as "not yet", and the deadline names what
-  // was awaited.
+export async function waitFor<T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+  // vitest's own poller; a falsy value (or a promise of one) counts as "not yet", and the
+  // deadline names what was awaited.
+  const settled = (v: T | undefined | null | false): T => {
+    if (!v) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}`);
+    return v;
+  };
   return vi.waitFor(
     () => {
       const v = fn();
-      if (!v) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}`);
-      return v;
+      return v instanceof Promise ? v.then(settled) : settled(v);
     },
     { timeout: opts.timeoutMs ?? 10_000, interval: opts.intervalMs ?? 20 },
   );

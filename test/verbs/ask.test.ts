@@ -26,7 +26,8 @@ describe('ask and wait, in-process (issue 23 §1)', () => {
     let id: string | undefined;
     await waitFor(async () => (id = await inboxId(a, 'status?')), { what: 'the question in c1\'s tray' });
     expect((await runInProcess(['send', '--to', ME, 'unrelated chatter'], a)).exitCode).toBe(0);
-    expect((await runInProcess(['send', '--to', ME, '--re', id!, 'all green'], a)).exitCode).toBe(0);
+    const rr = await runInProcess(['send', '--to', ME, '--re', id!, 'all green'], a);
+    expect(rr.exitCode, rr.stderr).toBe(0);
     const r = await asking;
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('  all green');

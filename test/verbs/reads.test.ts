@@ -1,7 +1,7 @@
 // Reads never write (issue #12 §4): a listing leaves every state file as it was — so it
 // wakes no sensor — unless something actually changed.
 
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processAlive } from '../../tools/identity/system.js';
@@ -46,9 +46,11 @@ describe('reads never write', () => {
     b.kill();
     await waitFor(() => !processAlive(b.pid), { what: 'beta to exit' });
     const file = join(bus.root, 'state', 'channels.json');
-    const before = statSync(file).mtimeMs;
+    // The file's text, not its mtime: two writes within one kernel clock tick share an mtime.
+    const before = readFileSync(file, 'utf8');
+    expect(before).toContain(b.sessionId);
     const r = JSON.parse((await runInProcess(['channels', '--json'], { env: a.env })).stdout) as { channels: { name: string; memberCount: number }[] };
     expect(r.channels.find((c) => c.name === 'ops')?.memberCount).toBe(1);
-    expect(statSync(file).mtimeMs).toBeGreaterThan(before);
+    expect(readFileSync(file, 'utf8')).not.toContain(b.sessionId);
   });
 });
