@@ -10,10 +10,21 @@ import { type SensorProc, startAttend, startSensor } from '../helpers/delivery.j
 
 const session = useTempBus(() => {});
 
-/** The id of the newest message `env`'s party receives whose body is `body`. */
-function received(env: Record<string, string>, cwd: string, body: string): string | undefined {
+interface Listed {
+  id: string;
+  body: string;
+  urgency: string | null;
+}
+
+/** The newest message `env`'s party receives whose body is `body`. */
+function receivedMessage(env: Record<string, string>, cwd: string, body: string): Listed | undefined {
   const r = runBin(['inbox', '--json'], { env, cwd });
-  return (JSON.parse(r.stdout) as { messages: { id: string; body: string }[] }).messages.find((m) => m.body === body)?.id;
+  return (JSON.parse(r.stdout) as { messages: Listed[] }).messages.find((m) => m.body === body);
+}
+
+/** Its id. */
+function received(env: Record<string, string>, cwd: string, body: string): string | undefined {
+  return receivedMessage(env, cwd, body)?.id;
 }
 
 const done = async (p: SensorProc) => ({ code: await p.exited, stdout: p.stdout(), stderr: p.stderr() });
@@ -82,7 +93,60 @@ describe('attend ask (issue 23 §1)', () => {
       expect(r.exitCode, args.join(' ')).toBe(EXIT.usage);
       expect(r.stderr).toMatch(/^attend: .*(--wait|--timeout)/);
     }
+    for (const args of [['ask', 'api', 'x', '--urgent', '--quiet'], ['send', '--to', 'api', 'x', '--wait', 'reply', '--quiet', '--urgent']]) {
+      const r = runBin(args, { env: lead.env, cwd: lead.cwd });
+      expect(r.exitCode, args.join(' ')).toBe(EXIT.usage);
+      expect(r.stderr).toBe('attend: a message is urgent or quiet, not both\n');
+    }
     expect(received(api.env, api.cwd, 'x')).toBeUndefined();
+  });
+});
+
+describe('ask composes with attention and search (issue 23 §1, §3, §4)', () => {
+  it('attend ask --urgent sends the question urgent; search finds it, marked; the reply ends the wait', async () => {
+    const lead = session({ name: 'lead' });
+    const api = session({ name: 'api' });
+    const ask = startAttend(['ask', '--urgent', 'api', 'is the users table frozen?', '--timeout', '60s', '--json'], lead.env, lead.cwd);
+    const q = await waitFor(() => receivedMessage(api.env, api.cwd, 'is the users table frozen?'), { what: 'the question in api\'s inbox' });
+    expect(q.urgency).toBe('urgent');
+    const found = runBin(['search', 'frozen', '--json'], { env: api.env, cwd: api.cwd });
+    expect(found.exitCode, found.stderr).toBe(0);
+    expect((JSON.parse(found.stdout) as { hits: Listed[] }).hits).toEqual([expect.objectContaining({ id: q.id, urgency: 'urgent' })]);
+    const plain = runBin(['search', 'frozen'], { env: api.env, cwd: api.cwd });
+    expect(plain.stdout).toMatch(/\nurgency: urgent\n  is the users table frozen\?/);
+    expect(runBin(['reply', '--re', q.id, 'yes, until 14:00'], { env: api.env, cwd: api.cwd }).exitCode).toBe(0);
+    const out = await done(ask);
+    expect(out.code, out.stderr).toBe(0);
+    const r = JSON.parse(out.stdout) as { id: string; wait: { reply: { body: string; re: string } } };
+    expect(r.id).toBe(q.id);
+    expect(r.wait.reply).toMatchObject({ body: 'yes, until 14:00', re: q.id });
+  });
+
+  it('send --quiet --wait shown: the sensor is not woken, the turn boundary shows it, and the wait says so', async () => {
+    const lead = session({ name: 'lead' });
+    const api = session({ name: 'api' });
+    const sensor = startSensor(api.env, [], api.cwd);
+    try {
+      await waitFor(() => /sensor/.test(runBin(['peers'], { env: lead.env, cwd: lead.cwd }).stdout), { what: 'api\'s sensor to be live' });
+      const wait = startAttend(['send', '--quiet', '--to', 'api', 'FYI: docs regenerated', '--wait', 'shown', '--timeout', '60s'], lead.env, lead.cwd);
+      // The send says where it goes before it waits: the next turn, not the sensor.
+      await waitFor(() => /attend: at its next turn: api/.test(wait.stderr()), { what: 'the send\'s note' });
+      const q = receivedMessage(api.env, api.cwd, 'FYI: docs regenerated');
+      expect(q?.urgency).toBe('quiet');
+      // A normal message after it: once the sensor printed that, it would have printed the quiet one.
+      expect(runBin(['send', '--to', 'api', 'control'], { env: lead.env, cwd: lead.cwd }).exitCode).toBe(0);
+      await waitFor(() => sensor.stdout().includes('control'), { what: 'the sensor to print the control' });
+      expect(sensor.stdout()).not.toContain('FYI: docs regenerated');
+      expect(wait.stdout()).toBe('');
+      const drained = runBin(['inbox', '--drain', '--format', 'plain'], { env: api.env, cwd: api.cwd });
+      expect(drained.stdout).toContain('FYI: docs regenerated');
+      const out = await done(wait);
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toMatch(/^\S+ shown to api \(Stop hook\)\n$/);
+    } finally {
+      sensor.proc.kill();
+      await sensor.exited;
+    }
   });
 });
 

@@ -44,6 +44,26 @@ describe('the MCP ask tool (issue 23 §1)', () => {
     expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1));
   });
 
+  it('takes urgency: the question is sent urgent, and the reply ends the wait', async () => {
+    const lead = session({ name: 'lead' });
+    const api = session({ name: 'api' });
+    client = await connect(lead);
+    const progress: Progress[] = [];
+    const call = client.callTool({ name: 'ask', arguments: { message: 'stop the deploy?', to: ['api'], urgency: 'urgent', timeout_seconds: 60 } }, undefined, {
+      onprogress: (p) => progress.push(p),
+      resetTimeoutOnProgress: true,
+      timeout: 30_000,
+    }) as Promise<CallToolResult>;
+    const sent = await waitFor(() => progress.find((p) => /^sent \S+; waiting$/.test(p.message ?? '')), { what: 'the sent progress notification' });
+    const id = /^sent (\S+);/.exec(sent.message!)![1]!;
+    const inbox = JSON.parse(runBin(['inbox', '--json'], { env: api.env, cwd: api.cwd }).stdout) as { messages: { id: string; urgency: string | null }[] };
+    expect(inbox.messages.find((m) => m.id === id)?.urgency).toBe('urgent');
+    expect(runBin(['reply', '--re', id, 'stopped'], { env: api.env, cwd: api.cwd }).exitCode).toBe(0);
+    const result = await call;
+    expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
+    expect(result.structuredContent).toMatchObject({ id, wait: { mode: 'reply', reply: { body: 'stopped', re: id } } });
+  });
+
   it('a timeout is an error result naming who was not shown it', async () => {
     const lead = session({ name: 'lead' });
     session({ name: 'api' });

@@ -39,7 +39,9 @@ describe('attend mcp over stdio, SDK client', () => {
     client = new Client({ name: 'attend-test', version: '0.0.0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: me.env, cwd: me.cwd, stderr: 'pipe' }));
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(16);
+    // Every verb of the verbs layer, issue 23's four included (the full list: mcp-tools.test.ts).
+    expect(tools).toHaveLength(21);
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['ask', 'claim', 'claims', 'release', 'focus', 'search']));
     const who = (await client.callTool({ name: 'whoami', arguments: {} })) as unknown as { structuredContent: { id: string; kind: string } };
     expect(who.structuredContent).toMatchObject({ id: me.sessionId, kind: 'agent' });
     const sent = (await client.callTool({ name: 'send', arguments: { message: 'hello over stdio' } })) as unknown as { structuredContent: { id: string } };

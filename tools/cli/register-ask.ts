@@ -58,9 +58,12 @@ export const registerAsk: Registrar = (program, ctx, io) => {
       .argument('<message...>', "the question; '-' reads it from stdin")
       .option('--channel <name>', 'ask in a channel (its members are asked)')
       .option('--re <id>', 'thread under this message id')
+      .option('--on-behalf-of <id>', 'the principal whose request this carries (a claim)')
+      .option('--urgent', 'wake them now, even in focus (a question that blocks you and cannot wait)')
+      .option('--quiet', 'wake nobody: shown at their next turn boundary (the wait goes on until then)')
       .option('--json', 'print JSON'),
     true,
   )
-    .addHelpText('after', examples(['attend ask Hana "which port does the api use?"', 'attend ask codex-api "done with the parser?" --timeout 90s', 'attend ask Hana "merged?" --wait shown']))
+    .addHelpText('after', examples(['attend ask Hana "which port does the api use?"', 'attend ask codex-api "done with the parser?" --timeout 90s', 'attend ask Hana "merged?" --wait shown', 'attend ask --urgent codex-api "are you mid-migration? I am about to drop the table"']))
     .action((to: string, words: string[], opts: WaitFlags) => sendAndWait(ctx, io, words, { ...opts, to: [to] }));
 };

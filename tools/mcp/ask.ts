@@ -8,7 +8,7 @@
 
 import { z } from 'zod';
 import { DEFAULT_WAIT_MS, type Party, runAsk } from '../verbs/ask.js';
-import { bodyArg, channelArg, messageJson, messageOut, sendOut } from './schemas.js';
+import { bodyArg, channelArg, messageJson, messageOut, sendOut, urgencyArg } from './schemas.js';
 import { defineTool } from './tool.js';
 
 /** How often a waiting call says it is still waiting (a request timeout is 60 s by default in the SDK). */
@@ -27,6 +27,7 @@ export const askTool = defineTool({
     message: bodyArg.describe('the question (at most 64 KiB)'),
     to: z.array(z.string().min(1).max(256)).min(1).max(64).optional().describe('who is asked: display names (as `peers` shows them), session ids, usernames or project paths'),
     channel: channelArg.optional(),
+    urgency: urgencyArg.optional(),
     wait: z.enum(['reply', 'shown']).optional().describe('what ends the wait: reply (the default) or shown'),
     timeout_seconds: z.number().int().min(1).max(86_400).optional().describe('how long to wait, in seconds (default 600)'),
   }),
@@ -49,7 +50,7 @@ export const askTool = defineTool({
     try {
       const r = await runAsk(
         ctx,
-        { message: args.message, to: args.to, channel: args.channel, wait: args.wait ?? 'reply', timeoutMs: args.timeout_seconds !== undefined ? args.timeout_seconds * 1000 : DEFAULT_WAIT_MS },
+        { message: args.message, to: args.to, channel: args.channel, urgency: args.urgency, wait: args.wait ?? 'reply', timeoutMs: args.timeout_seconds !== undefined ? args.timeout_seconds * 1000 : DEFAULT_WAIT_MS },
         { onSent: (s) => progress(`sent ${s.id}; waiting`), onProgress: (p) => progress(`shown to ${names(p.shown)}`), ...(w.signal ? { signal: w.signal } : {}) },
       );
       const { reply, ...wait } = r.wait;
