@@ -104,6 +104,20 @@ describe('attend search', () => {
     expect((await search(beta.env, 'zebra')).hits.map((h) => h.id).sort()).toEqual([first, hostile].sort());
   });
 
+  it('bad input is a usage error (exit 2) that says what is wrong, not an internal error', async () => {
+    const alpha = session({ name: 'alpha' });
+    for (const [args, err] of [
+      [['   '], 'attend: the query is empty\n'],
+      [['x'.repeat(501)], 'attend: the query is longer than 500 characters\n'],
+      [['lunch', '--since', 'x'.repeat(41)], 'attend: --since takes 1 to 40 characters\n'],
+      [['lunch', '--limit', '0'], 'attend: --limit takes a number from 1 to 100, not \'0\'\n'],
+    ] as const) {
+      const r = await run(alpha.env, 'search', ...args);
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.stderr).toBe(err);
+    }
+  });
+
   it('fills segments and goes on in the next, reading only what its directory index added', () => {
     const open = { kind: 'open' } as const;
     const make = ids();

@@ -34,7 +34,16 @@ export function wakeOnChange(dirs: string[], onChange: () => void): Wake {
       if (dirname(d) === d) return null;
     }
   };
+  // Until the targets hold still: a directory made between its existence check and the
+  // watch on its parent (mkdir -p of a ledger and its session's directory, in one breath)
+  // would give the parent's watch no event, and what is then written in it none at all.
   const arm = () => {
+    for (let round = 0; round < 8; round++) {
+      const want = armOnce();
+      if (dirs.every((d) => want.has(target(d) ?? ''))) return;
+    }
+  };
+  const armOnce = (): Set<string> => {
     const want = new Set(dirs.map(target).filter((d): d is string => d !== null));
     for (const [d, w] of watchers) if (!want.has(d) || !existsSync(d)) {
       w.close();
@@ -55,6 +64,7 @@ export function wakeOnChange(dirs: string[], onChange: () => void): Wake {
         // Gone between the check and the watch: the parent's event re-arms it.
       }
     }
+    return want;
   };
   arm();
   return {

@@ -3,7 +3,6 @@
 // seed 000 D4 decides (issue 20). A file that does not parse is an error that
 // names the file and the line, and nothing is delivered under it (fail closed).
 
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Grant, type Policy, DEFAULT_POLICY } from '../../wire/permit.js';
 import { WIDE_CLASS } from '../../wire/envelope.js';
@@ -15,26 +14,78 @@ export function policyFile(root: string): string {
   return join(root, 'policy.json');
 }
 
-// zod is loaded only when a policy file exists: bundled into the `attend send` fast path it
-// would cost that path ~40 ms of CPU (issue 14 Performance: send with signing ≤ 1.1×), and
-// a user who never writes a policy never needs it.
-let schemaCache: ReturnType<typeof buildSchema> | undefined;
-function buildSchema() {
-  const { z } = createRequire(import.meta.url)('zod') as typeof import('zod');
-  const id = z.string().regex(WIDE_CLASS, 'an id in [A-Za-z0-9_@.,:/#*-]');
-  const grant = z.strictObject({ from: id, to: id, channel: z.string().regex(/^[A-Za-z0-9_.-]+$/).optional() });
-  return z.strictObject({
-    version: z.literal(1),
-    // A file that leaves a setting out gets the default's (issue 20: groups, #open by top-level nodes).
-    mode: z.enum(['family', 'groups']).default(DEFAULT_POLICY.mode),
-    open: z.enum(['everyone', 'family', 'top', 'humans', 'granted']).default(DEFAULT_POLICY.open),
-    maxDepth: z.number().int().min(1).max(64).default(8),
-    allow: z.array(grant).default([]),
-    deny: z.array(grant).default([]),
-    claims: z.enum(['warn', 'ask', 'deny']).optional(),
-  });
+// The policy is checked by hand, not with zod: every fast path reads it (send, the claim
+// check before each edit, search), and loading zod cost each of them ~45 ms of CPU once a
+// policy file existed. An issue names the path of the value that is wrong, as zod's did, so
+// the error can name its line.
+interface Issue {
+  path: (string | number)[];
+  message: string;
 }
-const policySchema = () => (schemaCache ??= buildSchema());
+type Checked = { success: true; data: Policy & { claims?: Policy['claims'] } } | { success: false; issue: Issue };
+
+const POLICY_KEYS = ['version', 'mode', 'open', 'maxDepth', 'allow', 'deny', 'claims'] as const;
+const MODES = ['family', 'groups'] as const;
+const OPENS = ['everyone', 'family', 'top', 'humans', 'granted'] as const;
+const CLAIMS = ['warn', 'ask', 'deny'] as const;
+const CHANNEL_CLASS = /^[A-Za-z0-9_.-]+$/;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+const unknownKeys = (o: Record<string, unknown>, known: readonly string[]) => Object.keys(o).filter((k) => !known.includes(k));
+const keysIssue = (path: (string | number)[], keys: string[]): Issue => ({ path, message: `Unrecognized key${keys.length > 1 ? 's' : ''}: ${keys.map((k) => JSON.stringify(k)).join(', ')}` });
+
+function checkPolicy(raw: unknown): Checked {
+  const fail = (path: (string | number)[], message: string): Checked => ({ success: false, issue: { path, message } });
+  if (!isObject(raw)) return fail([], `Invalid input: expected object, received ${kindOf(raw)}`);
+  if (raw.version !== 1) return fail(['version'], 'Invalid input: expected 1');
+  const oneOf = <T extends string>(key: string, allowed: readonly T[], dflt: T | undefined): T | undefined | Checked => {
+    const v = raw[key];
+    if (v === undefined) return dflt;
+    if (typeof v === 'string' && (allowed as readonly string[]).includes(v)) return v as T;
+    return fail([key], `Invalid option: expected one of ${allowed.map((a) => JSON.stringify(a)).join('|')}`);
+  };
+  const mode = oneOf('mode', MODES, DEFAULT_POLICY.mode);
+  if (typeof mode === 'object') return mode;
+  const open = oneOf('open', OPENS, DEFAULT_POLICY.open);
+  if (typeof open === 'object') return open;
+  let maxDepth = 8;
+  if (raw.maxDepth !== undefined) {
+    const d = raw.maxDepth;
+    if (typeof d !== 'number' || !Number.isInteger(d)) return fail(['maxDepth'], `Invalid input: expected int, received ${kindOf(d)}`);
+    if (d < 1 || d > 64) return fail(['maxDepth'], `Too ${d < 1 ? 'small: expected number to be >=1' : 'big: expected number to be <=64'}`);
+    maxDepth = d;
+  }
+  const grants = (key: 'allow' | 'deny'): Grant[] | Checked => {
+    const v = raw[key];
+    if (v === undefined) return [];
+    if (!Array.isArray(v)) return fail([key], `Invalid input: expected array, received ${kindOf(v)}`);
+    const out: Grant[] = [];
+    for (let i = 0; i < v.length; i++) {
+      const g: unknown = v[i];
+      if (!isObject(g)) return fail([key, i], `Invalid input: expected object, received ${kindOf(g)}`);
+      for (const f of ['from', 'to'] as const) {
+        const id = g[f];
+        if (typeof id !== 'string') return fail([key, i, f], `Invalid input: expected string, received ${kindOf(id)}`);
+        if (!WIDE_CLASS.test(id)) return fail([key, i, f], 'an id in [A-Za-z0-9_@.,:/#*-]');
+      }
+      if (g.channel !== undefined && (typeof g.channel !== 'string' || !CHANNEL_CLASS.test(g.channel))) return fail([key, i, 'channel'], 'Invalid string: must match pattern /^[A-Za-z0-9_.-]+$/');
+      const extra = unknownKeys(g, ['from', 'to', 'channel']);
+      if (extra.length > 0) return { success: false, issue: keysIssue([key, i], extra) };
+      out.push(g.channel !== undefined ? { from: g.from as string, to: g.to as string, channel: g.channel as string } : { from: g.from as string, to: g.to as string });
+    }
+    return out;
+  };
+  const allow = grants('allow');
+  if (!Array.isArray(allow)) return allow;
+  const deny = grants('deny');
+  if (!Array.isArray(deny)) return deny;
+  const claims = oneOf('claims', CLAIMS, undefined);
+  if (typeof claims === 'object') return claims;
+  const extra = unknownKeys(raw, POLICY_KEYS);
+  if (extra.length > 0) return { success: false, issue: keysIssue([], extra) };
+  return { success: true, data: { version: 1, mode: mode as Policy['mode'], open: open as Policy['open'], maxDepth, allow, deny, ...(claims !== undefined ? { claims: claims as NonNullable<Policy['claims']> } : {}) } };
+}
 
 type PolicyRead = { ok: true; policy: Policy; exists: boolean } | { ok: false; error: string };
 
@@ -184,9 +235,9 @@ export function parsePolicy(text: string, file: string): PolicyRead {
     const msg = (err as Error).message.split('\n')[0]!.replace(/, ".*$/, '').replace(/ in JSON at position \d+.*$/, '');
     return { ok: false, error: `${file}:${lineAt(text, Math.max(0, jsonErrorOffset(text)))}: not valid JSON (${msg})` };
   }
-  const r = policySchema().safeParse(raw);
+  const r = checkPolicy(raw);
   if (!r.success) {
-    const issue = r.error.issues[0]!;
+    const issue = r.issue;
     const offsets = valueOffsets(text);
     let path = issue.path.map(String);
     // An unknown key has no value path of its own; point at the object that holds it.
@@ -196,8 +247,7 @@ export function parsePolicy(text: string, file: string): PolicyRead {
     return { ok: false, error: `${file}:${lineAt(text, at)}: ${where}: ${issue.message}` };
   }
   const p = r.data;
-  const strip = (g: { from: string; to: string; channel?: string | undefined }): Grant => (g.channel !== undefined ? { from: g.from, to: g.to, channel: g.channel } : { from: g.from, to: g.to });
-  return { ok: true, exists: true, policy: { version: 1, mode: p.mode, open: p.open, maxDepth: p.maxDepth, allow: p.allow.map(strip), deny: p.deny.map(strip), ...(p.claims !== undefined ? { claims: p.claims } : {}) } };
+  return { ok: true, exists: true, policy: p };
 }
 
 export function readPolicy(root: string): PolicyRead {
