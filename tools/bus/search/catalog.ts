@@ -33,6 +33,15 @@ const SCOPE_STRIDE = 2 ** 32;
 // default encoder). `strict` indexes words, not prefixes, which keeps a segment small.
 const OPTIONS = { tokenize: 'strict', resolution: 9 } as const;
 
+/**
+ * An encoder for a short run: without FlexSearch's memo, whose first use arms a 50 ms timer
+ * that is not unref'd and so held every search process open ~35 ms after it had printed.
+ * A large catch-up (a history indexed for the first time) keeps the memo: it repeats words.
+ */
+function encoderFor(words: 'few' | 'many'): Encoder {
+  return words === 'many' ? new Encoder() : new Encoder({ cache: false });
+}
+
 function newIndex(encoder: Encoder): Index {
   return new Index({ ...OPTIONS, encoder });
 }
@@ -112,7 +121,7 @@ export function catchUp(root: string, scope: Scope, reporter: Reporter, now: num
     if (f.ids.length > 0) for (let n = from; n <= seg; n++) for (const id of readSegmentIds(dir, n)) known.add(id);
     const fresh = f.ids.filter((id) => !known.has(id) && (known.add(id), true));
     if (fresh.length > 0) {
-      const encoder = new Encoder();
+      const encoder = encoderFor(fresh.length > 1000 ? 'many' : 'few');
       let ix = newIndex(encoder);
       let ids = readSegmentIds(dir, seg);
       if (ids.length > 0) ix.import('map', readSegmentPostings(dir, seg, undefined) as unknown as string);
@@ -148,7 +157,7 @@ export interface Hit {
 
 /** The query's terms as the index has them (empty: nothing to look for). */
 export function queryTerms(query: string): string[] {
-  return [...new Set(new Encoder().encode(query))];
+  return [...new Set(encoderFor('few').encode(query))];
 }
 
 /**
@@ -177,7 +186,7 @@ export function searchScopes(root: string, scopes: Scope[], query: string, limit
     }
   });
   if (merged.size === 0) return [];
-  const ix = newIndex(new Encoder());
+  const ix = newIndex(encoderFor('few'));
   ix.import('map', [...merged.entries()] as unknown as string);
   const found = ix.search(query, { limit }) as number[];
   // Only the ids hit are read: one pread each, grouped by segment.
