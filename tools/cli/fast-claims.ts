@@ -8,6 +8,7 @@
 // and the call goes ahead; `permissionDecision: "ask"` asks the person; `"deny"` refuses the
 // call and shows the model `permissionDecisionReason`. The policy's `claims` picks one.
 
+import { writeSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { readClaimsMode } from '../bus/trust/index.js';
 import { checkFiles, holdWarning } from '../verbs/claims-check.js';
@@ -85,11 +86,27 @@ export function preToolUseOutput(text: string, env: Readonly<Record<string, stri
   return JSON.stringify({ hookSpecificOutput: out });
 }
 
+/**
+ * Straight to fd 1: the first touch of process.stdout builds a stream (a pipe's is a socket)
+ * and loads node:net and the stream modules, ~5 ms of a hook that runs before every edit.
+ * A pipe that will not take it all at once (EAGAIN) gets the rest through the stream.
+ */
+function writeOut(text: string): void {
+  const buf = Buffer.from(text, 'utf8');
+  let at = 0;
+  try {
+    while (at < buf.length) at += writeSync(1, buf, at);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+    process.stdout.write(buf.subarray(at));
+  }
+}
+
 export function runPreToolUseHook(): number {
   try {
     const text = readHookStdinSync(0);
     const out = preToolUseOutput(text, process.env, process.cwd(), Date.now());
-    if (out) process.stdout.write(`${out}\n`);
+    if (out) writeOut(`${out}\n`);
   } catch (err) {
     // A hook never stands in the way of the call it checks.
     process.stderr.write(`attend hook pre-tool-use: ${String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ')}; continuing\n`);
