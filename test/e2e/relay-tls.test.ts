@@ -90,6 +90,11 @@ describe('attend relay over TLS with a private CA', { timeout: 60_000 }, () => {
     const stuck = runBin(['send', 'from mallory'], { env: c!.bus.env }).stdout.trim();
     await waitFor(() => statusOf(c!).waiting.out.count === 1, { timeoutMs: 10_000, what: 'mallory counting its waiting message' });
     expect(statusOf(c!).waiting.out.reason).toMatch(/^not connected to the hub \(TLS refused/);
+    // attend status and attend doctor say it too.
+    expect(runBin(['status'], { env: c!.bus.env }).stdout).toMatch(/relay: +not connected .*waiting out 1, oldest \d+s: not connected to the hub \(TLS refused/);
+    const relayCheck = (JSON.parse(runBin(['doctor', '--json'], { env: c!.bus.env }).stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find((k) => k.name === 'relay');
+    expect(relayCheck).toMatchObject({ status: 'warn' });
+    expect(relayCheck!.detail).toMatch(/cannot reach the hub \(TLS refused: the hub's certificate is not trusted/);
     // The log says it once, not at every retry.
     expect(c!.relayLog().match(/TLS refused/g)!.length).toBe(1);
 

@@ -132,6 +132,8 @@ export interface RelayHealth {
   hub: string | null;
   lastContact: number | null;
   parked: number;
+  /** The running relay's last error (a refused certificate while it cannot connect), or null. */
+  lastError: string | null;
   /** What waits, per direction, and why (relayWaiting). */
   waiting: { out: RelayWaiting; in: RelayWaiting };
 }
@@ -231,6 +233,7 @@ export function relayHealth(root: string, now: number, alive: (pid: number) => b
     hub: str(st?.hub) ?? str(cfg?.server),
     lastContact: typeof st?.lastContact === 'number' ? st.lastContact : null,
     parked,
+    lastError: running ? str(st?.lastError) : null,
     waiting: relayWaiting(st, running, now, { out: parkedOut, in: parked - parkedOut }),
   };
 }
