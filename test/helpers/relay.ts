@@ -16,6 +16,8 @@ export interface Machine {
   relay: ChildProcess | null;
   relayLog(): string;
   startRelay(extra?: string[]): Promise<void>;
+  /** Start the relay process and return at once (startRelay waits for it to connect). */
+  spawnRelay(extra?: string[]): ChildProcess;
   /** SIGTERM and wait for the exit. */
   stopRelay(): Promise<void>;
   killRelay(): Promise<void>;
@@ -43,12 +45,16 @@ export function makeMachine(host: string, server: () => string, opts: { creds?: 
     bus,
     relay: null,
     relayLog: () => log,
-    async startRelay(extra = []) {
+    spawnRelay(extra = []) {
       const args = [BIN, 'relay', '--server', server(), '--host', host, '--presence-ttl', '2', ...(opts.creds ? ['--creds', opts.creds] : []), ...extra];
       const p = spawn(process.execPath, args, { env: bus.env, stdio: ['ignore', 'ignore', 'pipe'] });
       p.stderr!.on('data', (b: Buffer) => (log += b.toString('utf8')));
       m.relay = p;
+      return p;
+    },
+    async startRelay(extra = []) {
       const started = Date.now();
+      const p = m.spawnRelay(extra);
       await waitFor(() => {
         const s = m.status();
         return s !== null && s.pid === p.pid && s.connected === true && s.ready === true && (s.updatedAt as number) >= started - 1000 && /connected to/.test(log);

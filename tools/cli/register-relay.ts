@@ -119,7 +119,7 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
           ...r.configs.map((c) => `wrote ${c}`),
           ...Object.entries(r.creds).map(([h, f]) => `  ${h}: ${f}`),
           ...r.configs.map((c) => `start ${r.configs.length > 1 ? 'a node' : 'the hub'}: nats-server -c ${c}`),
-          `each relay: attend relay --server ${r.servers} --host <host> --creds <host>.creds`,
+          `each relay: attend relay --server ${r.servers} --host <host> --creds <host>.creds${r.servers.startsWith('tls:') ? ' --tls-ca <the CA that signed the certificate>' : ''}`,
         ].join('\n'),
       );
     });

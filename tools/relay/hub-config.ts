@@ -134,9 +134,9 @@ export function writeHubConfig(input: HubConfigInput): HubConfigResult {
   if (!input.cluster) {
     writeFileSync(config, [...head(config, store, input.listen), ...auth].join('\n'), { mode: 0o600 });
     const { host, port } = splitListen(input.listen);
-    return { config, configs: [config], creds, store, servers: `nats://${reachable(host)}:${port}` };
+    return { config, configs: [config], creds, store, servers: `${input.tlsCert ? 'tls' : 'nats'}://${reachable(host)}:${port}` };
   }
-  return { ...writeClusterConfigs(out, input.cluster, input.listen, head, auth), creds };
+  return { ...writeClusterConfigs(out, input.cluster, input.listen, head, auth, input.tlsCert ? 'tls' : 'nats'), creds };
 }
 
 /**
@@ -151,6 +151,7 @@ function writeClusterConfigs(
   listen: string,
   head: (conf: string, store: string, listen: string) => string[],
   auth: string[],
+  scheme: 'nats' | 'tls',
 ): Omit<HubConfigResult, 'creds'> {
   const { host, port } = splitListen(listen);
   if (!Number.isInteger(c.nodes) || c.nodes < 3 || c.nodes > 9) throw usageError('--nodes takes 3 to 9 (a cluster keeps a quorum only with three or more)');
@@ -184,5 +185,5 @@ function writeClusterConfigs(
     writeFileSync(conf, text, { mode: 0o600 });
     configs.push(conf);
   }
-  return { config: configs[0]!, configs, store: join(out, 'jetstream-attend-*'), servers: nodes.map((n) => `nats://${n.at}:${n.client}`).join(',') };
+  return { config: configs[0]!, configs, store: join(out, 'jetstream-attend-*'), servers: nodes.map((n) => `${scheme}://${n.at}:${n.client}`).join(',') };
 }

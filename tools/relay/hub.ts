@@ -18,18 +18,62 @@ export const STREAM_MAX_AGE_MS = 30 * DAY_MS;
 
 export type HubSettings = RelaySettings & { servers: string[] };
 
-export async function connectHub(s: HubSettings, name: string): Promise<NatsConnection> {
+export async function connectHub(s: HubSettings, name: string, opts: { waitOnFirstConnect?: boolean } = {}): Promise<NatsConnection> {
   return connect({
     servers: s.servers,
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
-    waitOnFirstConnect: true,
+    waitOnFirstConnect: opts.waitOnFirstConnect ?? true,
     pingInterval: 5_000,
     inboxPrefix: `_INBOX_${s.host}`,
     ...(s.creds ? { authenticator: authenticatorFrom(s.creds) } : {}),
     ...(s.tlsCa ? { tls: { caFile: s.tlsCa } } : {}),
   });
+}
+
+/** Node's codes for a certificate the CA given does not vouch for (or no CA given for a private one). */
+const TLS_TRUST = /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_UNTRUSTED|CERT_SIGNATURE_FAILURE)$/;
+
+/** Why a first connection failed, in words a person can act on (the relay's log and `relay status`). */
+export function connectFailure(err: unknown, s: Pick<HubSettings, 'tlsCa'>): string {
+  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : '';
+  const msg = String(e?.message ?? err);
+  if (TLS_TRUST.test(code)) {
+    return `TLS refused: the hub's certificate is not trusted (${msg}, ${code}); ${s.tlsCa ? `it is not signed by the CA in ${s.tlsCa}` : 'pass --tls-ca with the CA that signed it'}`;
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `TLS refused: the hub's certificate is not for this address (${msg})`;
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `TLS refused: the hub's certificate is not valid now (${msg})`;
+  if (/authorization|authentication|permissions/i.test(msg)) return `the hub refused the credentials (${msg})`;
+  return `cannot connect to the hub: ${msg}${code && !msg.includes(code) ? ` (${code})` : ''}`;
+}
+
+/**
+ * The first connection, tried every 500 ms until it is made (the connection) or the relay
+ * stops (null, at once, even in the middle of an attempt). Each failure goes to `failed` with
+ * its reason (connectFailure), so a refused certificate is said, not waited on in silence.
+ */
+export async function connectUntil(s: HubSettings, name: string, stopped: Promise<void>, failed: (reason: string) => void): Promise<NatsConnection | null> {
+  let stop = false;
+  const onStop = stopped.then(() => {
+    stop = true;
+    return null;
+  });
+  for (;;) {
+    const attempt = connectHub(s, name, { waitOnFirstConnect: false });
+    try {
+      const nc = await Promise.race([attempt, onStop]);
+      if (nc) return nc;
+      // Stopped mid-attempt: a connection made after all is closed.
+      void attempt.then((late) => late.close()).catch(() => {});
+      return null;
+    } catch (err) {
+      failed(connectFailure(err, s));
+    }
+    await Promise.race([sleep(500), onStop]);
+    if (stop) return null;
+  }
 }
 
 /** A creds file: a NATS user JWT file, or the nkey seed file `attend relay hub-config` writes. */

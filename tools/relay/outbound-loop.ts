@@ -200,6 +200,17 @@ export class OutboundLoop {
     return this.d.outbox.unacked.since;
   }
 
+  /**
+   * Before the first connection (a hub away, a certificate refused): count what waits, so
+   * status never shows nothing while messages wait; publish nothing.
+   */
+  countWhileAway(): void {
+    const { outbox, now } = this.d;
+    const pending = outbox.scan(now());
+    for (const p of pending) outbox.retry(p);
+    this.waiting = new Set(pending.map((p) => `${p.dir}/${p.id}`)).size;
+  }
+
   /** Until `stopping()`; the cursor is written when it returns. */
   async run(r: OutboundRun): Promise<void> {
     const { root, host, now, outbox } = this.d;

@@ -1,6 +1,6 @@
 // Presence across machines: each relay puts its live roster under its host's key in a KV
 // bucket whose TTL (per bucket on nats-server 2.9) ages out a machine that stopped
-// refreshing, and writes the other hosts' rosters to relay/remote.json for the bus to read
+// refreshing; it puts on change and otherwise once per half TTL (the slow heartbeat), and writes the other hosts' rosters to relay/remote.json for the bus to read
 // (tools/bus/presence/remote.ts). A host's entry counts as seen when this relay received it, on this
 // machine's clock, so clock skew between machines never ages anyone out early.
 
@@ -11,6 +11,9 @@ import { qualifyId } from '../wire/hosts.js';
 import { isMissingOnHub } from './nats-errors.js';
 
 export const PRESENCE_BUCKET = 'attend-presence';
+
+/** How often this machine's roster is looked at for a change (local files only, no hub). */
+const CHECK_MS = 1_000;
 
 export class Presence {
   private kv: KV | null = null;
@@ -60,9 +63,14 @@ export class Presence {
     if (!this.kv || this.stopped) return;
     const roster = readRemoteRoster(this.root);
     roster.ttlMs = this.ttlS * 1000;
-    const publish = async () => {
+    let lastMembers = '';
+    let lastPut = 0;
+    const publish = async (members = this.local()) => {
       try {
-        await this.kv?.put(this.host, JSON.stringify({ host: this.host, at: this.now(), members: this.local() }));
+        const json = JSON.stringify(members);
+        await this.kv?.put(this.host, JSON.stringify({ host: this.host, at: this.now(), members }));
+        lastMembers = json;
+        lastPut = this.now();
       } catch (err) {
         // The hub is away: the next beat. A hub that lost its store has no bucket: make it again.
         if (isMissingOnHub(err)) {
@@ -74,9 +82,20 @@ export class Presence {
         }
       }
     };
-    this.beat = publish;
+    this.beat = () => publish();
     await publish();
-    this.timer = setInterval(() => void publish(), Math.max(1_000, (this.ttlS * 1000) / 3));
+    // On change, and a slow heartbeat: the roster here is looked at every second (the
+    // filesystem only), and put when it changed or when half the TTL passed since the last
+    // put. A machine at rest costs the hub and every other relay one put per half TTL.
+    const beatMs = (this.ttlS * 1000) / 2;
+    let busy = false;
+    this.timer = setInterval(() => {
+      if (busy) return;
+      const members = this.local();
+      if (JSON.stringify(members) === lastMembers && this.now() - lastPut < beatMs - CHECK_MS / 2) return;
+      busy = true;
+      void publish(members).finally(() => (busy = false));
+    }, CHECK_MS);
     this.timer.unref();
     // Refresh `seen` only from puts received here; the watcher re-opens after a reconnect.
     while (!this.stopped) {

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type RemoteMember, remoteHostOf } from '../bus/presence/index.js';
 import { ensureRoot } from '../bus/store/index.js';
-import { HubRepair, type HubSettings, STREAM_MAX_AGE_MS, connectHub, replicasFor, retry, watchConnection } from './hub.js';
+import { HubRepair, type HubSettings, STREAM_MAX_AGE_MS, connectUntil, replicasFor, retry, watchConnection } from './hub.js';
 import { Importer } from './importer.js';
 import { InboundBacklog, InboundLoops, importOutcomes } from './inbound-loop.js';
 import { Outbox } from './outbound.js';
@@ -46,6 +46,19 @@ interface RelayDeps {
 /** How often the relay checks the hub: its stream, consumers and buckets, the leader, replicas. */
 const HUB_CHECK_MS = 3_000;
 
+/** How long one step of stopping may wait for the hub (a goodbye, a drain) before it is skipped. */
+const STOP_STEP_MS = 1_500;
+
+/** `p`'s value, or null once `ms` passed or it failed: what it did not finish, the next start redoes. */
+async function bounded<T>(p: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p.catch(() => null), new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function runRelay(deps: RelayDeps): Promise<void> {
   const { root, settings, now } = deps;
   const host = settings.host;
@@ -69,14 +82,27 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     outbound.wake.wake();
   });
 
-  const nc = await connectHub(settings, `attend-relay-${host}`);
-  if (stopping) {
-    await nc.close();
+  // The first connection: each new reason it fails is logged and shown in status at once.
+  let lastFailure = '';
+  // An attempt may hang (a host that drops packets): status stays fresh meanwhile.
+  const keepFresh = setInterval(() => board.save(), 1_000);
+  const nc = await connectUntil(settings, `attend-relay-${host}`, deps.stopped, (reason) => {
+    status.lastError = reason;
+    outbound.countWhileAway();
+    board.save(reason !== lastFailure);
+    if (reason !== lastFailure) log(`attend relay: ${reason}`);
+    lastFailure = reason;
+  });
+  clearInterval(keepFresh);
+  if (!nc || stopping) {
+    await nc?.close();
+    board.save(true);
     return;
   }
   log(`attend relay: ${host} connected to ${nc.getServer()}`);
   status.connected = true;
   status.lastContact = now();
+  if (lastFailure) delete status.lastError;
   board.save(true);
   // Set once each exists: a reconnect before then has nothing to repair or restart.
   let hub: HubRepair | null = null;
@@ -156,17 +182,17 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   await outbound.run({ pub, keys: state, board, repair: () => repair.repair(), idle: () => backlog.refresh(), trace, stopping: isStopping });
 
   // Stopping: the outbound loop wrote the cursor; the rest, in order, then the connection.
+  // Each step is bounded: a hub that is away (reconnecting) must not hold a stop.
   board.save(true);
   repair.close();
-  await presence.stop();
-  await state.stop();
+  // Away from the hub, a goodbye or a drain could only time out: the presence key ages out.
+  const away = !status.connected;
+  const step = away ? 0 : STOP_STEP_MS;
+  await bounded(presence.stop(), step);
+  await bounded(state.stop(), step);
   await importer.idle();
-  try {
-    await nc.drain();
-  } catch {
-    await nc.close();
-  }
-  await Promise.race([Promise.allSettled(loops), sleep(2_000)]);
+  if (away || !(await bounded(nc.drain().then(() => true), step))) await nc.close().catch(() => {});
+  await Promise.race([Promise.allSettled(loops), sleep(away ? 250 : 2_000)]);
   stopStalls();
   status.connected = false;
   board.save(true);

@@ -93,9 +93,31 @@ export class SharedState {
   /** The hub lost the bucket (hub.ts HubRepair): make it again, put everything again, watch afresh. */
   async lost(): Promise<void> {
     if (!this.kv || this.stopped) return;
-    await this.recreate();
-    await this.push();
+    // At once, before any await: a message re-offered meanwhile must not count its signing
+    // key as on the hub (ensureKey waits for the bucket to be made again, then puts it).
+    this.forget();
+    const recovering = (async () => {
+      await this.recreate();
+      await this.push();
+    })();
+    this.recovering = recovering;
+    try {
+      await recovering;
+    } finally {
+      if (this.recovering === recovering) this.recovering = null;
+    }
     this.restart();
+  }
+
+  /** The bucket being made again after a loss (lost), or null. */
+  private recovering: Promise<void> | null = null;
+
+  /** Nothing put is known to be on the hub any more. */
+  private forget(): void {
+    this.lastChannels = '';
+    this.putKeys.clear();
+    this.putIds.clear();
+    this.keyStamps.clear();
   }
 
   /** Resolves once the bucket is there and this machine's entries are put (or on stop). */
@@ -171,10 +193,7 @@ export class SharedState {
   private async recreate(): Promise<void> {
     try {
       this.kv = await openStateBucket(this.nc, this.replicas());
-      this.lastChannels = '';
-      this.putKeys.clear();
-      this.putIds.clear();
-      this.keyStamps.clear();
+      this.forget();
     } catch {
       // still away
     }
@@ -229,6 +248,7 @@ export class SharedState {
    * so a receiver that does not know it yet finds it there. Throws while the hub is away.
    */
   async ensureKey(node: string, keyId: string): Promise<void> {
+    if (this.recovering) await this.recovering.catch(() => {});
     if (this.putIds.has(keyId)) return;
     await this.putKey(node);
   }

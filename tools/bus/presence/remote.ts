@@ -132,6 +132,8 @@ export interface RelayHealth {
   hub: string | null;
   lastContact: number | null;
   parked: number;
+  /** The running relay's last error (a refused certificate while it cannot connect), or null. */
+  lastError: string | null;
   /** What waits, per direction, and why (relayWaiting). */
   waiting: { out: RelayWaiting; in: RelayWaiting };
 }
@@ -174,7 +176,7 @@ export function relayWaiting(st: WaitFields | null, running: boolean, now: numbe
   const reason = (count: number | null, since: number | null): string | null => {
     if (!count) return null;
     if (!running) return 'the relay is not running';
-    if (st?.connected !== true) return 'not connected to the hub';
+    if (st?.connected !== true) return `not connected to the hub${typeof st?.lastError === 'string' ? ` (${st.lastError})` : ''}`;
     if (hv.problemKind === 'no-quorum') return `no replica quorum on the hub (${problem ?? 'the stream has no leader'})`;
     if (hv.problemKind === 'refused') return `refused by the hub${problem ? `: ${problem}` : ''}`;
     if (since !== null && now - since > RELAY_STUCK_MS) return `not acknowledged by the hub for ${Math.round((now - since) / 1000)}s${typeof st.lastError === 'string' ? ` (${st.lastError})` : ''}`;
@@ -231,6 +233,7 @@ export function relayHealth(root: string, now: number, alive: (pid: number) => b
     hub: str(st?.hub) ?? str(cfg?.server),
     lastContact: typeof st?.lastContact === 'number' ? st.lastContact : null,
     parked,
+    lastError: running ? str(st?.lastError) : null,
     waiting: relayWaiting(st, running, now, { out: parkedOut, in: parked - parkedOut }),
   };
 }

@@ -228,7 +228,7 @@ export function runDoctor(ctx: Ctx): DoctorResult {
       !relay.running
         ? { name: 'relay', status: 'warn', detail: `attend relay (${where}) is not running; other machines get nothing from here`, fix: 'attend relay (it reads relay/config.json under the bus root)' }
         : !relay.connected
-          ? { name: 'relay', status: 'warn', detail: `attend relay (${where}) cannot reach the hub; the local bus works, traffic waits`, fix: 'attend relay status' }
+          ? { name: 'relay', status: 'warn', detail: `attend relay (${where}) cannot reach the hub${relay.lastError ? ` (${relay.lastError})` : ''}; the local bus works, traffic waits`, fix: 'attend relay status' }
           : relay.waiting.out.reason !== null || relay.waiting.in.reason !== null
             ? { name: 'relay', status: 'warn', detail: `connected: ${where}; ${(['out', 'in'] as const).filter((d) => relay.waiting[d].reason !== null).map((d) => `${d} waiting ${waitingText(relay.waiting[d], ctx.now())}`).join('; ')}`, fix: 'attend relay status' }
             : { name: 'relay', status: relay.parked > 0 ? 'warn' : 'ok', detail: `connected: ${where}${relay.parked > 0 ? `; ${relay.parked} parked` : ''}`, fix: relay.parked > 0 ? 'attend relay status' : null },
