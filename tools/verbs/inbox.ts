@@ -296,6 +296,20 @@ function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?:
   }
 }
 
+/**
+ * The inbox newest first, as runInbox walks it, without marking anything shown: a conduit's
+ * look (tools/adapters) that must not move what `attend reply` answers. `visit` returns false
+ * to stop the walk (nothing older is read).
+ */
+export function scanInbox(ctx: VerbCtx, visit: (m: Message) => boolean): void {
+  const gate = openGate(ctx);
+  const check = createHeldCheck(ctx.root(), gate);
+  withInboxListings(ctx, (ls) => {
+    for (const m of walkInbox(ctx, ls, check)) if (!visit(m)) break;
+  });
+  check.save();
+}
+
 export function runInbox(ctx: VerbCtx, input: InboxInput): InboxPage {
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > 10_000) throw usageError('--limit takes a whole number from 1 to 10000');
   if (!Number.isInteger(input.page) || input.page < 1) throw usageError('--page takes a whole number from 1');
