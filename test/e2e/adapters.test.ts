@@ -79,7 +79,7 @@ function ok(r: { exitCode: number; stdout: string; stderr: string }) {
 
 /** Start the adapter as the person; resolves with the listener's base URL once it listens. */
 async function startAdapter(): Promise<{ p: SensorProc; base: string }> {
-  const p = startAttend(['adapter', 'run', '--poll-ms', '50'], bus.env, bus.home);
+  const p = startAttend(['adapter', 'run', '--poll-ms', '2000'], bus.env, bus.home);
   procs.push(p);
   const base = await waitFor(() => /listening on (http:\/\/\S+)/.exec(p.stdout())?.[1] ?? (p.proc.exitCode !== null ? `exited: ${p.stderr()}` : undefined), { what: 'the adapter listening' });
   expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

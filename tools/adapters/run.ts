@@ -19,7 +19,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unlinkSync } from 'node:fs';
 import { LEDGER_GRACE_MS } from '../bus/delivery/index.js';
-import type { Message } from '../bus/store/index.js';
+import { type Message, type Wake, listScopes, scopeDir, signalsDir, wakeOnChange } from '../bus/store/index.js';
 import { processAlive } from '../identity/system.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { scanInbox } from '../verbs/inbox.js';
@@ -101,15 +101,34 @@ export async function adapterRun(opts: AdapterRunOptions): Promise<void> {
     for (const r of runs) writeState(root, { outlet: r.outlet.name, pid: process.pid, updated: Date.now(), delivered: r.ledger.size(), waiting: [...r.waiting.values()], ...(listen ? { listen } : {}) });
   };
   writeStates();
-  const pollMs = opts.pollMs ?? 100;
+  // Woken by a change in any scope directory (one inotify watch each, and one on the directory
+  // that holds them for a scope made later); the poll is the safety net, and the next retry.
+  const pollMs = opts.pollMs ?? 1000;
+  let kick: (() => void) | null = null;
+  let wake: Wake | undefined;
+  let watched = '';
+  const arm = () => {
+    const dirs = [signalsDir(root), ...listScopes(root).map((sc) => scopeDir(root, sc))];
+    const key = dirs.join('\n');
+    if (key === watched) return;
+    wake?.close();
+    watched = key;
+    wake = wakeOnChange(dirs, () => kick?.());
+  };
   try {
     while (!opts.signal.aborted) {
-      const started = Date.now();
+      arm();
       await cycle(ctx, me.id, runs, opts.log);
       writeStates();
-      await sleep(Math.max(10, pollMs - (Date.now() - started)), opts.signal);
+      const retry = Math.min(...runs.flatMap((r) => [...r.waiting.values()].map((w) => w.next))) - Date.now();
+      await new Promise<void>((resolve) => {
+        kick = resolve;
+        void sleep(Math.max(10, Math.min(pollMs, retry)), opts.signal).then(resolve);
+      });
+      kick = null;
     }
   } finally {
+    wake?.close();
     await server?.close();
     for (const r of runs) r.ledger.close();
     try {
