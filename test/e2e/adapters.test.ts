@@ -222,4 +222,77 @@ describe('attend adapter (issue 24 §3)', () => {
     const got = inboxOf(api).messages.find((m) => m.id === id);
     expect(got).toMatchObject({ body: 'yes <b>ship</b> it', re: q, fromKind: 'human', fromId: ME, sig: 'ok' });
   });
+
+  it('ntfy: a JSON publish to the server root, the topic and text as data; urgent at priority 5', async () => {
+    const o = await fakeOutlet(() => ({ id: 'x', event: 'message' }));
+    ok(person(['adapter', 'add', 'ntfy', 'ntfy', '--url', `${o.url}/my-topic`, '--token', 'tk_abc']));
+    const api = session({ name: 'api' });
+    // ntfy takes no replies: no listener is needed, and none is started.
+    const p = startAttend(['adapter', 'run'], bus.env, bus.home);
+    procs.push(p);
+    const id = sendFrom(api, ['--to', ME, '--urgent', 'Title: spoofed\n<b>disk</b> full']);
+    await waitFor(() => o.requests.length === 1, { what: 'the ntfy publish' });
+    const r = o.requests[0] as Recorded;
+    expect(r.path).toBe('/');
+    expect(r.headers.authorization).toBe('Bearer tk_abc');
+    const j = JSON.parse(r.body) as { topic: string; message: string; title: string; priority: number };
+    expect(j).toMatchObject({ topic: 'my-topic', priority: 5, title: 'attend: api' });
+    expect(j.message).toContain('Title: spoofed\n<b>disk</b> full');
+    expect(j.message).toContain(id);
+    expect(p.stdout()).not.toContain('listening');
+  });
+
+  it('Slack: the text escaped (no <!channel>, no links), and a slash-command reply verified by the v0 signature', async () => {
+    const o = await fakeOutlet(() => 'ok');
+    const signing = 'slack-signing-secret-0123456789';
+    ok(person(['adapter', 'add', 'slack', 'slack', '--url', `${o.url}/services/T/B/X`, '--signing-secret', signing]));
+    const api = session({ name: 'api' });
+    const { base } = await startAdapter();
+    const q = sendFrom(api, ['--to', ME, 'ping <!channel> <https://evil.example|click> & more']);
+    await waitFor(() => o.requests.length === 1, { what: 'the Slack post' });
+    const text = (JSON.parse((o.requests[0] as Recorded).body) as { text: string }).text;
+    expect(text).toContain('ping &lt;!channel&gt; &lt;https://evil.example|click&gt; &amp; more');
+    expect(text).not.toContain('<!channel>');
+    const form = new URLSearchParams({ command: '/attend', text: `${q} looks good`, user_id: 'U1' }).toString();
+    const ts = String(Math.floor(Date.now() / 1000));
+    const slackSig = (secret: string) => `v0=${createHmac('sha256', secret).update(`v0:${ts}:${form}`).digest('hex')}`;
+    const post = (sig: string | null) =>
+      fetch(`${base}/slack/slack`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': ts, ...(sig ? { 'x-slack-signature': sig } : {}) }, body: form });
+    expect((await post(null)).status).toBe(401);
+    expect((await post(slackSig('another-secret-0123456789'))).status).toBe(401);
+    expect(inboxOf(api).messages.some((m) => m.body === 'looks good')).toBe(false);
+    const res = await post(slackSig(signing));
+    expect(res.status).toBe(200);
+    const got = inboxOf(api).messages.find((m) => m.body === 'looks good');
+    expect(got).toMatchObject({ re: q, fromKind: 'human', fromId: ME, sig: 'ok' });
+  });
+
+  it('Telegram: sendMessage as plain text; a reply to that message (secret_token, the person\'s chat) is the person\'s threaded reply', async () => {
+    let n = 100;
+    const o = await fakeOutlet(() => ({ ok: true, result: { message_id: ++n } }));
+    const token = '123456:ABCdefGHIjklMNOpqrSTUvwx';
+    const r = ok(person(['adapter', 'add', 'telegram', 'tg', '--token', token, '--chat-id', '4242', '--api', o.url, '--json']));
+    const secretToken = (JSON.parse(r.stdout) as { secretToken: string }).secretToken;
+    const api = session({ name: 'api' });
+    const { base } = await startAdapter();
+    const q = sendFrom(api, ['--to', ME, 'merge <b>now</b>?']);
+    await waitFor(() => o.requests.length === 1, { what: 'the Telegram sendMessage' });
+    const sent = o.requests[0] as Recorded;
+    expect(sent.path).toBe(`/bot${token}/sendMessage`);
+    const j = JSON.parse(sent.body) as Record<string, unknown>;
+    expect(j.chat_id).toBe('4242');
+    expect(j.parse_mode).toBeUndefined();
+    expect(j.text).toContain('merge <b>now</b>?');
+    const update = (chat: number, replyTo: number, text: string) => JSON.stringify({ update_id: 1, message: { message_id: 7, chat: { id: chat }, text, reply_to_message: { message_id: replyTo } } });
+    const post = (body: string, secret: string | null) =>
+      fetch(`${base}/telegram/tg`, { method: 'POST', headers: { 'content-type': 'application/json', ...(secret ? { 'x-telegram-bot-api-secret-token': secret } : {}) }, body });
+    expect((await post(update(4242, 101, 'no token'), null)).status).toBe(401);
+    expect((await post(update(4242, 101, 'wrong token'), 'x'.repeat(32))).status).toBe(401);
+    // Another chat with the bot is not the person.
+    expect((await post(update(999, 101, 'from a stranger'), secretToken)).status).toBe(200);
+    expect(inboxOf(api).messages.some((m) => ['no token', 'wrong token', 'from a stranger'].includes(m.body))).toBe(false);
+    expect((await post(update(4242, 101, 'merged'), secretToken)).status).toBe(200);
+    const got = inboxOf(api).messages.find((m) => m.body === 'merged');
+    expect(got).toMatchObject({ re: q, fromKind: 'human', fromId: ME, sig: 'ok' });
+  });
 });

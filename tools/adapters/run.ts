@@ -24,7 +24,8 @@ import { processAlive } from '../identity/system.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { scanInbox } from '../verbs/inbox.js';
 import { runReply } from '../verbs/reply.js';
-import { scopeName } from '../wire/display.js';
+import { type NameLookup, addresseeLabel, nameLookup, scopeName } from '../wire/display.js';
+import { listLive, readKnownNames } from '../bus/presence/index.js';
 import { AttendError, refusedError, usageError } from '../wire/errors.js';
 import { isNamed } from '../wire/visibility.js';
 import { isMessageId } from '../wire/ids.js';
@@ -40,14 +41,15 @@ export function forPerson(m: Message, me: string): Notice['why'] | null {
   return null;
 }
 
-function noticeOf(m: Message, why: Notice['why']): Notice {
+function noticeOf(m: Message, why: Notice['why'], names: NameLookup): Notice {
   return {
     id: m.id,
     why,
     scope: scopeName(m.scope),
-    from: m.from,
+    // Named by the one name rule, as every conduit names parties (tools/wire/display.ts).
+    from: names.name(m.fromId),
     fromId: m.fromId,
-    to: m.to,
+    to: addresseeLabel(m, names),
     re: m.re ?? null,
     urgency: m.urgency ?? null,
     time: new Date(m.time).toISOString(),
@@ -155,10 +157,16 @@ async function cycle(ctx: VerbCtx, me: string, runs: OutletRun[], log: (l: strin
     return;
   }
   found.reverse();
-  await Promise.all(runs.map((r) => deliver(r, found, started, log)));
+  if (found.length === 0 && runs.every((r) => r.waiting.size === 0)) {
+    for (const r of runs) advance(r, found, started);
+    return;
+  }
+  const root = ctx.root();
+  const names = nameLookup(listLive({ root, sessionsDir: ctx.paths.sessionsDir, now: started, procInfo: ctx.procInfo }), me, readKnownNames(root));
+  await Promise.all(runs.map((r) => deliver(r, found, started, names, log)));
 }
 
-async function deliver(r: OutletRun, found: { m: Message; why: Notice['why'] }[], started: number, log: (l: string) => void): Promise<void> {
+async function deliver(r: OutletRun, found: { m: Message; why: Notice['why'] }[], started: number, names: NameLookup, log: (l: string) => void): Promise<void> {
   let blocked: { id: string; error: string } | null = null;
   for (const { m, why } of found) {
     if (m.time < r.outlet.since || r.ledger.has(m.id)) continue;
@@ -173,7 +181,7 @@ async function deliver(r: OutletRun, found: { m: Message; why: Notice['why'] }[]
       continue;
     }
     try {
-      const sent = await send(r.outlet, noticeOf(m, why), now);
+      const sent = await send(r.outlet, noticeOf(m, why, names), now);
       r.ledger.record(m.id, sent.ref);
       r.waiting.delete(m.id);
     } catch (e) {
@@ -184,7 +192,11 @@ async function deliver(r: OutletRun, found: { m: Message; why: Notice['why'] }[]
       blocked = { id: m.id, error };
     }
   }
-  // Delivered since (or never for this outlet): no longer waiting.
+  advance(r, found, started);
+}
+
+/** Move an outlet's cursor up to the walk's start, never past a message that waits for it. */
+function advance(r: OutletRun, found: { m: Message }[], started: number): void {
   for (const id of [...r.waiting.keys()]) if (r.ledger.has(id)) r.waiting.delete(id);
   const oldestWaiting = Math.min(...[...r.waiting.keys()].map((id) => found.find((f) => f.m.id === id)?.m.time ?? started));
   r.cursor = Math.min(started, oldestWaiting);
