@@ -9,7 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ME, type TempBus, runBin, useFamilyPolicy, useTempBus, waitFor } from '../helpers/bus.js';
@@ -294,5 +294,30 @@ describe('attend adapter (issue 24 §3)', () => {
     expect((await post(update(4242, 101, 'merged'), secretToken)).status).toBe(200);
     const got = inboxOf(api).messages.find((m) => m.body === 'merged');
     expect(got).toMatchObject({ re: q, fromKind: 'human', fromId: ME, sig: 'ok' });
+  });
+
+  it('an urgent #open post and a mention in a channel reach the outlet, other channel traffic does not; a held message is told as a notice without its body', async () => {
+    const o = await fakeOutlet();
+    addWebhook(o);
+    const api = session({ name: 'api' });
+    // Written before the adapter runs, then tampered with: its signature no longer holds.
+    const sent = JSON.parse(ok(runBin(['send', '--to', ME, 'the original words', '--json'], { env: api.env, cwd: api.cwd })).stdout) as { id: string; files: string[] };
+    for (const f of sent.files) writeFileSync(f, readFileSync(f, 'utf8').replace('the original words', 'the tampered words'));
+    await startAdapter();
+    await waitFor(() => o.requests.length >= 1, { what: 'the held notice' });
+    const notice = webhookBodies(o)[0]?.message;
+    expect(notice).toMatchObject({ id: sent.id, why: 'held' });
+    expect(notice?.body).toMatch(/^\(held: .*attend inbox --held/);
+    expect(JSON.stringify(webhookBodies(o))).not.toContain('tampered');
+    const urgent = sendFrom(api, ['--urgent', 'fire drill on #open']);
+    ok(person(['join', 'ops']));
+    ok(runBin(['join', 'ops'], { env: api.env, cwd: api.cwd }));
+    const chatter = sendFrom(api, ['--channel', 'ops', 'channel chatter, for nobody in particular']);
+    const mention = sendFrom(api, ['--channel', 'ops', '--to', ME, 'look at this, person']);
+    await waitFor(() => webhookBodies(o).some((b) => b.message.id === mention), { what: 'the mention' });
+    const byId = new Map(webhookBodies(o).map((b) => [b.message.id, b.message.why]));
+    expect(byId.get(urgent)).toBe('urgent');
+    expect(byId.get(mention)).toBe('mention');
+    expect(byId.has(chatter)).toBe(false);
   });
 });

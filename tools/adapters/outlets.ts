@@ -11,7 +11,7 @@ import type { Outlet } from './config.js';
 export interface Notice {
   id: string;
   /** Why it is the person's: mail to them, a mention on a shared scope, urgent. */
-  why: 'direct' | 'mention' | 'urgent';
+  why: 'direct' | 'mention' | 'urgent' | 'held';
   scope: string;
   from: string;
   fromId: string;

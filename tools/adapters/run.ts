@@ -34,7 +34,7 @@ import { type Ledger, type Waiting, lockFile, openLedger, readCursor, tryLock, w
 import { type Notice, OutletError, freshTimestamp, sameSecret, send, slackSignature, webhookSignature } from './outlets.js';
 
 /** Whether a message is for the person: mail or a mention naming them, or urgent; never their own. */
-export function forPerson(m: Message, me: string): Notice['why'] | null {
+export function forPerson(m: Message, me: string): Exclude<Notice['why'], 'held'> | null {
   if (m.fromId === me) return null;
   if (isNamed(m, me)) return m.scope.kind === 'tray' ? 'direct' : 'mention';
   if (m.urgency === 'urgent') return 'urgent';
@@ -146,12 +146,24 @@ async function cycle(ctx: VerbCtx, me: string, runs: OutletRun[], log: (l: strin
   const floor = Math.min(...runs.map((r) => r.cursor)) - LEDGER_GRACE_MS;
   const found: { m: Message; why: Notice['why'] }[] = [];
   try {
-    scanInbox(ctx, (m) => {
-      if (m.time < floor) return false;
-      const why = forPerson(m, me);
-      if (why) found.push({ m, why });
-      return true;
-    });
+    const held: { m: Message; why: Notice['why'] }[] = [];
+    scanInbox(
+      ctx,
+      (m) => {
+        if (m.time < floor) return false;
+        const why = forPerson(m, me);
+        if (why) found.push({ m, why });
+        return true;
+      },
+      // A message the gate holds back (a bad signature, refused by policy) is told as a
+      // notice: who, why, and where to look; never its body (it was not shown to anyone).
+      (m, reason) => {
+        if (forPerson(m, me) !== null) held.push({ m: { ...m, body: `(held: ${reason}; attend inbox --held shows it)` }, why: 'held' });
+      },
+    );
+    // Held ones take their place among the rest (newest first, as the walk went).
+    for (const h of held) if (h.m.time >= floor) found.push(h);
+    found.sort((a, b) => (a.m.time !== b.m.time ? b.m.time - a.m.time : a.m.id < b.m.id ? 1 : -1));
   } catch (e) {
     log(`attend adapter: reading the inbox failed: ${(e as Error).message}`);
     return;
