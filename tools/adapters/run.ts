@@ -59,10 +59,10 @@ function noticeOf(m: Message, why: Notice['why'], names: NameLookup): Notice {
 }
 
 const BACKOFF_MAX_MS = 60_000;
+const STATE_BEAT_MS = 30_000;
 export const backoff = (attempts: number) => Math.min(BACKOFF_MAX_MS, 1000 * 2 ** Math.max(0, attempts - 1));
 
 interface OutletRun {
-  root: string;
   outlet: Outlet;
   ledger: Ledger;
   cursor: number;
@@ -90,7 +90,7 @@ export async function adapterRun(opts: AdapterRunOptions): Promise<void> {
   if (cfg.outlets.length === 0) throw usageError('no outlets are configured', 'attend adapter add webhook <name> --url https://…');
   const other = tryLock(root, process.pid, (pid) => processAlive(pid, undefined, ctx.procInfo));
   if (other !== null) throw refusedError(`attend adapter run is running already (pid ${other})`);
-  const runs: OutletRun[] = cfg.outlets.map((o) => ({ root, outlet: o, ledger: openLedger(root, o.name), cursor: readCursor(root, o.name) ?? o.since, waiting: new Map() }));
+  const runs: OutletRun[] = cfg.outlets.map((o) => ({ outlet: o, ledger: openLedger(root, o.name), cursor: readCursor(root, o.name) ?? o.since, waiting: new Map() }));
   let listen: string | undefined;
   let server: FastifyInstance | undefined;
   if (cfg.outlets.some((o) => o.kind !== 'ntfy')) {
@@ -99,13 +99,24 @@ export async function adapterRun(opts: AdapterRunOptions): Promise<void> {
     listen = addr;
     opts.listening?.(addr);
   }
+  // Written when what it says changed, and at least every STATE_BEAT_MS (a heartbeat): a run
+  // with nothing arriving writes nothing else.
+  const last = new Map<string, { text: string; at: number }>();
   const writeStates = () => {
-    for (const r of runs) writeState(root, { outlet: r.outlet.name, pid: process.pid, updated: Date.now(), delivered: r.ledger.size(), waiting: [...r.waiting.values()], ...(listen ? { listen } : {}) });
+    const now = Date.now();
+    for (const r of runs) {
+      const text = JSON.stringify([r.ledger.size(), [...r.waiting.values()]]);
+      const prev = last.get(r.outlet.name);
+      if (prev && prev.text === text && now - prev.at < STATE_BEAT_MS) continue;
+      last.set(r.outlet.name, { text, at: now });
+      writeState(root, { outlet: r.outlet.name, pid: process.pid, updated: now, delivered: r.ledger.size(), waiting: [...r.waiting.values()], ...(listen ? { listen } : {}) });
+      writeCursor(root, r.outlet.name, r.cursor);
+    }
   };
   writeStates();
   // Woken by a change in any scope directory (one inotify watch each, and one on the directory
   // that holds them for a scope made later); the poll is the safety net, and the next retry.
-  const pollMs = opts.pollMs ?? 1000;
+  const pollMs = opts.pollMs ?? 5000;
   let kick: (() => void) | null = null;
   let wake: Wake | undefined;
   let watched = '';
@@ -211,8 +222,8 @@ async function deliver(r: OutletRun, found: { m: Message; why: Notice['why'] }[]
 function advance(r: OutletRun, found: { m: Message }[], started: number): void {
   for (const id of [...r.waiting.keys()]) if (r.ledger.has(id)) r.waiting.delete(id);
   const oldestWaiting = Math.min(...[...r.waiting.keys()].map((id) => found.find((f) => f.m.id === id)?.m.time ?? started));
+  // Kept in memory, and written with the state (a cursor behind only means a longer walk).
   r.cursor = Math.min(started, oldestWaiting);
-  writeCursor(r.root, r.outlet.name, r.cursor);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -116,7 +116,7 @@ export const registerAdapters: Registrar = (program: Command, ctx, io) => {
   adapter
     .command('run')
     .description('forward and take replies until stopped (SIGTERM/SIGINT); prints the listener\'s address')
-    .option('--poll-ms <ms>', 'the longest wait between two walks of the inbox (a change on the bus wakes it at once)', '1000')
+    .option('--poll-ms <ms>', 'the longest wait between two walks of the inbox (a change on the bus wakes it at once)', '5000')
     .action(async (opts: { pollMs: string }) => {
       if (!/^\d+$/.test(opts.pollMs) || Number(opts.pollMs) < 10) throw usageError('--poll-ms takes whole milliseconds, at least 10');
       const { adapterRun } = await import('../adapters/run.js');
