@@ -242,10 +242,10 @@ describe('attend adapter (issue 24 §3)', () => {
     expect(p.stdout()).not.toContain('listening');
   });
 
-  it('Slack: the text escaped (no <!channel>, no links), and a slash-command reply verified by the v0 signature', async () => {
+  it('Slack: the text escaped (no <!channel>, no links), and a slash-command reply verified by the v0 signature and the person\'s member id', async () => {
     const o = await fakeOutlet(() => 'ok');
     const signing = 'slack-signing-secret-0123456789';
-    ok(person(['adapter', 'add', 'slack', 'slack', '--url', `${o.url}/services/T/B/X`, '--signing-secret', signing]));
+    ok(person(['adapter', 'add', 'slack', 'slack', '--url', `${o.url}/services/T/B/X`, '--signing-secret', signing, '--slack-user', 'U0PERSON']));
     const api = session({ name: 'api' });
     const { base } = await startAdapter();
     const q = sendFrom(api, ['--to', ME, 'ping <!channel> <https://evil.example|click> & more']);
@@ -253,9 +253,13 @@ describe('attend adapter (issue 24 §3)', () => {
     const text = (JSON.parse((o.requests[0] as Recorded).body) as { text: string }).text;
     expect(text).toContain('ping &lt;!channel&gt; &lt;https://evil.example|click&gt; &amp; more');
     expect(text).not.toContain('<!channel>');
-    const form = new URLSearchParams({ command: '/attend', text: `${q} looks good`, user_id: 'U1' }).toString();
+    const formOf = (user: string) => new URLSearchParams({ command: '/attend', text: `${q} looks good`, user_id: user }).toString();
+    let form = formOf('U0SOMEONE');
     const ts = String(Math.floor(Date.now() / 1000));
     const slackSig = (secret: string) => `v0=${createHmac('sha256', secret).update(`v0:${ts}:${form}`).digest('hex')}`;
+    // Signed by Slack, but another member of the workspace: not the person.
+    expect((await fetch(`${base}/slack/slack`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': ts, 'x-slack-signature': slackSig(signing) }, body: form })).status).toBe(403);
+    form = formOf('U0PERSON');
     const post = (sig: string | null) =>
       fetch(`${base}/slack/slack`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': ts, ...(sig ? { 'x-slack-signature': sig } : {}) }, body: form });
     expect((await post(null)).status).toBe(401);

@@ -28,8 +28,9 @@ export const outletSchema = z.discriminatedUnion('kind', [
   // ntfy (https://ntfy.sh or a self-hosted server): a topic URL; outbound only.
   z.object({ ...common, kind: z.literal('ntfy'), url, token: z.string().min(1).optional() }),
   // A Slack incoming webhook out; replies come back as a slash command signed with the app's
-  // signing secret (Slack's v0 HMAC scheme).
-  z.object({ ...common, kind: z.literal('slack'), url, signingSecret: secret }),
+  // signing secret (Slack's v0 HMAC scheme), and only from the person's own Slack member id
+  // (anyone in the workspace can run the command).
+  z.object({ ...common, kind: z.literal('slack'), url, signingSecret: secret, userId: z.string().regex(/^[UW][A-Z0-9]{2,20}$/, "the person's Slack member id (U…)") }),
   // The Telegram Bot API: sendMessage to one chat; replies come back through the bot's
   // webhook, which carries the secret_token it was set with.
   z.object({

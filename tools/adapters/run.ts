@@ -303,7 +303,10 @@ async function inbound(runs: OutletRun[], opts: AdapterRunOptions): Promise<Fast
       return res.code(401).send({ error: 'bad or missing signature' });
     }
     // A slash command: `/attend <message id> <answer>`, or just the answer (to the newest).
-    const text = new URLSearchParams(body).get('text') ?? '';
+    // Anyone in the workspace can run it: only the person's own member id speaks for them.
+    const form = new URLSearchParams(body);
+    if (form.get('user_id') !== r.outlet.userId) return res.code(403).send({ error: 'only the person this outlet is for can answer through it' });
+    const text = form.get('text') ?? '';
     const m = /^\s*(\S+)\s+([\s\S]*)$/.exec(text);
     const [re, answerText] = m && isMessageId(m[1] as string) ? [m[1], m[2] as string] : [undefined, text];
     try {

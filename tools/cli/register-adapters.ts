@@ -16,6 +16,7 @@ interface AddFlags {
   chatId?: string;
   secretToken?: string;
   api?: string;
+  slackUser?: string;
   json?: boolean;
 }
 
@@ -31,7 +32,7 @@ export const registerAdapters: Registrar = (program: Command, ctx, io) => {
       examples([
         'attend adapter add webhook phone --url https://example.net/hook',
         'attend adapter add ntfy ntfy --url https://ntfy.sh/my-secret-topic',
-        'attend adapter add slack slack --url https://hooks.slack.com/services/T/B/X --signing-secret "$SLACK_SIGNING_SECRET"',
+        'attend adapter add slack slack --url https://hooks.slack.com/services/T/B/X --signing-secret "$SLACK_SIGNING_SECRET" --slack-user U0123ABC',
         'attend adapter add telegram tg --token "$BOT_TOKEN" --chat-id 12345678',
         'attend adapter listen --port 8787',
         'attend adapter run',
@@ -47,6 +48,7 @@ export const registerAdapters: Registrar = (program: Command, ctx, io) => {
     .option('--url <url>', 'webhook: where messages are POSTed; ntfy: the topic URL; slack: the incoming webhook URL')
     .option('--secret <secret>', 'webhook: the HMAC secret both ways (default: a new one, printed once)')
     .option('--signing-secret <secret>', "slack: the app's signing secret (verifies the slash command's replies)")
+    .option('--slack-user <id>', "slack: the person's member id (U…): only their slash commands are taken")
     .option('--token <token>', 'telegram: the bot token; ntfy: an access token (optional)')
     .option('--chat-id <id>', "telegram: the person's chat with the bot")
     .option('--secret-token <token>', "telegram: the webhook's secret_token (default: a new one, printed once)")
@@ -60,7 +62,10 @@ export const registerAdapters: Registrar = (program: Command, ctx, io) => {
       const made: Record<string, string> = {};
       const input: Record<string, unknown> = { kind, name };
       if (kind === 'webhook') input.secret = opts.secret ?? (made.secret = newSecret());
-      if (kind === 'slack') input.signingSecret = opts.signingSecret;
+      if (kind === 'slack') {
+        input.signingSecret = opts.signingSecret;
+        input.userId = opts.slackUser;
+      }
       if (kind === 'telegram') {
         input.chatId = opts.chatId;
         input.secretToken = opts.secretToken ?? (made.secretToken = newSecret());
