@@ -19,6 +19,7 @@ import { registerChat } from './register-chat.js';
 import { registerIntegration } from './register-integration.js';
 import { registerTrust } from './register-trust.js';
 import { registerRelay } from './register-relay.js';
+import { registerAdapters } from './register-adapters.js';
 import { registerClaims } from './register-claims.js';
 import { registerSearch } from './register-search.js';
 import { registerAsk, sendAndWait, waitOptions } from './register-ask.js';
@@ -231,7 +232,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerAsk, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay, registerClaims, registerSearch];
+const registrars: Registrar[] = [registerCore, registerAsk, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay, registerAdapters, registerClaims, registerSearch];
 
 /**
  * `--no-color` anywhere before `--` is the same as NO_COLOR=1 (https://no-color.org) for

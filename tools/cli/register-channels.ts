@@ -244,7 +244,11 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
     .addHelpText('after', examples(['attend status', 'attend status --json']))
     .action(async (opts: { json?: boolean }) => {
       const { runStatus } = await import('../verbs/status.js');
-      const r = runStatus(ctx);
+      const { adapterHealth, healthLines } = await import('../adapters/health.js');
+      const { processAlive } = await import('../identity/system.js');
+      // Issue 24 §3: the outlets that reach the person's phone, what waits for them and why.
+      const adapters = adapterHealth(ctx.root(), ctx.now(), (pid) => processAlive(pid, undefined, ctx.procInfo)).outlets;
+      const r = { ...runStatus(ctx), adapters };
       if (opts.json) return io.json(r);
       const lines = [
         `bus:      ${r.busRoot}`,
@@ -258,6 +262,9 @@ export const registerChannels: Registrar = (program: Command, ctx: Ctx, io: Io) 
       lines.push(`ledger:   ${l.state === 'ok' ? `${l.consumedAbove} recent ids above ${l.watermarks} watermark${l.watermarks === 1 ? '' : 's'}, updated ${ago(ctx, l.updated ?? null)}` : l.state === 'missing' ? 'none yet (the first delivery starts it)' : 'corrupt (the next delivery rebuilds it)'}`);
       if (r.quarantined > 0) lines.push(`quarantine: ${r.quarantined} unreadable file${r.quarantined === 1 ? '' : 's'} set aside under ${neutralize(r.busRoot)}/quarantine (each with its reason)`);
       if (r.relay) lines.push(`relay:    ${r.relay.running ? (r.relay.connected ? 'connected' : 'not connected') : 'not running'} (${neutralize(r.relay.host ?? '?')} on ${neutralize(r.relay.hub ?? '?')})${r.relay.parked > 0 ? `, ${r.relay.parked} parked` : ''}${relayWaits(r.relay.waiting, ctx.now())}; attend relay status`);
+      if (r.adapters.length > 0) {
+        lines.push('adapters:', ...healthLines(r.adapters, ctx.now()).map((l) => `  ${l}`));
+      }
       lines.push('scopes:');
       for (const s of r.scopes) lines.push(`  ${pad(neutralize(s.scope), 40)} ${pad(String(s.messages), 7)}${s.mine ? ' (yours)' : ''}`);
       io.out(lines.join('\n'));

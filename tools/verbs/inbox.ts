@@ -215,7 +215,7 @@ export const RUN_SLACK_MS = 2 * SETTLE_MS + 50;
  * held run (tools/bus/store/verdicts.ts), and a later walk steps over a run whose count the
  * listing still has, without parsing its entries (issue 20, must-have 5).
  */
-function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?: Key): Generator<Message> {
+function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?: Key, onHeld?: (m: Message, reason: string) => void): Generator<Message> {
   const root = ctx.root();
   const merged = mergeDescending(inbox.listings, below);
   const seen = new Set<string>();
@@ -281,6 +281,7 @@ function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?:
       }
       const m = readMessage(root, listing.scope, entry.id, ctx.reporter);
       const reason = m && inbox.sees(listing, m) ? gate.held(m) : null;
+      if (m && reason !== null && inbox.sees(listing, m)) onHeld?.(m, reason);
       if (!m || !inbox.sees(listing, m) || reason !== null) {
         // Only a signature's verdict is the file's own, the same for every reader.
         if (m && reason !== null && m.sig === 'bad' && own) held(listing, entry, reason);
@@ -294,6 +295,22 @@ function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?:
   } finally {
     for (const l of [...open.keys()]) end(l);
   }
+}
+
+/**
+ * The inbox newest first, as runInbox walks it, without marking anything shown: a conduit's
+ * look (tools/adapters) that must not move what `attend reply` answers. `visit` returns false
+ * to stop the walk (nothing older is read). `onHeld` hears each message the walk reads and
+ * the gate holds back, with the reason (a verdict kept from an earlier walk skips the file
+ * unread, and is not heard).
+ */
+export function scanInbox(ctx: VerbCtx, visit: (m: Message) => boolean, onHeld?: (m: Message, reason: string) => void): void {
+  const gate = openGate(ctx);
+  const check = createHeldCheck(ctx.root(), gate);
+  withInboxListings(ctx, (ls) => {
+    for (const m of walkInbox(ctx, ls, check, undefined, onHeld)) if (!visit(m)) break;
+  });
+  check.save();
 }
 
 export function runInbox(ctx: VerbCtx, input: InboxInput): InboxPage {

@@ -1,0 +1,143 @@
+// An outlet's progress, like every conduit's delivery ledger (tools/bus/delivery): which bus
+// message ids it has delivered (with the outlet's own reference, a Telegram message_id, so a
+// reply in the app finds the bus message it answers), how far the walk has come, and what
+// waits for a retry and why. Never a copy of a message: ids, times and errors only.
+//
+// sent.log is append-only, one JSON line per delivery, written and fsynced after the outlet
+// said yes and before the next message is tried: a SIGKILL loses at most the confirmation of
+// the one request in flight, which is then sent again with the same Idempotency-Key (the
+// message id), so a receiver that keys on it sees it once.
+
+import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureDir, FILE_MODE, writeFileAtomic } from '../bus/store/index.js';
+import { adaptersDir } from './config.js';
+
+export interface Waiting {
+  id: string;
+  attempts: number;
+  /** Wall-clock ms of the next try. */
+  next: number;
+  error: string;
+  since: number;
+}
+
+export interface OutletState {
+  outlet: string;
+  pid: number;
+  updated: number;
+  delivered: number;
+  waiting: Waiting[];
+  /** The listener's address, when this run serves replies. */
+  listen?: string;
+}
+
+export const stateDir = (root: string, outlet: string) => join(adaptersDir(root), 'state', outlet);
+
+export interface Ledger {
+  has(id: string): boolean;
+  /** The bus id a reference of the outlet's (a Telegram message_id) stands for. */
+  byRef(ref: string): string | undefined;
+  /** The newest id delivered (a reply without a reference answers it). */
+  newest(): string | undefined;
+  record(id: string, ref?: string): void;
+  size(): number;
+  close(): void;
+}
+
+export function openLedger(root: string, outlet: string): Ledger {
+  const dir = stateDir(root, outlet);
+  ensureDir(dir);
+  const file = join(dir, 'sent.log');
+  const ids = new Set<string>();
+  const refs = new Map<string, string>();
+  let newest: string | undefined;
+  if (existsSync(file)) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line.length === 0) continue;
+      try {
+        const r = JSON.parse(line) as { id?: unknown; ref?: unknown };
+        if (typeof r.id !== 'string') continue;
+        ids.add(r.id);
+        if (newest === undefined || r.id > newest) newest = r.id;
+        if (typeof r.ref === 'string') refs.set(r.ref, r.id);
+      } catch {
+        // A torn last line (killed mid-append): that delivery is tried again.
+      }
+    }
+  }
+  const fd = openSync(file, 'a', FILE_MODE);
+  return {
+    has: (id) => ids.has(id),
+    byRef: (ref) => refs.get(ref),
+    newest: () => newest,
+    record(id, ref) {
+      appendFileSync(fd, `${JSON.stringify(ref === undefined ? { id } : { id, ref })}\n`);
+      fsyncSync(fd);
+      ids.add(id);
+      if (newest === undefined || id > newest) newest = id;
+      if (ref !== undefined) refs.set(ref, id);
+    },
+    size: () => ids.size,
+    close: () => closeSync(fd),
+  };
+}
+
+/** How far the walk has come (ms): messages older than this less the grace window are not read again. */
+export function readCursor(root: string, outlet: string): number | undefined {
+  try {
+    const r = JSON.parse(readFileSync(join(stateDir(root, outlet), 'cursor.json'), 'utf8')) as { through?: unknown };
+    return typeof r.through === 'number' ? r.through : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeCursor(root: string, outlet: string, through: number): void {
+  writeFileAtomic(join(stateDir(root, outlet), 'cursor.json'), `${JSON.stringify({ through })}\n`);
+}
+
+export function writeState(root: string, s: OutletState): void {
+  ensureDir(stateDir(root, s.outlet));
+  writeFileAtomic(join(stateDir(root, s.outlet), 'status.json'), `${JSON.stringify(s)}\n`);
+}
+
+/** Every outlet's last written state, for `attend status` and `attend adapter status`. */
+export function readStates(root: string): OutletState[] {
+  const dir = join(adaptersDir(root), 'state');
+  if (!existsSync(dir)) return [];
+  const out: OutletState[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    try {
+      out.push(JSON.parse(readFileSync(join(dir, name, 'status.json'), 'utf8')) as OutletState);
+    } catch {
+      // Not written yet.
+    }
+  }
+  return out;
+}
+
+/** Claim one runner per bus: a second `attend adapter run` is refused while the first lives. */
+export function lockFile(root: string): string {
+  return join(adaptersDir(root), 'run.pid');
+}
+
+export function tryLock(root: string, pid: number, alive: (pid: number) => boolean): number | null {
+  const file = lockFile(root);
+  ensureDir(adaptersDir(root));
+  for (let i = 0; i < 2; i++) {
+    try {
+      const fd = openSync(file, 'wx', FILE_MODE);
+      appendFileSync(fd, `${pid}\n`);
+      closeSync(fd);
+      return null;
+    } catch {
+      const other = Number(readFileSync(file, 'utf8').trim());
+      if (Number.isInteger(other) && other > 0 && other !== pid && alive(other)) return other;
+      // A runner that died (SIGKILL) left its pid: take over.
+      writeFileAtomic(file, `${pid}\n`);
+      return null;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,127 @@
+// The seam (issue 24 §3, seed 000): what a message for the person becomes at each outlet, and
+// how each outlet's reply is proven to be the person's. The runner (run.ts) knows only Notice,
+// send() and the Inbound checks below; nothing of the bus (routing, policy, the node model)
+// knows an outlet exists.
+
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { neutralize } from '../wire/render.js';
+import type { Outlet } from './config.js';
+
+/** A message for the person, as every outlet is handed it: the body is data, never markup. */
+export interface Notice {
+  id: string;
+  /** Why it is the person's: mail to them, a mention on a shared scope, urgent. */
+  why: 'direct' | 'mention' | 'urgent' | 'held';
+  scope: string;
+  from: string;
+  fromId: string;
+  to: string;
+  re: string | null;
+  urgency: string | null;
+  time: string;
+  sig: string | null;
+  body: string;
+}
+
+/** The outlet said no, or could not be reached: tried again later. */
+export class OutletError extends Error {}
+
+export interface Sent {
+  /** The outlet's own reference for what it shows (a Telegram message_id). */
+  ref?: string;
+}
+
+const TIMEOUT_MS = 10_000;
+
+async function post(url: string, init: { headers: Record<string, string>; body: string }): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(url, { method: 'POST', headers: init.headers, body: init.body, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'error' });
+  } catch (e) {
+    const err = e as Error & { cause?: { code?: string } };
+    throw new OutletError(`unreachable: ${err.cause?.code ?? err.name}`);
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new OutletError(`HTTP ${res.status}`);
+  }
+  return res;
+}
+
+/** HMAC-SHA256, hex, of `${timestamp}.${body}`: the generic webhook's signature both ways. */
+export function webhookSignature(secret: string, timestamp: string, body: string): string {
+  return `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+/** Slack's v0 request signature (api.slack.com/authentication/verifying-requests-from-slack). */
+export function slackSignature(secret: string, timestamp: string, body: string): string {
+  return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+}
+
+/** The text a plain-text outlet shows: one header line, the body with control characters made visible. */
+function plainText(n: Notice, footer: string): string {
+  const lead = n.urgency === 'urgent' ? 'URGENT ' : '';
+  return `${lead}${neutralize(n.from)} → ${neutralize(n.to || n.scope)} (${neutralize(n.scope)}, sig=${n.sig ?? 'none'})\n${neutralize(n.body, { multiline: true })}\n\n${footer}`;
+}
+
+/** Slack reads <…> and &-entities as markup in any text: escaped, the body stays words. */
+const slackEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export async function send(o: Outlet, n: Notice, now: number): Promise<Sent> {
+  switch (o.kind) {
+    case 'webhook': {
+      const body = JSON.stringify({ type: 'attend.message', message: n });
+      const ts = String(Math.floor(now / 1000));
+      await post(o.url, {
+        headers: { 'content-type': 'application/json', 'x-attend-timestamp': ts, 'x-attend-signature': webhookSignature(o.secret, ts, body), 'idempotency-key': n.id },
+        body,
+      });
+      return {};
+    }
+    case 'ntfy': {
+      // Published as JSON to the server's root, so nothing of the message rides in a header.
+      const u = new URL(o.url);
+      const topic = u.pathname.split('/').filter(Boolean).pop() ?? '';
+      const base = `${u.origin}${u.pathname.slice(0, u.pathname.lastIndexOf('/') + 1)}`;
+      const body = JSON.stringify({
+        topic,
+        title: `attend: ${neutralize(n.from)}`,
+        message: plainText(n, `id ${n.id}`),
+        priority: n.urgency === 'urgent' ? 5 : 3,
+        tags: [n.why],
+      });
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': n.id };
+      if (o.token) headers.authorization = `Bearer ${o.token}`;
+      await post(base, { headers, body });
+      return {};
+    }
+    case 'slack': {
+      const text = slackEscape(plainText(n, `reply: /attend ${n.id} <your answer>`));
+      await post(o.url, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, mrkdwn: false, unfurl_links: false, unfurl_media: false }) });
+      return {};
+    }
+    case 'telegram': {
+      // No parse_mode: Telegram shows the text as it is, nothing in it is formatting.
+      const body = JSON.stringify({ chat_id: o.chatId, text: plainText(n, `id ${n.id} (reply to this message to answer)`).slice(0, 4096), link_preview_options: { is_disabled: true } });
+      const res = await post(`${o.api.replace(/\/$/, '')}/bot${o.token}/sendMessage`, { headers: { 'content-type': 'application/json' }, body });
+      const r = (await res.json().catch(() => null)) as { ok?: boolean; result?: { message_id?: number } } | null;
+      if (!r?.ok) throw new OutletError('Telegram answered without ok');
+      return r.result?.message_id !== undefined ? { ref: String(r.result.message_id) } : {};
+    }
+  }
+}
+
+/** Constant-time string equality (a signature or token), false on any length difference. */
+export function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** A signed request is good only this long (s) after its timestamp: a replay later is refused. */
+export const MAX_SKEW_S = 300;
+
+export function freshTimestamp(ts: string | undefined, now: number): boolean {
+  if (ts === undefined || !/^\d{1,12}$/.test(ts)) return false;
+  return Math.abs(now / 1000 - Number(ts)) <= MAX_SKEW_S;
+}

@@ -1,0 +1,152 @@
+// CLI wiring for `attend adapter` (issue 24 §3): outlets that reach the person's phone.
+// Everything of tools/adapters loads lazily (Fastify only for `run`), so no other verb pays.
+
+import type { Command } from 'commander';
+import { createVerbCtx } from '../verbs/context.js';
+import { usageError } from '../wire/errors.js';
+import { neutralize } from '../wire/render.js';
+import { type Registrar, examples } from './registrar.js';
+import type { Ctx } from './context.js';
+
+interface AddFlags {
+  url?: string;
+  secret?: string;
+  signingSecret?: string;
+  token?: string;
+  chatId?: string;
+  secretToken?: string;
+  api?: string;
+  slackUser?: string;
+  json?: boolean;
+}
+
+/** The person's own context: every adapter verb refuses, exit 4, unless this process is the person. */
+const asPerson = (ctx: Ctx) => createVerbCtx({ env: ctx.env, cwd: ctx.cwd, pid: ctx.pid, now: ctx.now, identity: 'human' });
+
+export const registerAdapters: Registrar = (program: Command, ctx, io) => {
+  const adapter = program
+    .command('adapter')
+    .description("reach the person's phone: forward their direct messages, mentions and urgent messages to outlets (webhook, ntfy, Slack, Telegram), and write replies back")
+    .addHelpText(
+      'after',
+      examples([
+        'attend adapter add webhook phone --url https://example.net/hook',
+        'attend adapter add ntfy ntfy --url https://ntfy.sh/my-secret-topic',
+        'attend adapter add slack slack --url https://hooks.slack.com/services/T/B/X --signing-secret "$SLACK_SIGNING_SECRET" --slack-user U0123ABC',
+        'attend adapter add telegram tg --token "$BOT_TOKEN" --chat-id 12345678',
+        'attend adapter listen --port 8787',
+        'attend adapter run',
+        'attend adapter status',
+      ]) + '\nSee docs/adapters.md.\n',
+    );
+
+  adapter
+    .command('add')
+    .description('add an outlet (webhook, ntfy, slack, telegram); secrets it makes are printed once')
+    .argument('<kind>', 'webhook, ntfy, slack or telegram')
+    .argument('<name>', 'the outlet\'s name, [a-z0-9-]{1,32}')
+    .option('--url <url>', 'webhook: where messages are POSTed; ntfy: the topic URL; slack: the incoming webhook URL')
+    .option('--secret <secret>', 'webhook: the HMAC secret both ways (default: a new one, printed once)')
+    .option('--signing-secret <secret>', "slack: the app's signing secret (verifies the slash command's replies)")
+    .option('--slack-user <id>', "slack: the person's member id (U…): only their slash commands are taken")
+    .option('--token <token>', 'telegram: the bot token; ntfy: an access token (optional)')
+    .option('--chat-id <id>', "telegram: the person's chat with the bot")
+    .option('--secret-token <token>', "telegram: the webhook's secret_token (default: a new one, printed once)")
+    .option('--api <url>', 'telegram: the Bot API server (default https://api.telegram.org)')
+    .option('--json', 'print JSON')
+    .action(async (kind: string, name: string, opts: AddFlags) => {
+      const { OUTLET_KINDS, addOutlet, newSecret } = await import('../adapters/config.js');
+      if (!(OUTLET_KINDS as readonly string[]).includes(kind)) throw usageError(`unknown outlet kind '${neutralize(kind)}': one of ${OUTLET_KINDS.join(', ')}`);
+      const p = asPerson(ctx);
+      p.identity();
+      const made: Record<string, string> = {};
+      const input: Record<string, unknown> = { kind, name };
+      if (kind === 'webhook') input.secret = opts.secret ?? (made.secret = newSecret());
+      if (kind === 'slack') {
+        input.signingSecret = opts.signingSecret;
+        input.userId = opts.slackUser;
+      }
+      if (kind === 'telegram') {
+        input.chatId = opts.chatId;
+        input.secretToken = opts.secretToken ?? (made.secretToken = newSecret());
+        if (opts.api) input.api = opts.api;
+      }
+      if (kind !== 'telegram') input.url = opts.url;
+      if (opts.token !== undefined) input.token = opts.token;
+      const { outlet, file } = addOutlet(p.root(), input, ctx.now());
+      if (opts.json) return io.json({ name: outlet.name, kind: outlet.kind, file, ...made });
+      io.out(`added ${outlet.kind} outlet ${outlet.name} to ${file}`);
+      for (const [k, v] of Object.entries(made)) io.out(`${k}: ${v}   (shown once; it is kept in ${file}, mode 0600)`);
+      if (outlet.kind !== 'ntfy') io.out(`replies: POST to the listener's /${outlet.kind === 'webhook' ? 'in' : outlet.kind}/${outlet.name} (attend adapter run prints its address)`);
+    });
+
+  adapter
+    .command('list')
+    .description('the configured outlets (secrets never shown)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const { readConfig, redacted } = await import('../adapters/config.js');
+      const cfg = readConfig(asPerson(ctx).root());
+      const rows = cfg.outlets.map(redacted);
+      if (opts.json) return io.json({ listen: cfg.listen, outlets: rows });
+      if (rows.length === 0) return io.out('no outlets (attend adapter add)');
+      for (const r of rows) io.out(`${String(r.name).padEnd(16)} ${String(r.kind).padEnd(9)} ${neutralize(String(r.where))}${r.inbound ? '' : '  (outbound only)'}`);
+      io.out(`listen: ${cfg.listen.host}:${cfg.listen.port === 0 ? '(a free port)' : cfg.listen.port}`);
+    });
+
+  adapter
+    .command('remove')
+    .description('remove an outlet (its ledger stays until cleanup)')
+    .argument('<name>')
+    .action(async (name: string) => {
+      const { removeOutlet } = await import('../adapters/config.js');
+      const p = asPerson(ctx);
+      p.identity();
+      io.out(`removed ${neutralize(name)} from ${removeOutlet(p.root(), name)}`);
+    });
+
+  adapter
+    .command('listen')
+    .description('where the reply listener binds (127.0.0.1 unless a TLS proxy is in front)')
+    .option('--host <host>', 'the address', '127.0.0.1')
+    .option('--port <port>', 'the port (0: a free one)', '0')
+    .action(async (opts: { host: string; port: string }) => {
+      if (!/^\d{1,5}$/.test(opts.port) || Number(opts.port) > 65535) throw usageError('--port takes 0 to 65535');
+      const { setListen } = await import('../adapters/config.js');
+      const p = asPerson(ctx);
+      p.identity();
+      io.out(`wrote ${setListen(p.root(), opts.host, Number(opts.port))}`);
+    });
+
+  adapter
+    .command('run')
+    .description('forward and take replies until stopped (SIGTERM/SIGINT); prints the listener\'s address')
+    .option('--poll-ms <ms>', 'the longest wait between two walks of the inbox (a change on the bus wakes it at once)', '5000')
+    .action(async (opts: { pollMs: string }) => {
+      if (!/^\d+$/.test(opts.pollMs) || Number(opts.pollMs) < 10) throw usageError('--poll-ms takes whole milliseconds, at least 10');
+      const { adapterRun } = await import('../adapters/run.js');
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      await adapterRun({
+        makeCtx: () => asPerson(ctx),
+        log: (l) => io.err(l),
+        pollMs: Number(opts.pollMs),
+        signal: stop.signal,
+        listening: (url) => io.out(`listening on ${url}`),
+      });
+    });
+
+  adapter
+    .command('status')
+    .description('per outlet: delivered, what waits and why, the next try')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const { adapterHealth } = await import('../adapters/health.js');
+      const { processAlive } = await import('../identity/system.js');
+      const h = adapterHealth(ctx.root(), ctx.now(), (pid) => processAlive(pid, undefined, ctx.procInfo));
+      if (opts.json) return io.json(h);
+      io.out(h.lines.join('\n') || 'no adapter has run here (attend adapter run)');
+    });
+};
