@@ -39,7 +39,14 @@ function setUp(bin, parent, n) {
     run(bin, s, ['send', `hello from s${i}`]);
   }
   run(bin, sessions.at(-1), ['install']);
-  return { n, sessions, me: sessions.at(-1), times: [], full: [], checks: 0 };
+  // The figure is only worth its sessions: every one live in the roster, and doctor speaking
+  // as the last of them (its session check ok), not as a person beside a bus of sleepers.
+  const me = sessions.at(-1);
+  const live = JSON.parse(run(bin, me, ['peers', '--json']).stdout).peers.filter((p) => sessions.some((s) => s.sessionId === p.id));
+  if (live.length !== n) throw new Error(`attend peers lists ${live.length} of the ${n} stand-in sessions as live`);
+  const session = JSON.parse(spawnSync(process.execPath, [bin, 'doctor', '--json'], { cwd: me.cwd, env: me.env, encoding: 'utf8' }).stdout).checks.find((c) => c.name === 'session');
+  if (session?.status !== 'ok' || !session.detail.startsWith(me.sessionId)) throw new Error(`attend doctor does not speak as the stand-in session: ${JSON.stringify(session)}`);
+  return { n, sessions, me, times: [], full: [], checks: 0 };
 }
 
 /** One `attend doctor --json`; `full` puts --no-color first, which the fast path declines. */

@@ -81,7 +81,7 @@ describe('attend completion', () => {
   it('bash completes commands, subcommands and a command’s own options', () => {
     const r = runBin(['completion', 'bash'], { env: bus.env });
     expect(r.exitCode).toBe(0);
-    expect(complete(r.stdout, ['attend', 'se'])).toEqual(['send']);
+    expect(complete(r.stdout, ['attend', 'sen'])).toEqual(['send']);
     expect(complete(r.stdout, ['attend', 'channels', ''])).toEqual(expect.arrayContaining(['create', 'describe', 'pin', 'unpin', '--joined', '--json']));
     expect(complete(r.stdout, ['attend', 'send', '--ch'])).toEqual(['--channel']);
     expect(complete(r.stdout, ['attend', 'inbox', '--limit', '5', '--j'])).toEqual(['--json']);
@@ -97,7 +97,7 @@ describe('attend completion', () => {
     it(`${shell} completes commands, subcommands and a command’s own options`, () => {
       const r = runBin(['completion', shell], { env: bus.env });
       expect(r.exitCode).toBe(0);
-      expect(complete(r.stdout, 'attend se')).toEqual(['send']);
+      expect(complete(r.stdout, 'attend sen')).toEqual(['send']);
       expect(complete(r.stdout, 'attend channels ')).toEqual(expect.arrayContaining(['create', 'describe', 'pin', 'unpin']));
       expect(complete(r.stdout, 'attend relay st')).toEqual(['status']);
       expect(complete(r.stdout, 'attend send --ch')).toEqual(['--channel']);

@@ -50,16 +50,17 @@ describe('a second agent CLI in one directory', () => {
   /**
    * An agent CLI as a real process tree: `node <dir>/<cli>.js` (tools/identity/resolve.ts
    * knows it by its command line) that runs `attend inbox --drain` now, and again once
-   * `again` exists, printing both. The CLI process lives between the two, so it is one agent.
+   * `again` exists, printing both (or another attend command, `run`). The CLI process lives
+   * between the two, so it is one agent.
    */
-  function agentCli(cli: 'codex' | 'gemini', cwd: string, again: string) {
+  function agentCli(cli: 'codex' | 'gemini', cwd: string, again: string, run: string[] = ['inbox', '--drain', '--format', 'plain']) {
     const dir = join(bus.dir, 'clis', cli);
     mkdirSync(dir, { recursive: true });
     const script = join(dir, `${cli}.js`);
     writeFileSync(
       script,
       `const { spawnSync } = require('node:child_process'); const fs = require('node:fs');
-const drain = () => spawnSync(process.execPath, [${JSON.stringify(BIN)}, 'inbox', '--drain', '--format', 'plain'], { encoding: 'utf8' }).stdout;
+const drain = () => spawnSync(process.execPath, [${JSON.stringify(BIN)}, ...${JSON.stringify(run)}], { encoding: 'utf8' }).stdout;
 process.stdout.write('FIRST\\n' + drain() + 'FIRST-DONE\\n');
 const t = setInterval(() => { if (fs.existsSync(${JSON.stringify(again)})) { clearInterval(t); process.stdout.write('SECOND\\n' + drain()); } }, 20);`,
     );
@@ -104,6 +105,24 @@ const t = setInterval(() => { if (fs.existsSync(${JSON.stringify(again)})) { cle
     } finally {
       first.kill();
       await first.exited;
+    }
+  });
+  it('an agent CLI that only asked who it is has its name (what it is, where), is the child of the person who started it, and is reached by that name', async () => {
+    const cwd = join(bus.dir, 'work', 'cli');
+    mkdirSync(cwd, { recursive: true });
+    const codex = agentCli('codex', cwd, join(bus.dir, 'never'), ['whoami', '--json']);
+    try {
+      await waitFor(() => codex.out().includes('FIRST-DONE'), { what: "the codex's whoami" });
+      const who = JSON.parse(codex.out().split('FIRST\n')[1]!.split('FIRST-DONE')[0]!) as { id: string; displayName: string; parent: string | null };
+      const person = (JSON.parse(runBin(['whoami', '--json'], { env: bus.env }).stdout) as { id: string }).id;
+      expect(who).toMatchObject({ id: expect.stringMatching(/^codex-/), displayName: 'codex-cli', parent: person });
+      // Not live (it runs no conduit), yet known by that name: a message to it waits for it.
+      const sent = runBin(['send', '--to', 'codex-cli', '--json', 'for the codex'], { env: bus.env });
+      expect(sent.exitCode, sent.stderr).toBe(0);
+      expect(JSON.parse(sent.stdout).to).toBe(who.id);
+    } finally {
+      codex.kill();
+      await codex.exited;
     }
   });
 });

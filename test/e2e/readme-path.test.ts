@@ -39,10 +39,14 @@ function quickStart(readme: string): { prose: string; commands: string[] } {
   return { prose: section.replace(/```[\s\S]*?```/g, ''), commands };
 }
 
-/** What reached the model of a request: the user side (tool results, posts, hook text), not its own commands. */
+/**
+ * What reached the model of a request: everything but its own turns (tool results, hook text,
+ * and a post through the session's inbox socket, which rides a request as a message of its
+ * own that may follow the user's), not the commands it ran, which name the greetings too.
+ */
 function arrived(req: ApiRequest): string {
   return req.messages
-    .filter((m) => m.role === 'user')
+    .filter((m) => m.role !== 'assistant')
     .map((m) => textOf(m.content))
     .join('\n');
 }
@@ -198,7 +202,8 @@ describe('the README’s quick start, followed by a newcomer', () => {
     };
     const got = (l: 'a' | 'b' | 'c') => ({ greeting: seen[l].includes(`hello from ${prev[l]}`), other: seen[l].includes(`hello from ${next[l]}`) });
     const codexSaw = model.turns.at(-1)?.results.map((r) => r.output.slice(-400)).join('\n---\n');
-    expect({ a: got('a'), b: got('b'), c: got('c') }, `codex: ${codexSaw}\nwho: ${JSON.stringify(who)}`).toEqual({
+    const claudeSaw = (l: 'a' | 'b') => seen[l].slice(-1500);
+    expect({ a: got('a'), b: got('b'), c: got('c') }, `codex: ${codexSaw}\nclaude a: ${claudeSaw('a')}\nclaude b: ${claudeSaw('b')}\nwho: ${JSON.stringify(who)}`).toEqual({
       a: { greeting: true, other: false },
       b: { greeting: true, other: false },
       c: { greeting: true, other: false },

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { type IdentityReaders, type ProcInfo, type SessionRecord, MAX_HOPS, declaredAgentId, isDeclaredAgentId, normalizeOrigin, resolveIdentity, resolveStartedFor } from '../../tools/identity/resolve.js';
 import { isGlobalId } from '../../tools/wire/hosts.js';
 import { sanitizeMemberId } from '../../tools/wire/envelope.js';
+import { findParent } from '../../tools/identity/lineage.js';
 import { parseProcStat, parseSessionRecord, procInfoFromProc, procInfoFromPs } from '../../tools/identity/system.js';
 
 const SID = '11111111-2222-4333-8444-555555555555';
@@ -295,6 +296,24 @@ describe('identity: agents that are not Claude Code (issue #10 §17)', () => {
     const procs = { 500: { ppid: 400, start: '5000' }, 400: { ppid: 300, start: '4000' }, 300: { ppid: 200, start: '3000' }, 200: { ppid: 1, start: '2000' }, 1: { ppid: 0, start: '1' } };
     const id = resolveIdentity(readers({ env: { CLAUDE_PID: '200', CLAUDE_CODE_SESSION_ID: SID }, procs, commands: { 300: ['/usr/local/bin/codex'] }, records: { 200: rec(200, { procStart: '2000' }) } }));
     expect(id).toMatchObject({ kind: 'agent', via: 'agent-cli' });
+  });
+
+  it("an agent CLI's parent is the person at whose terminal it started, or the session whose tool started it (lineage climbs from the CLI's process)", () => {
+    // From a terminal: the person's child, so in one group with the sessions the person started.
+    const fromTerminal = readers({ env: {}, username: 'aaron', procs: chainNumeric, commands: { 400: ['/bin/bash'], 300: ['/usr/local/bin/codex'] } });
+    const a = resolveIdentity(fromTerminal);
+    expect(a).toMatchObject({ via: 'agent-cli', cliPid: 300 });
+    expect(a.pid).toBeUndefined();
+    expect(findParent(a, fromTerminal)).toBe('aaron');
+    // From a session's tool: that session's child.
+    const procs = { 500: { ppid: 400, start: '5000' }, 400: { ppid: 300, start: '4000' }, 300: { ppid: 200, start: '3000' }, 200: { ppid: 1, start: '2000' }, 1: { ppid: 0, start: '1' } };
+    const underSession = readers({ env: {}, username: 'aaron', procs, commands: { 300: ['/usr/local/bin/codex'] }, records: { 200: rec(200, { procStart: '2000' }) } });
+    const b = resolveIdentity(underSession);
+    expect(b.via).toBe('agent-cli');
+    expect(findParent(b, underSession)).toBe(SID);
+    // A declared agent has no process to climb from: no parent.
+    const declared = readers({ env: { ATTEND_AGENT: 'bot' }, username: 'aaron', procs: chain });
+    expect(findParent(resolveIdentity(declared), declared)).toBeUndefined();
   });
 
 });

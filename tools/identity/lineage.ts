@@ -5,12 +5,14 @@
 import { type Identity, type IdentityReaders, MAX_HOPS, recordMatches } from './resolve.js';
 
 /**
- * The parent of a resolved identity: the nearest ancestor of its Claude Code process that is
- * itself a live session, else the human (for a session), else none (a human is a root).
+ * The parent of a resolved identity: the nearest ancestor of its Claude Code process (or of
+ * its agent CLI's process) that is itself a live session, else the human (for a session or an
+ * agent CLI), else none (a human is a root; a declared agent has no process to climb from).
  */
-export function findParent(who: Pick<Identity, 'kind' | 'id' | 'pid' | 'user'>, r: IdentityReaders): string | undefined {
-  if (who.kind !== 'agent' || who.pid === undefined) return undefined;
-  let info = r.procInfo(who.pid);
+export function findParent(who: Pick<Identity, 'kind' | 'id' | 'pid' | 'user' | 'cliPid'>, r: IdentityReaders): string | undefined {
+  const from = who.pid ?? who.cliPid;
+  if (who.kind !== 'agent' || from === undefined) return undefined;
+  let info = r.procInfo(from);
   for (let hop = 1; hop <= MAX_HOPS && info && info.ppid > 1; hop++) {
     const pid = info.ppid;
     info = r.procInfo(pid);

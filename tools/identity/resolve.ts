@@ -109,6 +109,13 @@ export interface Identity {
    * context refuses it, exit 4): it is not that session, and it must not pass for the person.
    */
   refused?: string;
+  /**
+   * An agent CLI's own process (via 'agent-cli'): where its lineage is climbed from, so a Codex
+   * started from a person's terminal is that person's child (in one group with the sessions
+   * the person started) and one started from a session's tool is that session's. Not `pid`,
+   * which names a Claude Code process.
+   */
+  cliPid?: number;
 }
 
 export const MAX_HOPS = 15;
@@ -171,8 +178,10 @@ function humanIdentity(r: IdentityReaders, reason: string): Identity {
 }
 
 /** An agent that is not Claude Code: its own id (so its own ledger), kind agent. */
-function otherAgentIdentity(r: IdentityReaders, id: string, via: 'agent-cli' | 'declared', reason: string): Identity {
-  return { resolved: false, reason, kind: 'agent', id, from: `agent:${id}`, origin: normalizeOrigin(r.cwd), user: humanUser(r), via };
+function otherAgentIdentity(r: IdentityReaders, id: string, via: 'agent-cli' | 'declared', reason: string, cliPid?: number): Identity {
+  const who: Identity = { resolved: false, reason, kind: 'agent', id, from: `agent:${id}`, origin: normalizeOrigin(r.cwd), user: humanUser(r), via };
+  if (cliPid !== undefined) who.cliPid = cliPid;
+  return who;
 }
 
 /**
@@ -242,7 +251,7 @@ export function resolveIdentity(r: IdentityReaders): Identity {
     if (agent) {
       // One id per running instance: the pid and its start time, so a recycled pid is another agent.
       const id = `${agent}-${pid.toString(36)}${info.start ? `.${Number(info.start).toString(36)}` : ''}`;
-      return otherAgentIdentity(r, id, 'agent-cli', `ancestor pid ${pid} (${hop} up) is the ${agent} agent CLI`);
+      return otherAgentIdentity(r, id, 'agent-cli', `ancestor pid ${pid} (${hop} up) is the ${agent} agent CLI`, pid);
     }
     if (pid === 1) break;
   }

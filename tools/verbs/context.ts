@@ -190,7 +190,7 @@ function sandboxIdentity(addr: SignerAddress, root: string, cwd: string, user: s
 }
 
 /** Record a session's parent the first time attend sees it (issue 14 §1); best effort. */
-function noteLineage(getRoot: () => string, who: Pick<Identity, 'kind' | 'id' | 'pid' | 'user'>, readers: IdentityReaders): void {
+function noteLineage(getRoot: () => string, who: Pick<Identity, 'kind' | 'id' | 'pid' | 'user' | 'cliPid'>, readers: IdentityReaders): void {
   if (who.kind !== 'agent') return;
   try {
     const root = getRoot();

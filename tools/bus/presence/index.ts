@@ -3,7 +3,7 @@
 // file is the only way into presence.
 
 export { type Delivery, deliveryOf, HEARTBEAT_FRESH_MS, isFresh, readPresence, removePresence, writePresence } from './heartbeats.js';
-export { knownNamesSource, readKnownNames, rememberParties } from './names.js';
+export { knownNamesSource, nameParties, readKnownNames, rememberParties } from './names.js';
 export { knownParties, remoteHostOf } from './known.js';
 export { readRegistry, registeredAlive } from './registry.js';
 export { importedLog, localHostName, peersEverywhere, readImported, readRemoteRoster, relayHealth, type RelayHealth, relayStateDir, relayWaiting, type RelayWaiting, waitingText, type RemoteMember, remoteMembers, type RemoteRoster, writeRemoteRoster } from './remote.js';
