@@ -114,7 +114,9 @@ describe('the CLI’s grammar', () => {
     expect(groups.map((g) => g.path.join(' '))).toEqual(expect.arrayContaining(['relay', 'channels']));
     for (const { cmd, path } of groups) {
       const sub = cmd.commands.find((c) => c.name() !== 'help')?.name() ?? '';
-      const typo = `${sub.slice(0, 1)}${sub.slice(2, 3)}${sub.slice(1, 2)}${sub.slice(3)}`;
+      // Two letters swapped; where they are the same letter (`add`), the last one changed.
+      const swapped = `${sub.slice(0, 1)}${sub.slice(2, 3)}${sub.slice(1, 2)}${sub.slice(3)}`;
+      const typo = swapped !== sub ? swapped : `${sub.slice(0, -1)}${sub.endsWith('x') ? 'y' : 'x'}`;
       const r = await run([...path, typo]);
       expect(r.exitCode, `attend ${path.join(' ')} ${typo}`).toBe(2);
       expect(r.stderr).toBe(`attend: unknown subcommand '${typo}' for 'attend ${path.join(' ')}' (Did you mean ${sub}?)\n`);
