@@ -5,9 +5,9 @@
 
 import { StrictMode, useEffect, useMemo, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { SendResponse, SessionResponse, WebEvent, type WebMessage, type WebPeer } from '../tools/web/schema.js';
+import { OwnerView, SendResponse, SessionResponse, ThreadResponse, type TreeNode, WebEvent, type WebMessage, type WebPeer } from '../tools/web/schema.js';
 
-type View = { kind: 'all' } | { kind: 'open' } | { kind: 'direct' } | { kind: 'channel'; name: string };
+type View = { kind: 'all' } | { kind: 'open' } | { kind: 'direct' } | { kind: 'channel'; name: string } | { kind: 'owner' } | { kind: 'thread'; id: string };
 
 interface Status {
   text: string;
@@ -35,16 +35,27 @@ function hhmm(t: number): string {
   return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
 }
 
-function Message({ m, onReply, selected }: { m: WebMessage; onReply(m: WebMessage): void; selected: boolean }) {
+function Message({ m, onReply, onThread, selected }: { m: WebMessage; onReply?(m: WebMessage): void; onThread?(m: WebMessage): void; selected?: boolean }) {
   return (
-    <article className="msg" tabIndex={0} data-id={m.id} aria-current={selected} onKeyDown={(e) => e.key === 'r' && (e.preventDefault(), onReply(m))}>
+    <article className="msg" tabIndex={0} data-id={m.id} aria-current={selected} onKeyDown={(e) => {
+        if (e.target !== e.currentTarget) return;
+        if (e.key === 'r' && onReply) (e.preventDefault(), onReply(m));
+        if (e.key === 't' && onThread) (e.preventDefault(), onThread(m));
+      }}>
       <div className="hdr">{m.header}</div>
       <div className="meta">
         <b>{m.fromName}</b> → {m.toLabel} · {m.scope} · {hhmm(m.time)}
         {m.urgent ? ' · URGENT' : ''} <span className={`sig-${m.sig ?? 'none'}`}>sig={m.sig ?? 'none'}</span>{' '}
-        <button type="button" onClick={() => onReply(m)} aria-label={`reply to ${m.fromName}`}>
-          reply
-        </button>
+        {onReply ? (
+          <button type="button" className="reply" onClick={() => onReply(m)} aria-label={`reply to ${m.fromName}`}>
+            reply
+          </button>
+        ) : null}{' '}
+        {onThread ? (
+          <button type="button" className="thread" onClick={() => onThread(m)} aria-label="show the thread">
+            thread
+          </button>
+        ) : null}
       </div>
       <div className="body">{m.body}</div>
     </article>
@@ -73,6 +84,151 @@ function Roster({ peers }: { peers: WebPeer[] }) {
   );
 }
 
+function Tree({ nodes }: { nodes: TreeNode[] }) {
+  if (nodes.length === 0) return null;
+  return (
+    <ul className="tree">
+      {nodes.map((n) => (
+        <li key={n.id} data-node={n.id}>
+          <span className={n.live ? '' : 'gone'}>{n.name}</span>
+          {n.live ? '' : ' (not live)'}
+          <Tree nodes={n.children} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+async function post(path: string, csrf: string, body: unknown): Promise<{ ok: boolean; json: Record<string, unknown> }> {
+  const r = await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json', 'csrf-token': csrf }, body: JSON.stringify(body) });
+  return { ok: r.ok, json: (await r.json()) as Record<string, unknown> };
+}
+
+function Owner({ tick, csrf, say }: { tick: number; csrf: string | null; say(s: Status): void }) {
+  const [view, setView] = useState<OwnerView | null>(null);
+  const [again, setAgain] = useState(0);
+  const [grant, setGrant] = useState({ verb: 'allow' as 'allow' | 'deny', from: '', to: '', both: false });
+  useEffect(() => {
+    let live = true;
+    void fetch('/api/owner', { credentials: 'same-origin' })
+      .then((r) => r.json())
+      .then((j) => live && setView(OwnerView.parse(j)))
+      .catch((e: unknown) => say({ text: `cannot read the owner's view: ${String(e)}`, error: true }));
+    return () => {
+      live = false;
+    };
+  }, [tick, again]);
+  if (!view) return <div className="owner">loading…</div>;
+  const change = async (path: string, body: unknown, done: string) => {
+    if (!csrf) return;
+    const r = await post(path, csrf, body);
+    say(r.ok ? { text: done, error: false } : { text: `refused: ${String(r.json.error)}`, error: true });
+    setAgain((n) => n + 1);
+  };
+  const p = view.policy;
+  return (
+    <div className="owner">
+      <section aria-label="held messages">
+        <h2>Held back ({view.held.length})</h2>
+        {view.held.length === 0 ? <p>Nothing is held.</p> : null}
+        {view.held.map((m) => (
+          <div key={`${m.id}/${m.scope}`} className="held">
+            <div className="reason">held: {m.reason}</div>
+            <Message m={m} />
+          </div>
+        ))}
+      </section>
+      <section aria-label="sent messages">
+        <h2>Sent, and who was shown it</h2>
+        {view.sent.length === 0 ? <p>You have sent nothing on this bus.</p> : null}
+        {view.sent.map((r) => (
+          <div key={r.message.id} className="sent" data-id={r.message.id}>
+            <Message m={r.message} />
+            <div className="shown">
+              shown to: {r.recipients.filter((x) => x.shown).map((x) => x.name).join(', ') || 'nobody yet'}
+              {r.recipients.some((x) => !x.shown) ? `; not yet: ${r.recipients.filter((x) => !x.shown).map((x) => x.name).join(', ')}` : ''}
+            </div>
+          </div>
+        ))}
+      </section>
+      <section aria-label="lineage">
+        <h2>Lineage</h2>
+        <Tree nodes={view.tree} />
+      </section>
+      <section aria-label="policy">
+        <h2>Policy</h2>
+        {view.policyError ? <p className="status error">{view.policyError}</p> : null}
+        <form
+          className="policy"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const f = new FormData(e.currentTarget);
+            void change('/api/policy', { mode: String(f.get('mode')), open: String(f.get('open')) }, 'policy changed');
+          }}
+        >
+          <label>
+            mode{' '}
+            <select name="mode" defaultValue={p.mode} key={`m${p.mode}`}>
+              <option>groups</option>
+              <option>family</option>
+            </select>
+          </label>{' '}
+          <label>
+            who posts to #open{' '}
+            <select name="open" defaultValue={p.open} key={`o${p.open}`}>
+              {['everyone', 'family', 'top', 'humans', 'granted'].map((o) => (
+                <option key={o}>{o}</option>
+              ))}
+            </select>
+          </label>{' '}
+          max depth {p.maxDepth}
+          {p.claims ? `, claims ${p.claims}` : ''} <button type="submit">change</button>
+        </form>
+        <ul className="grants">
+          {p.allow.map((g, i) => (
+            <li key={`a${i}`}>allow {g.from} → {g.to}{g.channel ? ` in #${g.channel}` : ''}</li>
+          ))}
+          {p.deny.map((g, i) => (
+            <li key={`d${i}`}>deny {g.from} → {g.to}{g.channel ? ` in #${g.channel}` : ''}</li>
+          ))}
+        </ul>
+        <form
+          className="grant"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void change('/api/grant', { verb: grant.verb, from: grant.from, to: grant.to, ...(grant.both ? { both: true } : {}) }, `${grant.verb}: ${grant.from} → ${grant.to}`);
+          }}
+        >
+          <select aria-label="allow or deny" value={grant.verb} onChange={(e) => setGrant({ ...grant, verb: e.target.value === 'deny' ? 'deny' : 'allow' })}>
+            <option>allow</option>
+            <option>deny</option>
+          </select>
+          <input aria-label="from" name="from" placeholder="from" value={grant.from} onChange={(e) => setGrant({ ...grant, from: e.target.value })} />
+          <input aria-label="to" name="to" placeholder="to" value={grant.to} onChange={(e) => setGrant({ ...grant, to: e.target.value })} />
+          <label>
+            <input type="checkbox" checked={grant.both} onChange={(e) => setGrant({ ...grant, both: e.target.checked })} /> both ways
+          </label>
+          <button type="submit">apply</button>
+        </form>
+      </section>
+    </div>
+  );
+}
+
+function Thread({ id, tick, say }: { id: string; tick: number; say(s: Status): void }) {
+  const [ms, setMs] = useState<WebMessage[] | null>(null);
+  useEffect(() => {
+    void fetch(`/api/thread?id=${encodeURIComponent(id)}`, { credentials: 'same-origin' })
+      .then(async (r) => {
+        const j: unknown = await r.json();
+        if (!r.ok) return say({ text: `no thread: ${String((j as { error?: string }).error)}`, error: true });
+        setMs(ThreadResponse.parse(j).messages);
+      })
+      .catch((e: unknown) => say({ text: String(e), error: true }));
+  }, [id, tick]);
+  return <div className="thread-view">{(ms ?? []).map((m) => <Message key={`${m.id}/${m.scope}`} m={m} />)}</div>;
+}
+
 function App() {
   const [messages, setMessages] = useState<WebMessage[]>([]);
   const [peers, setPeers] = useState<WebPeer[]>([]);
@@ -85,6 +241,7 @@ function App() {
   const [view, setView] = useState<View>({ kind: 'all' });
   const [draft, setDraft] = useState('');
   const [replyTo, setReplyTo] = useState<WebMessage | null>(null);
+  const [tick, setTick] = useState(0);
   const feedRef = useRef<HTMLDivElement>(null);
   const input = useRef<HTMLTextAreaElement>(null);
 
@@ -104,6 +261,7 @@ function App() {
       const parsed = WebEvent.safeParse(JSON.parse(String(e.data)));
       if (!parsed.success) return setStatus({ text: 'an event did not match the schema; ignored', error: true });
       const ev = parsed.data;
+      if (ev.type !== 'status' && ev.type !== 'hello') setTick((n) => n + 1);
       if (ev.type === 'history') setMessages(ev.messages);
       else if (ev.type === 'arrived') setMessages((ms) => {
         const have = new Set(ms.map((m) => `${m.id}/${m.scope}`));
@@ -119,6 +277,7 @@ function App() {
   }, []);
 
   const shown = messages.filter((m) => view.kind === 'all' || (view.kind === 'channel' ? m.kind === 'channel' && m.channel === view.name : m.kind === view.kind));
+  const say = (s: Status) => setStatus(s);
   useEffect(() => {
     const f = feedRef.current;
     if (f) f.scrollTop = f.scrollHeight;
@@ -144,8 +303,11 @@ function App() {
     ['#open', { kind: 'open' }],
     ['direct', { kind: 'direct' }],
     ...channels.map((c): [string, View] => [`#${c}`, { kind: 'channel', name: c }]),
+    ['owner', { kind: 'owner' }],
   ];
   const same = (a: View, b: View) => a.kind === b.kind && (a.kind !== 'channel' || (b.kind === 'channel' && a.name === b.name));
+  const onReply = (x: WebMessage) => (setReplyTo(x), input.current?.focus());
+  const onThread = (x: WebMessage) => setView({ kind: 'thread', id: x.id });
   return (
     <div className="app">
       <header>
@@ -160,9 +322,13 @@ function App() {
       </header>
       <div className="main">
         <div className="feed" ref={feedRef} role="log" aria-label="messages">
-          {shown.map((m) => (
-            <Message key={`${m.id}/${m.scope}`} m={m} selected={replyTo?.id === m.id} onReply={(x) => (setReplyTo(x), input.current?.focus())} />
-          ))}
+          {view.kind === 'owner' ? (
+            <Owner tick={tick} csrf={csrf} say={say} />
+          ) : view.kind === 'thread' ? (
+            <Thread id={view.id} tick={tick} say={say} />
+          ) : (
+            shown.map((m) => <Message key={`${m.id}/${m.scope}`} m={m} selected={replyTo?.id === m.id} onReply={onReply} onThread={onThread} />)
+          )}
         </div>
         <Roster peers={peers} />
       </div>

@@ -3,10 +3,15 @@
 // CI installs chromium through .ci/run.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { BIN, type FakeSession, fakeSession, makeTempBus, runBin, type TempBus, waitFor } from '../helpers/bus.js';
+import { scopeDir } from '../../tools/bus/store/layout.js';
+import { attendKey } from '../../tools/wire/names.js';
+import { ids } from '../helpers/delivery.js';
+import { BIN, ME, type FakeSession, fakeSession, makeTempBus, runBin, type TempBus, waitFor } from '../helpers/bus.js';
 
 // The callbacks below run in the page; the test's own types have no DOM (tsconfig lib), so
 // they see elements through this much of one.
@@ -52,7 +57,11 @@ afterEach(async () => {
   if (web && web.exitCode === null) {
     const exited = new Promise((r) => web.once('exit', r));
     web.kill('SIGTERM');
-    await exited;
+    const stopped = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(r, 10_000, false))]);
+    if (!stopped) {
+      web.kill('SIGKILL');
+      throw new Error(`attend web did not stop within 10 s of SIGTERM; output:\n${out}`);
+    }
   }
   nick.kill();
   bus.cleanup();
@@ -108,8 +117,8 @@ describe('attend web', () => {
     const id = JSON.parse(sent.stdout).id as string;
     const { login } = await startWeb();
     await page.goto(login);
-    await waitFor(() => page.$(`.msg[data-id="${id}"] button`), { what: 'the message' });
-    await page.click(`.msg[data-id="${id}"] button`);
+    await waitFor(() => page.$(`.msg[data-id="${id}"] button.reply`), { what: 'the message' });
+    await page.click(`.msg[data-id="${id}"] button.reply`);
     await page.type('textarea[name=draft]', 'the answer');
     await page.keyboard.press('Enter');
     await waitFor(() => {
@@ -179,6 +188,65 @@ describe('attend web', () => {
     }, { what: 'Nick live' });
     nick.kill();
     await waitFor(async () => (await nickStatus()) === 'gone', { what: 'Nick gone', timeoutMs: 15_000 });
+  });
+
+  it("shows the owner what is held and why, the lineage, who was shown what they sent; a grant goes through attend allow", async () => {
+    const ann = fakeSession(bus, { name: 'Ann' });
+    try {
+      mkdirSync(join(bus.root, 'lineage'), { recursive: true, mode: 0o700 });
+      writeFileSync(join(bus.root, 'lineage', nick.sessionId), `${ME}\n`, { mode: 0o600 });
+      expect(runBin(['policy', '--mode', 'groups'], { env: bus.env }).exitCode).toBe(0);
+      // Ann is in no group with Nick: a file she writes to his tray by hand is held.
+      const dir = scopeDir(bus.root, { kind: 'tray', key: attendKey(nick.cwd) });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      writeFileSync(join(dir, `${ids()()}.signal`), `claude:${ann.sessionId}|p|/p|from_kind:agent|from_id:${ann.sessionId}|to:${nick.sessionId}|cross-group order\n`, { mode: 0o600 });
+
+      const { login } = await startWeb();
+      await page.goto(login);
+      await waitFor(() => page.$('textarea[name=draft]'), { what: 'the page' });
+      await page.type('textarea[name=draft]', '@Nick ping from the owner');
+      await page.keyboard.press('Enter');
+      await waitFor(async () => (await page.$eval('[role=status]', textOf).catch(() => '')).startsWith('sent to'), { what: 'the send result' });
+
+      const buttons = await page.$$('header nav button');
+      let owner = null;
+      for (const b of buttons) if ((await b.evaluate(textOf)) === 'owner') owner = b;
+      expect(owner).not.toBeNull();
+      await owner!.click();
+      const section = (label: string) => page.$eval(`section[aria-label="${label}"]`, textOf).catch(() => '');
+      await waitFor(async () => (await section('held messages')).includes('cross-group order'), { what: 'the held message' });
+      expect(await section('held messages')).toContain(`held: refused by policy: no grant from ${ann.sessionId} to ${nick.sessionId}`);
+      await waitFor(async () => (await section('sent messages')).includes('ping from the owner'), { what: 'the sent message' });
+      expect(await section('sent messages')).toMatch(/(shown to|not yet): Nick/);
+      // The lineage: Nick under the person.
+      await waitFor(() => page.$(`section[aria-label=lineage] li[data-node="${ME}"] li[data-node="${nick.sessionId}"]`), { what: 'Nick under the person in the tree' });
+
+      // A grant through the form is attend allow's.
+      await page.type('form.grant input[name=from]', ann.sessionId);
+      await page.type('form.grant input[name=to]', nick.sessionId);
+      await page.click('form.grant button[type=submit]');
+      await waitFor(() => {
+        const g = JSON.parse(runBin(['grants', '--json'], { env: bus.env }).stdout) as { allow: { from: string; to: string }[] };
+        return g.allow.some((x) => x.from === ann.sessionId && x.to === nick.sessionId);
+      }, { what: 'the grant in attend grants' });
+      // Now it is not held: the owner's view says so when asked again.
+      await waitFor(async () => (await section('held messages')).includes('Nothing is held'), { what: 'nothing held after the grant' });
+    } finally {
+      ann.kill();
+    }
+  });
+
+  it('shows a thread', async () => {
+    const first = JSON.parse(runBin(['send', '--json', 'thread start'], { env: nick.env }).stdout).id as string;
+    expect(runBin(['reply', '--re', first, 'thread reply'], { env: bus.env }).exitCode).toBe(0);
+    const { login } = await startWeb();
+    await page.goto(login);
+    await waitFor(() => page.$(`.msg[data-id="${first}"] button.thread`), { what: 'the message' });
+    await page.click(`.msg[data-id="${first}"] button.thread`);
+    await waitFor(async () => {
+      const t = await page.$eval('.thread-view', textOf).catch(() => '');
+      return t.includes('thread start') && t.includes('thread reply');
+    }, { what: 'the thread view' });
   });
 
   it('refuses a non-loopback address without TLS', () => {

@@ -72,3 +72,58 @@ export const ErrorResponse = z.object({ error: z.string() });
 
 export const SessionResponse = z.object({ me: z.string(), meName: z.string(), csrf: z.string() });
 export type SessionResponse = z.infer<typeof SessionResponse>;
+
+/** A message the gate holds back, with why (the owner's `attend inbox --held`). */
+export const HeldMessage = WebMessage.extend({ reason: z.string() });
+
+/** One message the person sent, and who has been shown it (`attend inbox --sent`). */
+export const SentRow = z.object({
+  message: WebMessage,
+  recipients: z.array(z.object({ id: z.string(), name: z.string(), shown: z.boolean() })),
+});
+
+/** The lineage (`attend peers --tree`): who started whom, named. */
+export interface TreeNode {
+  id: string;
+  name: string;
+  live: boolean;
+  children: TreeNode[];
+}
+export const TreeNode: z.ZodType<TreeNode> = z.lazy(() => z.object({ id: z.string(), name: z.string(), live: z.boolean(), children: z.array(TreeNode) }));
+
+const WebGrant = z.object({ from: z.string(), to: z.string(), channel: z.string().optional() });
+
+/** The person's view (GET /api/owner): held messages, sent messages with who saw them, the policy, the lineage. */
+export const OwnerView = z.object({
+  held: z.array(HeldMessage),
+  sent: z.array(SentRow),
+  policy: z.object({ mode: z.string(), open: z.string(), maxDepth: z.number(), claims: z.string().optional(), allow: z.array(WebGrant), deny: z.array(WebGrant) }),
+  policyError: z.string().optional(),
+  tree: z.array(TreeNode),
+});
+export type OwnerView = z.infer<typeof OwnerView>;
+
+/** POST /api/grant: `attend allow` / `attend deny` (the verb checks its own input again). */
+export const GrantRequest = z
+  .object({
+    verb: z.enum(['allow', 'deny']),
+    from: z.string().trim().min(1).max(200),
+    to: z.string().trim().min(1).max(200),
+    both: z.boolean().optional(),
+    channel: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type GrantRequest = z.infer<typeof GrantRequest>;
+
+/** POST /api/policy: `attend policy` (mode, who posts to #open, depth, claims). */
+export const PolicyRequest = z
+  .object({
+    mode: z.enum(['family', 'groups']).optional(),
+    open: z.enum(['everyone', 'family', 'top', 'humans', 'granted']).optional(),
+    maxDepth: z.number().int().min(1).max(64).optional(),
+    claims: z.enum(['warn', 'ask', 'deny']).optional(),
+  })
+  .strict();
+
+/** GET /api/thread?id=: the thread a message is in (`attend inbox --thread`), oldest first. */
+export const ThreadResponse = z.object({ messages: z.array(WebMessage) });

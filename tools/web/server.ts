@@ -29,7 +29,12 @@ import { runSend } from '../verbs/send.js';
 import { addresseeLabel, lastSeen, nameLookup, partyLabel, reachText, scopeName } from '../wire/display.js';
 import { errorLine } from '../chat/hints.js';
 import { messageHeader, neutralize } from '../wire/render.js';
-import { ErrorResponse, SendRequest, SendResponse, SessionResponse, WebEvent, type WebMessage, type WebPeer } from './schema.js';
+import { readInbox, runThread } from '../verbs/inbox.js';
+import { runSent } from '../verbs/delivery.js';
+import { runAllow, runDeny, runGrants } from '../verbs/trust/grants.js';
+import { runTree } from '../verbs/trust/lineage.js';
+import { runPolicy } from '../verbs/trust/policy.js';
+import { ErrorResponse, GrantRequest, OwnerView, PolicyRequest, SendRequest, SendResponse, SessionResponse, ThreadResponse, type TreeNode, WebEvent, type WebMessage, type WebPeer } from './schema.js';
 
 /** How long the printed login URL works, once. */
 export const LOGIN_TTL_MS = 120_000;
@@ -97,6 +102,14 @@ form.compose textarea{flex:1;min-width:10em;font:inherit}
 .machine{font-weight:bold;margin-top:.5em}
 .peer{font-size:13px}
 .gone{color:#888}
+.owner h2{font-size:15px;margin:.8em 0 .3em}
+.held .reason{color:#b00;font-size:12px}
+.sent .shown{font-size:12px;color:#333;margin:0 0 .6em .5em}
+ul.tree,ul.tree ul{list-style:none;margin:0;padding-left:1.2em;border-left:1px solid #999}
+ul.tree li{position:relative;padding:.1em 0 .1em .6em}
+ul.tree li::before{content:'';position:absolute;left:0;top:.8em;width:.5em;border-top:1px solid #999}
+form.grant,form.policy{display:flex;gap:.4em;flex-wrap:wrap;align-items:center;margin:.3em 0}
+button:focus,select:focus,input:focus,textarea:focus{outline:2px solid #36c}
 @media (max-width:640px){.main{flex-direction:column}.roster{width:auto;border-left:0;border-top:1px solid #ccc;max-height:30vh}}
 </style></head>
 <body><div id="root"></div><script nonce="${nonce}" src="/app.js"></script></body></html>`;
@@ -108,12 +121,15 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   const scheme = opts.tls ? 'https' : 'http';
   const app = Fastify({
     logger: false,
+    // An open event stream (or a browser's reconnect to one) must not hold the close up.
+    forceCloseConnections: true,
     bodyLimit: 128 * 1024,
     ...(opts.tls ? { https: { key: readFileSync(opts.tls.key), cert: readFileSync(opts.tls.cert) } } : {}),
   });
   await app.register(fastifyCookie, { secret: token() });
   await app.register(fastifyCsrf, { cookieOpts: { path: '/', sameSite: 'strict', httpOnly: true, signed: true, secure: !!opts.tls } });
 
+  let closed = false;
   const logins = new Map<string, number>(); // token -> expiry (ms)
   const sessions = new Set<string>();
   let origin = '';
@@ -283,6 +299,10 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       void refuse(reply, 401, 'not logged in');
       return;
     }
+    if (closed) {
+      void refuse(reply, 503, 'attend web is stopping');
+      return;
+    }
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
@@ -303,6 +323,76 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       // resolves `to` names exactly as `attend send --to` does.
       const r = b.re !== undefined ? actions.reply(b.re, b.body) : runSend(opts.makeCtx(), { message: b.body, channel: b.channel, to: b.to });
       return SendResponse.parse({ id: r.id, to: r.to, notes: r.notes });
+    } catch (err) {
+      return refuse(reply, 422, errorLine(err));
+    }
+  });
+
+  // The person's view: what the gate holds, what they sent and who saw it, the policy and the
+  // lineage, read through the same verbs as `attend inbox --held`, `inbox --sent`, `grants`
+  // and `peers --tree`. Read on request (the page asks again when something changes).
+  const HELD_MAX = 100;
+  const SENT_MAX = 50;
+  app.get('/api/owner', async (req, reply) => {
+    if (!authed(req)) return refuse(reply, 401, 'not logged in');
+    const ctx = opts.makeCtx();
+    const held = readInbox(ctx, { held: true })
+      .slice(0, HELD_MAX)
+      .map((m) => ({ ...toWeb(m), reason: neutralize(m.heldReason ?? 'held') }));
+    const sent = runSent(ctx, { limit: SENT_MAX }).messages.map((r) => ({
+      message: toWeb(r.message),
+      recipients: r.recipients.map((x) => ({ id: x.id, name: neutralize(x.name), shown: x.shown })),
+    }));
+    let policy: OwnerView['policy'] = { mode: '?', open: '?', maxDepth: 0, allow: [], deny: [] };
+    let policyError: string | undefined;
+    try {
+      const p = runGrants(ctx).policy;
+      const g = (x: { from: string; to: string; channel?: string | undefined }) => ({ from: neutralize(x.from), to: neutralize(x.to), ...(x.channel !== undefined ? { channel: neutralize(x.channel) } : {}) });
+      policy = { mode: p.mode, open: p.open, maxDepth: p.maxDepth, ...(p.claims !== undefined ? { claims: p.claims } : {}), allow: p.allow.map(g), deny: p.deny.map(g) };
+    } catch (err) {
+      policyError = errorLine(err);
+    }
+    const t = runTree(ctx);
+    const liveIds = new Set(t.live.map((p) => p.id));
+    const n = names();
+    const named = (x: { id: string; children: { id: string; children: unknown[] }[] }): TreeNode => ({
+      id: x.id,
+      name: neutralize(n.name(x.id)),
+      live: liveIds.has(x.id),
+      children: (x.children as { id: string; children: { id: string; children: unknown[] }[] }[]).map(named),
+    });
+    return OwnerView.parse({ held, sent, policy, ...(policyError !== undefined ? { policyError } : {}), tree: t.tree.map(named) });
+  });
+
+  app.get('/api/thread', async (req, reply) => {
+    if (!authed(req)) return refuse(reply, 401, 'not logged in');
+    const id = (req.query as { id?: unknown }).id;
+    if (typeof id !== 'string' || id.length === 0 || id.length > 200) return refuse(reply, 400, 'bad request: id');
+    try {
+      return ThreadResponse.parse({ messages: runThread(opts.makeCtx(), id).map(toWeb) });
+    } catch (err) {
+      return refuse(reply, 404, errorLine(err));
+    }
+  });
+
+  // Changes to the policy go through the verbs, which refuse anyone but the owner (exit 4).
+  app.post('/api/grant', { onRequest: app.csrfProtection }, async (req, reply) => {
+    const parsed = GrantRequest.safeParse(req.body);
+    if (!parsed.success) return refuse(reply, 400, `bad request: ${parsed.error.issues[0]?.message ?? 'invalid body'}`);
+    const { verb, ...input } = parsed.data;
+    try {
+      const r = (verb === 'allow' ? runAllow : runDeny)(opts.makeCtx(), input);
+      return { ok: true, from: r.from, to: r.to };
+    } catch (err) {
+      return refuse(reply, 422, errorLine(err));
+    }
+  });
+  app.post('/api/policy', { onRequest: app.csrfProtection }, async (req, reply) => {
+    const parsed = PolicyRequest.safeParse(req.body);
+    if (!parsed.success) return refuse(reply, 400, `bad request: ${parsed.error.issues[0]?.message ?? 'invalid body'}`);
+    try {
+      const r = runPolicy(opts.makeCtx(), parsed.data);
+      return { ok: true, mode: r.policy.mode, open: r.policy.open };
     } catch (err) {
       return refuse(reply, 422, errorLine(err));
     }
@@ -339,7 +429,6 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   const login = token();
   logins.set(login, opts.now() + LOGIN_TTL_MS);
 
-  let closed = false;
   return {
     origin,
     loginUrl: `${origin}/login?token=${login}`,
