@@ -44,7 +44,7 @@ function Message({ m, onReply, onThread, selected }: { m: WebMessage; onReply?(m
       }}>
       <div className="hdr">{m.header}</div>
       <div className="meta">
-        <b>{m.fromName}</b> → {m.toLabel} · {m.scope} · {hhmm(m.time)}
+        <b>{m.fromName}</b> → {m.toLabel}{m.scope !== m.toLabel ? ` · ${m.scope}` : ''} · {hhmm(m.time)}
         {m.urgent ? ' · URGENT' : ''} <span className={`sig-${m.sig ?? 'none'}`}>sig={m.sig ?? 'none'}</span>{' '}
         {onReply ? (
           <button type="button" className="reply" onClick={() => onReply(m)} aria-label={`reply to ${m.fromName}`}>
