@@ -69,3 +69,33 @@ for (const { file, external } of bundles) {
   await build.write({ file: out, format: 'cjs', codeSplitting: false });
   await build.close();
 }
+
+// The page of `attend web` (web/main.tsx, React), one browser bundle the server sends as
+// /app.js (tools/web/server.ts). It imports the server's schema (tools/web/schema.ts) from
+// source, so server and page validate with the same definitions.
+{
+  const page = fileURLToPath(new URL('../web/main.tsx', import.meta.url));
+  if (existsSync(page)) {
+    if (rolldown === undefined) {
+      try {
+        ({ rolldown } = await import('rolldown'));
+      } catch {
+        rolldown = null;
+      }
+    }
+    if (!rolldown) console.warn('postbuild: rolldown not found; attend web has no page');
+    else {
+      const out = fileURLToPath(new URL('../dist/web/app.js', import.meta.url));
+      rmSync(out, { force: true });
+      const build = await rolldown({
+        input: page,
+        platform: 'browser',
+        logLevel: 'warn',
+        resolve: { extensionAlias: { '.js': ['.ts', '.tsx', '.js'] } },
+        transform: { define: { 'process.env.NODE_ENV': '"production"' }, jsx: 'react-jsx' },
+      });
+      await build.write({ file: out, format: 'iife', codeSplitting: false, minify: true });
+      await build.close();
+    }
+  }
+}

@@ -16,6 +16,7 @@ import { VERSION } from './version.js';
 import { whoamiText } from './whoami-text.js';
 import { registerChannels } from './register-channels.js';
 import { registerChat } from './register-chat.js';
+import { registerWeb } from './register-web.js';
 import { registerIntegration } from './register-integration.js';
 import { registerTrust } from './register-trust.js';
 import { registerRelay } from './register-relay.js';
@@ -232,7 +233,7 @@ function parseIntArg(value: string, flag: string): number {
 }
 
 /** Extra command groups register here (channels, delivery, chat, integration). */
-const registrars: Registrar[] = [registerCore, registerAsk, registerChannels, registerDelivery, registerChat, registerIntegration, registerTrust, registerRelay, registerAdapters, registerClaims, registerSearch];
+const registrars: Registrar[] = [registerCore, registerAsk, registerChannels, registerDelivery, registerChat, registerWeb, registerIntegration, registerTrust, registerRelay, registerAdapters, registerClaims, registerSearch];
 
 /**
  * `--no-color` anywhere before `--` is the same as NO_COLOR=1 (https://no-color.org) for

@@ -209,6 +209,7 @@ function conduitNow(root: string, id: string, now: number): string | undefined {
   if (fresh(d.deliverer)) return 'deliverer';
   if (fresh(d.sensor)) return 'sensor';
   if (fresh(d.chat)) return 'chat';
+  if (fresh(d.web)) return 'web';
   return undefined;
 }
 

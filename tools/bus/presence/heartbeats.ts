@@ -10,7 +10,7 @@ export const HEARTBEAT_FRESH_MS = 90_000;
 /** A drain this recent still counts as delivering to its session (issue #3 §6). */
 const DRAIN_RECENT_MS = 10 * 60_000;
 
-type PresenceRole = 'sensor' | 'deliverer' | 'drain' | 'session' | 'chat' | 'cli';
+type PresenceRole = 'sensor' | 'deliverer' | 'drain' | 'session' | 'chat' | 'web' | 'cli';
 
 export interface PresenceRecord {
   id: string;
@@ -83,6 +83,8 @@ export interface Delivery {
   drain: number | null;
   /** A chat heartbeat (humans). */
   chat: number | null;
+  /** An `attend web` heartbeat (humans: tools/web/). */
+  web?: number | null;
   /** Newest deliverer heartbeat (ms), counted in `sensor` too: which live conduit it is. */
   deliverer?: number | null;
   /** The SessionStart hook's record: the plugin's hooks run for this session, its Stop hook among them. */
@@ -96,6 +98,7 @@ export function deliveryOf(records: PresenceRecord[], id: string, now: number): 
   let sensor: number | null = null;
   let drain: number | null = null;
   let chat: number | null = null;
+  let web: number | null = null;
   let hook: number | null = null;
   let deliverer: number | null = null;
   for (const r of records) {
@@ -105,9 +108,11 @@ export function deliveryOf(records: PresenceRecord[], id: string, now: number): 
     if (r.role === 'deliverer') deliverer = Math.max(deliverer ?? 0, r.heartbeat);
     else if (r.role === 'drain') drain = Math.max(drain ?? 0, r.heartbeat);
     else if (r.role === 'chat') chat = Math.max(chat ?? 0, r.heartbeat);
+    else if (r.role === 'web') web = Math.max(web ?? 0, r.heartbeat);
     else if (r.role === 'session') hook = Math.max(hook ?? 0, r.heartbeat);
   }
   const delivering =
-    (sensor !== null && now - sensor <= HEARTBEAT_FRESH_MS) || (drain !== null && now - drain <= DRAIN_RECENT_MS) || (chat !== null && now - chat <= HEARTBEAT_FRESH_MS);
-  return { sensor, drain, chat, hook, deliverer, delivering };
+    (sensor !== null && now - sensor <= HEARTBEAT_FRESH_MS) || (drain !== null && now - drain <= DRAIN_RECENT_MS) || (chat !== null && now - chat <= HEARTBEAT_FRESH_MS) ||
+    (web !== null && now - web <= HEARTBEAT_FRESH_MS);
+  return { sensor, drain, chat, ...(web !== null ? { web } : {}), hook, deliverer, delivering };
 }

@@ -33,11 +33,12 @@ export function reachOf(p: Pick<Peer, 'kind' | 'delivery' | 'lastSeen' | 'host' 
   if (d && fresh(d.deliverer)) return { word: 'shown', by: 'deliverer' };
   if (d && fresh(d.sensor)) return { word: 'shown', by: 'sensor' };
   if (d && fresh(d.chat)) return { word: 'shown', by: 'chat' };
+  if (d && fresh(d.web)) return { word: 'shown', by: 'web' };
   if (p.kind === 'agent' && d) {
     const hooked = p.record !== undefined && ((d.hook ?? null) !== null || d.drain !== null);
     if (hooked || (d.drain !== null && now - d.drain <= DRAIN_RECENT_MS)) return { word: 'next-turn' };
   }
   // Live, and nothing of it delivers: it is seen now, so what it waits for is a conduit.
-  const beats = [d?.sensor, d?.drain, d?.chat].filter((t): t is number => typeof t === 'number');
+  const beats = [d?.sensor, d?.drain, d?.chat, d?.web].filter((t): t is number => typeof t === 'number');
   return { word: 'waiting', since: beats.length > 0 ? Math.max(...beats) : null, by: 'live, no conduit running' };
 }

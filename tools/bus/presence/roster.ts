@@ -50,7 +50,7 @@ const NO_DELIVERY: Delivery = { sensor: null, drain: null, chat: null, deliverin
  * gone (a crash, a SIGKILL) its last beat must not keep anyone live or "delivering" for the
  * rest of the 90 s. A drain's record is a point in time, so it has no process to check.
  */
-const LONG_LIVED_ROLES = new Set(['sensor', 'deliverer', 'chat', 'session']);
+const LONG_LIVED_ROLES = new Set(['sensor', 'deliverer', 'chat', 'web', 'session']);
 
 function presenceAlive(p: PresenceRecord, procInfo: (pid: number) => ProcInfo | null): boolean {
   if (p.pid === undefined || !LONG_LIVED_ROLES.has(p.role ?? '')) return true;

@@ -15,6 +15,8 @@ interface ChatPresenceDeps {
   /** Wall-clock ms, written as the heartbeat. */
   now(): number;
   timers: Pick<Timers, 'every'>;
+  /** The presence role: `chat`, or `web` for `attend web` (tools/web/), so each front end keeps its own record. */
+  role?: 'chat' | 'web';
 }
 
 interface ChatPresence {
@@ -29,7 +31,7 @@ export function createChatPresence(deps: ChatPresenceDeps): ChatPresence {
   let stopped = false;
   const beat = () => {
     try {
-      writePresence(deps.root, { id: deps.me.id, kind: 'human', origin: deps.me.origin, heartbeat: deps.now(), pid: deps.pid, role: 'chat' });
+      writePresence(deps.root, { id: deps.me.id, kind: 'human', origin: deps.me.origin, heartbeat: deps.now(), pid: deps.pid, role: deps.role ?? 'chat' });
     } catch {
       // a vanished bus: the status line says so; the next beat tries again
     }
@@ -44,7 +46,7 @@ export function createChatPresence(deps: ChatPresenceDeps): ChatPresence {
       stopped = true;
       cancel?.();
       cancel = null;
-      removePresence(deps.root, deps.me.id, 'chat');
+      removePresence(deps.root, deps.me.id, deps.role ?? 'chat');
     },
   };
 }
