@@ -17,8 +17,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { startSensor } from './latency.mjs';
+import { fakeSession, startSensor } from './latency.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -29,31 +28,6 @@ const repo = fileURLToPath(new URL('../..', import.meta.url));
 const readersKeys = (tmp) => join(tmp, '.config', 'attend', 'keys');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/**
- * A stand-in Claude Code session whose commands attend takes for that session: its "claude
- * process" is a thread of this bench process (attend takes a thread of an ancestor as the
- * session's process, issue 20 §1), so every attend this bench spawns has it in its ancestry,
- * as a session's commands do. The shape of latency.mjs's fakeSession (whose separate sleeper
- * process is in no command's ancestry, so attend refuses its variables).
- */
-function fakeSession(tmp, name) {
-  const claudeDir = join(tmp, 'claude');
-  const cwd = join(tmp, 'work', name);
-  mkdirSync(join(claudeDir, 'sessions'), { recursive: true });
-  mkdirSync(cwd, { recursive: true });
-  const cell = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker("const { workerData } = require('node:worker_threads'); Atomics.store(workerData, 0, Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop())); Atomics.notify(workerData, 0); setInterval(() => {}, 1 << 30);", { eval: true, workerData: cell });
-  Atomics.wait(cell, 0, 0, 10_000);
-  const tid = Atomics.load(cell, 0);
-  if (tid === 0) throw new Error('the stand-in thread did not start');
-  const stat = readFileSync(`/proc/${tid}/stat`, 'utf8');
-  const procStart = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  const sessionId = `00000000-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
-  writeFileSync(join(claudeDir, 'sessions', `${tid}.json`), JSON.stringify({ pid: tid, sessionId, cwd, procStart, name, status: 'idle', kind: 'interactive' }));
-  const env = { PATH: process.env.PATH, HOME: tmp, ATTEND_HOME: join(tmp, 'bus'), CLAUDE_CONFIG_DIR: claudeDir, USER: 'bench', CLAUDECODE: '1', CLAUDE_PID: String(tid), CLAUDE_CODE_SESSION_ID: sessionId };
-  return { proc: { pid: tid, kill: () => void worker.terminate() }, sessionId, cwd, env, root: env.ATTEND_HOME };
-}
 
 /** CPU ms (user + system) of a running process, from /proc/<pid>/stat. */
 function cpuMs(pid) {
