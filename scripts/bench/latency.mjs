@@ -93,6 +93,22 @@ export function standIn(tmp, name) {
 /** The benches' session: a stand-in thread (the name predates identity from the ancestry). */
 export const fakeSession = standIn;
 
+/**
+ * A family policy on the bus at `root`, for a bench about a cost, not about groups: under the
+ * groups default a writer with no lineage here (a stand-in lead, a bench signer) may not reach
+ * the session at all, and its messages would be held, not shown; as
+ * test/drain/held-flood.test.ts has.
+ */
+export async function familyPolicy(bin, root) {
+  const tools = dirname(dirname(bin));
+  const { updatePolicy } = await import(pathToFileURL(join(tools, 'bus/trust/policy.js')).href);
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  updatePolicy(root, { kind: 'human', id: 'bench' }, (p) => {
+    p.mode = 'family';
+    p.open = 'everyone';
+  });
+}
+
 export async function busLib(bin) {
   const tools = dirname(dirname(bin));
   const { writeSignal } = await import(pathToFileURL(join(tools, 'bus/store/messages.js')).href);
