@@ -274,7 +274,7 @@ async function readRatio(bin, tmp, rounds) {
  * two buses alike but for their key directories: one holds only those 100 records, the other
  * also 1,000 records of other nodes and the keys of 1,000 nodes on 100 other machines.
  */
-async function lookupScale(bin, tmp, rounds) {
+export async function lookupScale(bin, tmp, rounds) {
   const L = await lib(bin);
   const sides = {};
   for (const name of ['small', 'large']) {
@@ -284,6 +284,8 @@ async function lookupScale(bin, tmp, rounds) {
     mkdirSync(join(home, 'claude', 'sessions'), { recursive: true });
     mkdirSync(join(root, 'relay'), { recursive: true, mode: 0o700 });
     writeFileSync(join(root, 'relay', 'config.json'), JSON.stringify({ host: 'bench' }), { mode: 0o600 });
+    // The 100 signers have no lineage here: under the groups default they are strangers, held.
+    await familyPolicy(bin, root);
     const signer = L.createSigner({ keysDir, root, host: 'bench', now: Date.now });
     const newId = L.createIdFactory({ now: Date.now, pid: process.pid + 3, random: Math.random });
     for (let i = 0; i < 100; i++) {
@@ -308,7 +310,7 @@ async function lookupScale(bin, tmp, rounds) {
   for (let r = 0; r < rounds; r++) for (const name of ['small', 'large']) t[name].push(time(args, sides[name], sides[name].HOME));
   const check = spawnSync(process.execPath, args, { env: sides.large, cwd: sides.large.HOME, encoding: 'utf8' });
   const msgs = JSON.parse(check.stdout).messages;
-  if (msgs.length !== 100 || msgs.some((m) => m.sig !== 'ok')) throw new Error('the large side did not verify all 100');
+  if (msgs.length !== 100 || msgs.some((m) => m.sig !== 'ok')) throw new Error(`the large side did not verify all 100: ${msgs.length} listed, ${msgs.filter((m) => m.sig === 'ok').length} sig=ok`);
   return { small: median(t.small), large: median(t.large) };
 }
 
