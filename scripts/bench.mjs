@@ -11,7 +11,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -50,6 +50,7 @@ async function main() {
       process.exit(2);
     }
     console.error(`bench: ${file} ...`);
+    const loadBefore = loadavg();
     const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', join(benchDir, file), quick ? 'quick' : 'full'], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -63,6 +64,9 @@ async function main() {
       continue;
     }
     const section = JSON.parse(r.stdout);
+    // A shared machine: the load beside the figures, so a reader can weigh them.
+    const la = (l) => l.map((x) => x.toFixed(2)).join(' / ');
+    section.markdown = `${section.markdown.trim()}\n\nLoad average (1 / 5 / 15 min, ${cpus().length} cores) when this section started: ${la(loadBefore)}; when it ended: ${la(loadavg())}.`;
     sections.push({ file, ...section });
     console.error(`bench: ${file} done`);
   }

@@ -21,7 +21,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeAnthropic } from '../lib/fake-anthropic.mjs';
-import { busLib, fakeSession, pct, rssMiB } from './latency.mjs';
+import { busLib, fakeSession, person, pct, rssMiB } from './latency.mjs';
 import { cpuNs } from './sensor-scale.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -172,7 +172,7 @@ async function interactive(bin, tmp, rounds, restSeconds, lib) {
         const started = performance.now();
         await until(() => status() === 'idle', 'the session idle');
         const t1 = performance.now();
-        lib.writeSignal(h.root, { kind: 'open' }, newId(), { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: '*', body: `mark-a${i}-x` });
+        lib.writeSignal(h.root, { kind: 'open' }, newId(), { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: '*', body: `mark-a${i}-x` });
         viaAttend.push((await until(() => seen.at(`a${i}`), `message ${i} at the model`)) - t1);
         await until(() => status() === 'idle', 'the session idle');
         const c0 = cpuMs(claudePid);
@@ -230,7 +230,7 @@ async function busy(bin, tmp, rounds, lib) {
       for (let i = 0; i < rounds; i++) {
         const started = performance.now();
         const t1 = performance.now();
-        lib.writeSignal(h.root, { kind: 'open' }, newId(), { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: '*', body: `mark-a${i}-x` });
+        lib.writeSignal(h.root, { kind: 'open' }, newId(), { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: '*', body: `mark-a${i}-x` });
         viaAttend.push((await until(() => seen.at(`a${i}`), `message ${i} at the model`)) - t1);
         // Off the step boundary by a varying amount, as a message would be.
         await sleep(37 * (i % 5));
@@ -277,7 +277,7 @@ async function attendAlone(bin, tmp, rounds, lib) {
     for (let i = 0; i < rounds; i++) {
       const c0 = cpuMs(d.pid);
       const t1 = performance.now();
-      lib.writeSignal(s.root, { kind: 'open' }, newId(), { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: '*', body: `mark-p${i}-x` });
+      lib.writeSignal(s.root, { kind: 'open' }, newId(), { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: '*', body: `mark-p${i}-x` });
       samples.push((await until(() => posted.at(`p${i}`), `post ${i}`)) - t1);
       // Its whole cycle: the post, then the ledger's record (synced) after it.
       await sleep(100);

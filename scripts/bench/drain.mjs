@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { busLib, fakeSession } from './latency.mjs';
+import { busLib, fakeSession, person } from './latency.mjs';
 
 function drainMs(bin, s) {
   const t0 = performance.now();
@@ -38,7 +38,7 @@ async function measure(bin, tmp, history, runs) {
     const { attendKey } = await import(pathToFileURL(join(dirname(dirname(bin)), 'wire/names.js')).href);
     tray.key = attendKey(s.cwd);
     const ten = () => {
-      for (let i = 0; i < 10; i++) writeSignal(s.root, i % 2 ? { kind: 'open' } : tray, newId(), { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: i % 2 ? '*' : s.sessionId, body: `new ${i}` });
+      for (let i = 0; i < 10; i++) writeSignal(s.root, i % 2 ? { kind: 'open' } : tray, newId(), { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: i % 2 ? '*' : s.sessionId, body: `new ${i}` });
     };
     // The session's first drain starts its ledger (cold start); then time warm drains.
     ten();

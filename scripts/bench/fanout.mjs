@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { busLib, fakeSession, pct, startSensor } from './latency.mjs';
+import { busLib, fakeSession, person, pct, startSensor } from './latency.mjs';
 
 function cpuTicks(pid) {
   try {
@@ -33,7 +33,7 @@ export async function measure(bin, tmp, n, rounds, restSeconds) {
       const id = newId();
       const from = sensors.map((s) => s.state.out.length);
       const t0 = performance.now();
-      writeSignal(root, { kind: 'open' }, id, { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: '*', body: `fan-out ${r}` });
+      writeSignal(root, { kind: 'open' }, id, { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: '*', body: `fan-out ${r}` });
       const ts = await Promise.all(sensors.map((s, i) => s.waitFor(`id=${id}]`, from[i], 60_000)));
       return Math.max(...ts) - t0;
     };

@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { busLib } from './latency.mjs';
+import { busLib, familyPolicy } from './latency.mjs';
 
 /**
  * A stand-in Claude Code session that is this bench process itself, so every `attend` it
@@ -33,21 +33,6 @@ function selfSession(tmp, name) {
   writeFileSync(join(claudeDir, 'sessions', `${process.pid}.json`), JSON.stringify({ pid: process.pid, sessionId, cwd, procStart, name, status: 'idle', kind: 'interactive' }));
   const env = { PATH: process.env.PATH, HOME: tmp, ATTEND_HOME: join(tmp, 'bus'), CLAUDE_CONFIG_DIR: claudeDir, USER: 'bench', CLAUDECODE: '1', CLAUDE_PID: String(process.pid), CLAUDE_CODE_SESSION_ID: sessionId };
   return { sessionId, cwd, env, root: env.ATTEND_HOME };
-}
-
-/**
- * About the cost of held lines, not about groups: under the groups default the lead
- * (`sid-lead`, no lineage here) may not reach the session at all, so a family policy, as
- * test/drain/held-flood.test.ts has.
- */
-async function familyPolicy(bin, root) {
-  const tools = dirname(dirname(bin));
-  const { updatePolicy } = await import(pathToFileURL(join(tools, 'bus/trust/policy.js')).href);
-  mkdirSync(root, { recursive: true, mode: 0o700 });
-  updatePolicy(root, { kind: 'human', id: 'bench' }, (p) => {
-    p.mode = 'family';
-    p.open = 'everyone';
-  });
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

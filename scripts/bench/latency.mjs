@@ -4,9 +4,17 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+/**
+ * The person of the bus: the user this process runs as (attend names it from the passwd entry,
+ * never $USER). Only the person's unsigned lines read as a person's; any other "human" is a
+ * stranger, held under the groups default (issue 20 §3), so the benches write as the person.
+ */
+export const person = userInfo().username;
 
 /** The value at percentile `p` of an ascending list. */
 export const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -43,34 +51,62 @@ function recordSession(tmp, name, pid) {
   return { sessionId, cwd, env, root: env.ATTEND_HOME, record };
 }
 
-export function fakeSession(tmp, name) {
-  const proc = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
-  const { record: _, ...s } = recordSession(tmp, name, proc.pid);
-  return { proc, ...s };
-}
+// The stand-in's thread reports its own task id and then idles (test/helpers/temp-bus.ts STAND_IN).
+const STAND_IN = `const { workerData } = require('node:worker_threads');
+Atomics.store(workerData, 0, Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()));
+Atomics.notify(workerData, 0);
+setInterval(() => {}, 1 << 30);`;
 
 /**
  * A live Claude Code session that attend accepts as the caller (identity follows the process
- * ancestry): a thread of this bench process, which is the parent of every attend it starts,
- * with the session record naming the thread; as test/helpers/temp-bus.ts liveTask does.
- * fakeSession's sleeper process is no ancestor of anything, so attend refuses to speak as it.
- * `proc.kill()` ends the thread and removes the record, as Claude Code does on exit.
+ * ancestry, issue 20 §1): a thread of this bench process, which is the parent of every attend
+ * it starts, with the session record naming the thread; as test/helpers/temp-bus.ts liveTask
+ * does. A separate sleeper process would be in no command's ancestry, and attend refuses to
+ * speak as it (so a sensor started for it never starts). `proc.kill()` ends the thread and
+ * removes the record, as Claude Code does on exit.
  */
 export function standIn(tmp, name) {
-  // The thread exists once the constructor returns: the one new task of this process is it.
   const tasks = () => new Set(readdirSync('/proc/self/task').map(Number));
+  const cell = new Int32Array(new SharedArrayBuffer(4));
   const before = tasks();
-  const worker = new Worker('setInterval(() => {}, 1 << 30)', { eval: true, stdout: true, stderr: true });
+  const worker = new Worker(STAND_IN, { eval: true, workerData: cell, stdout: true, stderr: true });
   worker.unref();
+  // The thread exists once the constructor returns: the one new task of this process is it.
+  // Should another thread have started meanwhile, the thread says which it is.
   const fresh = [...tasks()].filter((t) => !before.has(t));
-  if (fresh.length !== 1) throw new Error(`a stand-in session thread: ${fresh.length} new threads, not one`);
-  const tid = fresh[0];
+  let tid = fresh.length === 1 ? fresh[0] : 0;
+  if (tid === 0) {
+    if (Atomics.wait(cell, 0, 0, 30_000) === 'timed-out') {
+      void worker.terminate();
+      throw new Error('a stand-in session thread did not start within 30 s');
+    }
+    tid = Atomics.load(cell, 0);
+  }
   const { record, ...s } = recordSession(tmp, name, tid);
   const kill = () => {
     void worker.terminate();
     rmSync(record, { force: true });
   };
   return { proc: { pid: tid, kill }, ...s };
+}
+
+/** The benches' session: a stand-in thread (the name predates identity from the ancestry). */
+export const fakeSession = standIn;
+
+/**
+ * A family policy on the bus at `root`, for a bench about a cost, not about groups: under the
+ * groups default a writer with no lineage here (a stand-in lead, a bench signer) may not reach
+ * the session at all, and its messages would be held, not shown; as
+ * test/drain/held-flood.test.ts has.
+ */
+export async function familyPolicy(bin, root) {
+  const tools = dirname(dirname(bin));
+  const { updatePolicy } = await import(pathToFileURL(join(tools, 'bus/trust/policy.js')).href);
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  updatePolicy(root, { kind: 'human', id: 'bench' }, (p) => {
+    p.mode = 'family';
+    p.open = 'everyone';
+  });
 }
 
 export async function busLib(bin) {
@@ -124,7 +160,7 @@ export default async function ({ bin, tmp, quick }) {
       const id = newId();
       const from = sensor.state.out.length;
       const t0 = performance.now();
-      writeSignal(s.root, { kind: 'open' }, id, { from: 'external:bench@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'bench', to: '*', body: `latency ${i}` });
+      writeSignal(s.root, { kind: 'open' }, id, { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: '*', body: `latency ${i}` });
       const t1 = await sensor.waitFor(`id=${id}]`, from);
       samples.push(t1 - t0);
     }

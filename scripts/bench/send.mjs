@@ -6,10 +6,11 @@
 // a no-op (`withoutDirSync`), runs interleaved with the real one. The product has no switch
 // for it; the copy differs from the build by that one function body.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { standIn } from './latency.mjs';
 
 /**
  * A copy of the build whose bin is `bin`, under `tmp`, with `patches` applied: each
@@ -42,11 +43,6 @@ export const withoutDirSync = (bin, tmp) =>
     'without-dir-sync',
     ['tools/cli/fast-send.cjs', 'tools/bus/store/atomic.js'].map((file) => ({ file, find: /(function syncDir\([^)]*\) \{)/g, replace: '$1 return;' })),
   );
-
-function procStart(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
-}
 
 function time(args, env, cwd) {
   const t0 = process.hrtime.bigint();
@@ -103,11 +99,11 @@ export default async function ({ bin, tmp, quick }) {
   mkdirSync(home, { recursive: true });
   mkdirSync(work, { recursive: true });
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ATTEND_HOME: join(tmp, 'bus'), CLAUDE_CONFIG_DIR: claude, USER: 'bench' };
-  // One live stand-in session, so `--to` has someone to resolve and an agent can send.
-  const sleeper = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
-  const sid = '00000000-0000-4000-8000-0000000be7c4';
-  writeFileSync(join(claude, 'sessions', `${sleeper.pid}.json`), JSON.stringify({ pid: sleeper.pid, sessionId: sid, cwd: work, procStart: procStart(sleeper.pid), name: 'api', status: 'idle' }));
-  const agentEnv = { ...env, CLAUDECODE: '1', CLAUDE_PID: String(sleeper.pid), CLAUDE_CODE_SESSION_ID: sid };
+  // One live stand-in session (a thread of this process, which attend takes as a session's
+  // claude process: identity follows the ancestry), so `--to` has someone to resolve and an
+  // agent can send.
+  const sleeper = standIn(tmp, 'api');
+  const agentEnv = { ...env, CLAUDECODE: '1', CLAUDE_PID: String(sleeper.proc.pid), CLAUDE_CODE_SESSION_ID: sleeper.sessionId };
   const bare = withoutDirSync(bin, tmp);
   const cases = [
     ['node -e 0', ['-e', '0'], env],
@@ -123,7 +119,7 @@ export default async function ({ bin, tmp, quick }) {
     for (const [, args, e] of cases) time(args, e, work); // warm the page cache
     for (let r = 0; r < rounds; r++) for (const [name, args, e] of cases) times.get(name).push(time(args, e, work));
   } finally {
-    sleeper.kill('SIGKILL');
+    sleeper.proc.kill();
   }
   const write = await writeCost(bin, bare, tmp, quick ? 3 : 9, quick ? 50 : 200);
   const base = stats(times.get('node -e 0')).median;

@@ -17,8 +17,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { startSensor } from './latency.mjs';
+import { familyPolicy, fakeSession, startSensor } from './latency.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -29,31 +28,6 @@ const repo = fileURLToPath(new URL('../..', import.meta.url));
 const readersKeys = (tmp) => join(tmp, '.config', 'attend', 'keys');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/**
- * A stand-in Claude Code session whose commands attend takes for that session: its "claude
- * process" is a thread of this bench process (attend takes a thread of an ancestor as the
- * session's process, issue 20 §1), so every attend this bench spawns has it in its ancestry,
- * as a session's commands do. The shape of latency.mjs's fakeSession (whose separate sleeper
- * process is in no command's ancestry, so attend refuses its variables).
- */
-function fakeSession(tmp, name) {
-  const claudeDir = join(tmp, 'claude');
-  const cwd = join(tmp, 'work', name);
-  mkdirSync(join(claudeDir, 'sessions'), { recursive: true });
-  mkdirSync(cwd, { recursive: true });
-  const cell = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker("const { workerData } = require('node:worker_threads'); Atomics.store(workerData, 0, Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop())); Atomics.notify(workerData, 0); setInterval(() => {}, 1 << 30);", { eval: true, workerData: cell });
-  Atomics.wait(cell, 0, 0, 10_000);
-  const tid = Atomics.load(cell, 0);
-  if (tid === 0) throw new Error('the stand-in thread did not start');
-  const stat = readFileSync(`/proc/${tid}/stat`, 'utf8');
-  const procStart = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  const sessionId = `00000000-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
-  writeFileSync(join(claudeDir, 'sessions', `${tid}.json`), JSON.stringify({ pid: tid, sessionId, cwd, procStart, name, status: 'idle', kind: 'interactive' }));
-  const env = { PATH: process.env.PATH, HOME: tmp, ATTEND_HOME: join(tmp, 'bus'), CLAUDE_CONFIG_DIR: claudeDir, USER: 'bench', CLAUDECODE: '1', CLAUDE_PID: String(tid), CLAUDE_CODE_SESSION_ID: sessionId };
-  return { proc: { pid: tid, kill: () => void worker.terminate() }, sessionId, cwd, env, root: env.ATTEND_HOME };
-}
 
 /** CPU ms (user + system) of a running process, from /proc/<pid>/stat. */
 function cpuMs(pid) {
@@ -67,6 +41,7 @@ function time(args, env, cwd, input) {
   const r = spawnSync(process.execPath, args, { env, cwd, input, stdio: ['pipe', 'pipe', 'pipe'], encoding: 'utf8' });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  time.out = r.stdout;
   time.cpu = Number(/__cpu (\d+)/.exec(r.stderr)?.[1] ?? NaN) / 1000;
   return ms;
 }
@@ -125,7 +100,7 @@ async function lib(bin) {
   return { ...(await first('bus/store/messages.js', 'bus/signals.js')), ...(await first('bus/trust/signing.js', 'bus/signing.js')), ...(await imp('wire/ids.js')), ...(await imp('wire/names.js')) };
 }
 
-async function sendRatio(bin, tmp, rounds) {
+export async function sendRatio(bin, tmp, rounds) {
   const base = buildBaseline(tmp);
   const twin = buildUnsignedTwin(tmp);
   const s = fakeSession(tmp, 'send');
@@ -183,7 +158,7 @@ async function sendRatio(bin, tmp, rounds) {
   };
 }
 
-async function drainRatio(bin, tmp, runs) {
+export async function drainRatio(bin, tmp, runs) {
   const L = await lib(bin);
   const signer = L.createSigner({ keysDir: readersKeys(tmp), root: join(tmp, 'bus'), host: 'bench', now: Date.now });
   const newId = L.createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
@@ -200,6 +175,8 @@ async function drainRatio(bin, tmp, runs) {
           L.writeSignal(s.root, tray, newId(), { from: `claude:${node}`, project: 'b', cwd: '/b', fromKind: 'agent', fromId: node, to: s.sessionId, body: `new ${i}` }, kind === 'signed' ? signer : undefined);
         }
         out[kind].push(time([bin, 'inbox', '--drain', '--format', 'plain'], s.env, s.cwd, '{}'));
+        // The drain shows the oldest in full, counts the rest: the first of the thousand, verified on the signed side.
+        if (!/\bnew 0\n/.test(time.out) || (kind === 'signed') !== time.out.includes('sig=ok')) throw new Error(`the ${kind} drain did not show its messages: ${time.out.slice(0, 300)}`);
       } finally {
         s.proc.kill('SIGKILL');
       }
@@ -297,7 +274,7 @@ async function readRatio(bin, tmp, rounds) {
  * two buses alike but for their key directories: one holds only those 100 records, the other
  * also 1,000 records of other nodes and the keys of 1,000 nodes on 100 other machines.
  */
-async function lookupScale(bin, tmp, rounds) {
+export async function lookupScale(bin, tmp, rounds) {
   const L = await lib(bin);
   const sides = {};
   for (const name of ['small', 'large']) {
@@ -307,6 +284,8 @@ async function lookupScale(bin, tmp, rounds) {
     mkdirSync(join(home, 'claude', 'sessions'), { recursive: true });
     mkdirSync(join(root, 'relay'), { recursive: true, mode: 0o700 });
     writeFileSync(join(root, 'relay', 'config.json'), JSON.stringify({ host: 'bench' }), { mode: 0o600 });
+    // The 100 signers have no lineage here: under the groups default they are strangers, held.
+    await familyPolicy(bin, root);
     const signer = L.createSigner({ keysDir, root, host: 'bench', now: Date.now });
     const newId = L.createIdFactory({ now: Date.now, pid: process.pid + 3, random: Math.random });
     for (let i = 0; i < 100; i++) {
@@ -331,7 +310,7 @@ async function lookupScale(bin, tmp, rounds) {
   for (let r = 0; r < rounds; r++) for (const name of ['small', 'large']) t[name].push(time(args, sides[name], sides[name].HOME));
   const check = spawnSync(process.execPath, args, { env: sides.large, cwd: sides.large.HOME, encoding: 'utf8' });
   const msgs = JSON.parse(check.stdout).messages;
-  if (msgs.length !== 100 || msgs.some((m) => m.sig !== 'ok')) throw new Error('the large side did not verify all 100');
+  if (msgs.length !== 100 || msgs.some((m) => m.sig !== 'ok')) throw new Error(`the large side did not verify all 100: ${msgs.length} listed, ${msgs.filter((m) => m.sig === 'ok').length} sig=ok`);
   return { small: median(t.small), large: median(t.large) };
 }
 
@@ -357,6 +336,9 @@ async function permitCost(bin, quick) {
 }
 
 export default async function ({ bin, tmp, quick }) {
+  // About signing's cost, not groups: the bench's writers (bench-signer, sensor-*-writer) have
+  // no lineage on this bus, so under the groups default their messages would be held.
+  await familyPolicy(bin, join(tmp, 'bus'));
   const perm = await permitCost(bin, quick);
   const send = await sendRatio(bin, tmp, quick ? 20 : 40);
   const drain = await drainRatio(bin, tmp, quick ? 3 : 7);
