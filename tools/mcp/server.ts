@@ -222,14 +222,13 @@ export function createServer(deps: McpDeps): Server & { closeTasks(): void } {
     running.set(taskId, stop);
     // tasks/cancel (the SDK sets the status) ends the wait; the message stays sent.
     const off = taskStore.onChange(taskId, () => {
-      void taskStore.getTask(taskId).then((t) => {
-        if (!t || t.status === 'cancelled') stop.abort();
-      });
+      const t = taskStore.peek(taskId);
+      if (!t || t.status === 'cancelled') stop.abort();
     });
     void Promise.resolve(dispatchTool(byName, deps.makeCtx, req.params, { notify, signal: stop.signal }))
       .then((result) => taskStore.storeTaskResult(taskId, result.isError ? 'failed' : 'completed', result))
-      .then(() => taskStore.getTask(taskId))
-      .then((t) => {
+      .then(() => {
+        const t = taskStore.peek(taskId);
         if (t) void server.notification({ method: 'notifications/tasks/status', params: { ...t } }).catch(() => {});
       })
       .catch(() => {})

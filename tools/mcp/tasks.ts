@@ -49,8 +49,7 @@ export class BoundedTaskStore implements TaskStore {
   }
 
   async getTask(taskId: string): Promise<Task | null> {
-    const e = this.tasks.get(taskId);
-    return e ? { ...e.task } : null;
+    return this.peek(taskId);
   }
 
   async storeTaskResult(taskId: string, status: 'completed' | 'failed', result: Result): Promise<void> {
@@ -105,6 +104,12 @@ export class BoundedTaskStore implements TaskStore {
     return () => e.listeners.delete(fn);
   }
 
+  /** The task as it is now (a copy), or null. */
+  peek(taskId: string): Task | null {
+    const e = this.tasks.get(taskId);
+    return e ? { ...e.task } : null;
+  }
+
   /** How many tasks are kept (working and finished). */
   get size(): number {
     return this.tasks.size;
@@ -150,7 +155,8 @@ export class BoundedTaskStore implements TaskStore {
  */
 export async function taskResult(store: BoundedTaskStore, taskId: string, signal: AbortSignal): Promise<Result> {
   for (;;) {
-    const task = await store.getTask(taskId);
+    // Read and subscribe in one turn, so no change falls between the two.
+    const task = store.peek(taskId);
     if (!task) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
     if (terminal(task.status)) {
       if (task.status === 'cancelled') throw new McpError(ErrorCode.InvalidParams, `Task ${taskId} was cancelled`);
