@@ -36,8 +36,8 @@ function inboxed(s: FakeSession, body: string): Promise<string> {
 }
 
 /** `ask` as a task, under a request timeout much shorter than the wait. */
-function askAsTask(c: Client, args: Record<string, unknown>) {
-  return c.request({ method: 'tools/call', params: { name: 'ask', arguments: args } }, CreateTaskResultSchema, { task: { ttl: 60_000 }, timeout: 3_000 });
+function askAsTask(c: Client, args: Record<string, unknown>, onprogress?: (p: Progress) => void) {
+  return c.request({ method: 'tools/call', params: { name: 'ask', arguments: args } }, CreateTaskResultSchema, { task: { ttl: 60_000 }, timeout: 3_000, ...(onprogress ? { onprogress } : {}) });
 }
 
 describe('the MCP ask tool as a task (issue 23 §1)', () => {
@@ -50,10 +50,13 @@ describe('the MCP ask tool as a task (issue 23 §1)', () => {
     expect(tools.find((t) => t.name === 'ask')?.execution).toEqual({ taskSupport: 'optional' });
     expect(tools.find((t) => t.name === 'send')?.execution).toBeUndefined();
 
-    const created = await askAsTask(client, { message: 'which port?', to: ['api'], timeout_seconds: 120 });
+    const progress: Progress[] = [];
+    const created = await askAsTask(client, { message: 'which port?', to: ['api'], timeout_seconds: 120 }, (p) => progress.push(p));
     expect(created.task).toMatchObject({ status: 'working', ttl: 60_000 });
     const taskId = created.task.taskId;
     const id = await inboxed(api, 'which port?');
+    // The request's progressToken stays live for the task: the send is reported after the task was answered.
+    await waitFor(() => progress.some((p) => p.message === `sent ${id}; waiting`), { what: 'the sent progress notification of the task' });
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('working');
     expect((await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).toContain(taskId);
 
