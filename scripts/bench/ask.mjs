@@ -112,16 +112,48 @@ export default async function ({ bin, tmp, quick }) {
   const cpu = ((c1 - c0) / 100 / ((performance.now() - w0) / 1000)) * 100;
   idle.proc.kill('SIGTERM');
   await idle.exited;
+
+  // The same wait as an MCP task (tools/mcp/tasks.ts): `attend mcp` holds a task-augmented
+  // `ask` and a pending tasks/result for it, nothing arriving.
+  const mcp = spawn(process.execPath, [bin, 'mcp'], { cwd, env: person.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let mcpOut = '';
+  mcp.stdout.setEncoding('utf8').on('data', (d) => (mcpOut += d));
+  const rpc = (m) => mcp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`);
+  const line = (re) =>
+    new Promise((resolve, reject) => {
+      const t = setInterval(() => {
+        const m = mcpOut.split('\n').find((l) => re.test(l));
+        if (m) (clearInterval(t), clearTimeout(d), resolve(JSON.parse(m)));
+      }, 20);
+      const d = setTimeout(() => (clearInterval(t), reject(new Error(`timed out waiting for ${re} from attend mcp`))), 20_000);
+    });
+  rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '0' } } });
+  await line(/"id":1,/);
+  rpc({ method: 'notifications/initialized' });
+  rpc({ id: 2, method: 'tools/call', params: { name: 'ask', arguments: { message: 'anyone, over MCP?', to: [them.id], timeout_seconds: idleSeconds + 30 }, task: { ttl: 60_000 } } });
+  const created = await line(/"id":2[,}]/);
+  const taskId = created.result?.task?.taskId;
+  if (!taskId) throw new Error(`attend mcp did not answer with a task: ${JSON.stringify(created)}`);
+  rpc({ id: 3, method: 'tasks/result', params: { taskId } });
+  await new Promise((r) => setTimeout(r, 1000));
+  const m0 = performance.now();
+  const t0 = cpuTicks(mcp.pid);
+  await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+  const t1 = cpuTicks(mcp.pid);
+  const mcpCpu = ((t1 - t0) / 100 / ((performance.now() - m0) / 1000)) * 100;
+  const mcpExited = new Promise((r) => mcp.on('exit', r));
+  mcp.stdin.end();
+  await mcpExited;
   return {
     title: 'Ask and wait (attend ask)',
     markdown: [
-      `${n} rounds: the person runs \`attend ask <agent> …\` (a declared agent); once it has sent and armed its watches, the agent's reply (\`re\` the question) is written to \`#open\` through the bus library, as \`attend reply\` writes it, and timed until its body is on the asker's stdout. Then one asker waits ${idleSeconds} s with nothing arriving (after a 1 s settle); its CPU from /proc/<pid>/stat.`,
+      `${n} rounds: the person runs \`attend ask <agent> …\` (a declared agent); once it has sent and armed its watches, the agent's reply (\`re\` the question) is written to \`#open\` through the bus library, as \`attend reply\` writes it, and timed until its body is on the asker's stdout. Then one asker waits ${idleSeconds} s with nothing arriving (after a 1 s settle); its CPU from /proc/<pid>/stat. Then the same wait as an MCP task: \`attend mcp\` holds a task-augmented \`ask\` (MCP 2025-11-25 Tasks) and a pending \`tasks/result\` for it, ${idleSeconds} s with nothing arriving; its CPU likewise.`,
       '',
       `Timed from the end of the reply's write (its directory fsync'ed), and in brackets from its start; the writer is a worker thread of the bench. Load average at the end: ${loadavg()[0].toFixed(1)} on ${cpus().length} cores.`,
       '',
-      '| reply written → ask prints it, p50 | p99 | max | waiting, CPU (share of one core) | goal |',
-      '|---|---|---|---|---|',
-      `| ${pct(samples, 50).toFixed(1)} ms (${pct(fromStart, 50).toFixed(1)}) | ${pct(samples, 99).toFixed(1)} ms (${pct(fromStart, 99).toFixed(1)}) | ${samples.at(-1).toFixed(1)} ms | ${cpu.toFixed(2)} % | p99 ≤ 50 ms; CPU < 0.5 % |`,
+      '| reply written → ask prints it, p50 | p99 | max | waiting, CPU (share of one core) | MCP task waiting, CPU | goal |',
+      '|---|---|---|---|---|---|',
+      `| ${pct(samples, 50).toFixed(1)} ms (${pct(fromStart, 50).toFixed(1)}) | ${pct(samples, 99).toFixed(1)} ms (${pct(fromStart, 99).toFixed(1)}) | ${samples.at(-1).toFixed(1)} ms | ${cpu.toFixed(2)} % | ${mcpCpu.toFixed(2)} % | p99 ≤ 50 ms; CPU < 0.5 % |`,
     ].join('\n'),
   };
 }

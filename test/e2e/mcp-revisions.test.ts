@@ -63,7 +63,10 @@ describe('attend mcp, protocol revision 2026-07-28 (stateless)', () => {
     const list = await c.request('tools/list', { _meta: envelope() });
     expect(list.result).toMatchObject({ resultType: 'complete', cacheScope: 'public' });
     const names = (list.result?.tools as { name: string }[]).map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['send', 'inbox', 'read', 'whoami']));
+    expect(names).toEqual(expect.arrayContaining(['send', 'inbox', 'read', 'whoami', 'ask']));
+    // Tasks are the 2025-11-25 session's (no tasks capability here): no tool offers them.
+    expect((d.result?.capabilities as Record<string, unknown>).tasks).toBeUndefined();
+    expect((list.result?.tools as { execution?: unknown }[]).filter((t) => t.execution !== undefined)).toEqual([]);
 
     // send, then inbox: the same tools, the same results.
     const sent = structured(await c.request('tools/call', { _meta: envelope(), name: 'send', arguments: { message: 'hello from the stateless revision' } }));

@@ -3,8 +3,8 @@
 // it: with a progressToken on the request, a progress notification goes out when who has been
 // shown it changes and every KEEPALIVE_MS besides (a client that resets its timeout on
 // progress, as the SDK's `resetTimeoutOnProgress`, keeps waiting). Without one the timeout
-// here should stay under the client's. The Tasks extension (SDK 1.32.2 ships it as
-// experimental) is not served: the tool answers in the call itself (docs/reference.md, MCP).
+// here should stay under the client's. A 2025-11-25 client may call it as a task instead
+// (tasks.ts, server.ts): the call answers with the task at once and tasks/result waits.
 
 import { z } from 'zod';
 import { DEFAULT_WAIT_MS, type Party, runAsk } from '../verbs/ask.js';

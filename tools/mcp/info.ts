@@ -17,7 +17,9 @@ export interface ServerIdentity {
 export function serverIdentity(opts: { version: string; channel?: boolean | undefined }): ServerIdentity {
   return {
     serverInfo: { name: 'attend', version: opts.version },
-    capabilities: { tools: {}, ...(opts.channel ? { experimental: { 'claude/channel': {} } } : {}) },
+    // tasks: `ask` may be called as a task (tasks.ts); a client that sends no `task` field
+    // gets the plain call, with progress notifications.
+    capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } }, ...(opts.channel ? { experimental: { 'claude/channel': {} } } : {}) },
     instructions: INSTRUCTIONS,
   };
 }

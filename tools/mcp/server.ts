@@ -7,7 +7,7 @@
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, GetTaskPayloadRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { AttendError, REPORT_URL_HINT } from '../wire/errors.js';
 import { printable } from '../wire/names.js';
@@ -33,6 +33,7 @@ import { statusTool } from './status.js';
 import { serverIdentity } from './info.js';
 import { hintForMcp } from './hints.js';
 import { type ModernLayer, createModernLayer } from './modern.js';
+import { BoundedTaskStore, taskParams, taskResult } from './tasks.js';
 import type { McpTool, ToolWait } from './tool.js';
 import { whoamiTool } from './whoami.js';
 
@@ -97,6 +98,8 @@ function listEntry(t: McpTool): Tool {
     inputSchema: z.toJSONSchema(t.input, { io: 'input' }) as Tool['inputSchema'],
     outputSchema: z.toJSONSchema(t.output, { io: 'output' }) as NonNullable<Tool['outputSchema']>,
     annotations: { title: t.title, ...t.hints, openWorldHint: false },
+    // A tool that waits may be called as a task (tasks.ts); every other answers in the call.
+    ...(t.wait ? { execution: { taskSupport: 'optional' as const } } : {}),
   };
 }
 
@@ -186,18 +189,55 @@ function toolsOf(deps: McpDeps): { tools: McpTool[]; byName: Map<string, McpTool
   return { tools, byName: new Map(tools.map((t) => [t.name, t])) };
 }
 
-export function createServer(deps: McpDeps): Server {
+export function createServer(deps: McpDeps): Server & { closeTasks(): void } {
   const { tools, byName } = toolsOf(deps);
   const id = serverIdentity({ version: deps.version, channel: deps.channel });
-  const server = new Server(id.serverInfo, { capabilities: id.capabilities, instructions: id.instructions });
+  const taskStore = new BoundedTaskStore();
+  const server = new Server(id.serverInfo, { capabilities: id.capabilities, instructions: id.instructions, taskStore }) as Server & { closeTasks(): void };
+  // Each working task's wait, to end it on tasks/cancel or when the server closes.
+  const running = new Map<string, AbortController>();
+  server.closeTasks = () => {
+    for (const a of running.values()) a.abort();
+    running.clear();
+    taskStore.close();
+  };
   let listed: { tools: Tool[] } | undefined;
   server.setRequestHandler(ListToolsRequestSchema, () => (listed ??= listToolsResult(tools)));
+  // The SDK serves tasks/get, tasks/list and tasks/cancel over the store; tasks/result is
+  // ours, woken by the store instead of re-reading it every pollInterval.
+  server.setRequestHandler(GetTaskPayloadRequestSchema, (req, extra) => taskResult(taskStore, req.params.taskId, extra.signal) as never);
   type Extra = { signal: AbortSignal; sendNotification(n: { method: string; params: Record<string, unknown> }): Promise<void> };
-  (Protocol.prototype.setRequestHandler as (this: Server, schema: unknown, handler: (req: { params?: unknown }, extra: Extra) => CallToolResult | Promise<CallToolResult>) => void).call(
-    server,
-    RawCallToolRequest,
-    (req, extra) => dispatchTool(byName, deps.makeCtx, req.params, { notify: (n) => void extra.sendNotification(n).catch(() => {}), signal: extra.signal }),
-  );
+  const setRaw = Protocol.prototype.setRequestHandler as (this: Server, schema: unknown, handler: (req: { params?: unknown }, extra: Extra) => unknown) => void;
+  setRaw.call(server, RawCallToolRequest, async (req, extra) => {
+    const notify = (n: { method: string; params: Record<string, unknown> }) => void extra.sendNotification(n).catch(() => {});
+    const task = taskParams(req.params);
+    if (!task) return dispatchTool(byName, deps.makeCtx, req.params, { notify, signal: extra.signal });
+    // Task-augmented (MCP 2025-11-25): only a tool that declares taskSupport takes it.
+    const name = (req.params as { name?: unknown }).name;
+    const tool = typeof name === 'string' ? byName.get(name) : undefined;
+    if (!tool?.wait) throw new McpError(ErrorCode.MethodNotFound, `attend: ${typeof name === 'string' ? `'${printable(name)}'` : 'a tool call without a name'} cannot run as a task; call it without "task"`);
+    const created = await taskStore.createTask({ ...(task.ttl !== undefined ? { ttl: task.ttl } : {}) });
+    const taskId = created.taskId;
+    const stop = new AbortController();
+    running.set(taskId, stop);
+    // tasks/cancel (the SDK sets the status) ends the wait; the message stays sent.
+    const off = taskStore.onChange(taskId, () => {
+      const t = taskStore.peek(taskId);
+      if (!t || t.status === 'cancelled') stop.abort();
+    });
+    void Promise.resolve(dispatchTool(byName, deps.makeCtx, req.params, { notify, signal: stop.signal }))
+      .then((result) => taskStore.storeTaskResult(taskId, result.isError ? 'failed' : 'completed', result))
+      .then(() => {
+        const t = taskStore.peek(taskId);
+        if (t) void server.notification({ method: 'notifications/tasks/status', params: { ...t } }).catch(() => {});
+      })
+      .catch(() => {})
+      .finally(() => {
+        off();
+        running.delete(taskId);
+      });
+    return { task: created };
+  });
   return server;
 }
 
@@ -210,7 +250,8 @@ export function createModern(deps: McpDeps, io: { send(m: Record<string, unknown
   let listed: { tools: Tool[] } | undefined;
   return createModernLayer({
     identity: serverIdentity({ version: deps.version, channel: deps.channel }),
-    listTools: () => (listed ??= listToolsResult(tools)),
+    // Tasks are served to a 2025-11-25 client that negotiates them; this revision lists no `execution`.
+    listTools: () => (listed ??= { tools: listToolsResult(tools).tools.map(({ execution: _, ...t }) => t) }),
     callTool: (params) => callTool(byName, deps.makeCtx, params) as unknown as Record<string, unknown>,
     callWaiting: (params) => dispatchTool(byName, deps.makeCtx, params, { notify: (n) => io.send({ jsonrpc: '2.0', ...n }) }) as unknown as Record<string, unknown> | Promise<Record<string, unknown>>,
     send: io.send,

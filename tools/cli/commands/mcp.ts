@@ -52,6 +52,7 @@ export async function attachServer(port: LatePort, input: McpInput): Promise<Att
     async close() {
       modern.close();
       push?.stop();
+      s.closeTasks();
       await s.close().catch(() => undefined);
     },
   };
