@@ -121,8 +121,11 @@ export async function publishChunk(d: ChunkDeps, chunk: Pending[]): Promise<{ mi
 }
 
 /**
- * relay/cursor.json: during a burst written every CURSOR_EVERY_MS at most, off the event
- * loop (a restart looks back far more than that anyway); at once whenever the outbox is idle.
+ * relay/cursor.json: written every CURSOR_EVERY_MS at most, off the event loop (a restart
+ * looks back far more than that anyway: outbound.ts SLACK_MS, absorbed by the hub's duplicate
+ * window), and for certain at close. The loop writes it when due (`dueIn`), so a message
+ * relayed on its own costs no cursor write of its own: two syncs on the disk the next
+ * message's import waits for.
  */
 export class CursorSaver {
   private last = 0;
@@ -148,6 +151,12 @@ export class CursorSaver {
       .finally(() => {
         this.writing = null;
       });
+  }
+
+  /** Milliseconds until a changed cursor is due (0: now), or Infinity when nothing changed. */
+  dueIn(): number {
+    if (!this.outbox.cursorChanged) return Number.POSITIVE_INFINITY;
+    return Math.max(0, this.last + CURSOR_EVERY_MS - this.now());
   }
 
   /** Resolves when no write is under way (a save meanwhile does nothing). */
@@ -254,15 +263,15 @@ export class OutboundLoop {
         }
         continue;
       }
-      cursor.save(true);
+      cursor.save(false);
       await r.idle();
       r.board.save();
       if (r.stopping()) continue;
-      // The slow poll, or sooner when a directory is due for a full listing.
-      if (!this.wake.pending) await this.wake.wait(Math.max(5, Math.min(POLL_MS, outbox.recheckAt - now() + 1)));
-      // Let a burst of file events settle into one scan: each write raises several, and a
-      // scan per message would cost more than the messages.
-      await sleep(3);
+      // The slow poll, or sooner when a directory is due for a full listing or the cursor for
+      // a write. No settling delay after a wake: a burst batches by itself (what is written
+      // while a chunk waits for its acks is the next scan's chunk), and a scan that came
+      // between a message's rename and its index line is woken again by the line (wake.ts).
+      if (!this.wake.pending) await this.wake.wait(Math.max(5, Math.min(POLL_MS, outbox.recheckAt - now() + 1, cursor.dueIn() + 1)));
     }
     this.wake.close();
     await cursor.close();
