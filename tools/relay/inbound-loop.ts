@@ -14,7 +14,7 @@ import type { RelayStatus } from './store.js';
 import { STREAM_NAME, consumerFilters, durableName, parseSubject } from './subjects.js';
 
 /** How often the consumers' pending counts are asked for at most (the inbound backlog). */
-const BACKLOG_EVERY_MS = 2_000;
+const BACKLOG_EVERY_MS = 5_000;
 
 interface InboundDeps {
   js: JetStreamClient;
@@ -53,8 +53,12 @@ export class InboundLoops {
     while (!d.stopping()) {
       try {
         const c = await d.js.consumers.get(STREAM_NAME, durableName(d.host, suffix));
-        // expires 2 s: a hub that died is noticed within two missed heartbeats (1 s each).
-        const iter = await c.consume({ max_messages: 1024, expires: 2_000 });
+        // A pull lasts 30 s (renewed by the client as it runs low or expires: at rest, one
+        // request a consumer per half minute, not one every 2 s); the hub heartbeats an idle
+        // pull every 2 s, so a pull the hub lost (a node that died, a consumer leader that
+        // moved) is noticed within two missed heartbeats, inside the cluster's own election
+        // time (4–9 s on nats-server 2.9). A connection that drops restarts it at once (restart).
+        const iter = await c.consume({ max_messages: 1024, expires: 30_000, idle_heartbeat: 2_000 });
         void d.stopped.then(() => iter.stop());
         this.iterators.add(iter);
         for await (const m of iter) d.importer.add(m);

@@ -26,7 +26,7 @@ const FAILED_PAUSE_MS = 250;
 const CURSOR_EVERY_MS = 2_000;
 const PRUNE_EVERY_MS = 5_000;
 /** The slow poll that covers missed directory events. */
-const POLL_MS = 1_000;
+const POLL_MS = 2_000;
 
 /** What one chunk's answers mean, message by message (a message has one entry per route). */
 interface ChunkOutcome {
