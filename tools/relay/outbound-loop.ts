@@ -19,7 +19,15 @@ import { Wake } from './wake.js';
 
 /** Messages per publish (one reply subscription and one deadline each). */
 const BATCH = 512;
-const ACK_TIMEOUT_MS = 2_000;
+/**
+ * How long a chunk waits for its acknowledgements: half a second, and 3 ms more a message, at
+ * most 2 s. Short, because a stream whose leader died answers nothing until the cluster has
+ * elected another, and the first publish after that is what ends the outage; a late ack only
+ * costs a republish, which the hub's duplicate window (Nats-Msg-Id) absorbs.
+ */
+export function ackTimeoutMs(messages: number): number {
+  return Math.min(2_000, 500 + 3 * messages);
+}
 /** After a failed chunk: the hub is away or refusing, so do not spin. */
 const FAILED_PAUSE_MS = 250;
 /** During a burst the cursor is written this often at most (each write is synced). */
@@ -103,7 +111,7 @@ export async function publishChunk(d: ChunkDeps, chunk: Pending[]): Promise<{ mi
   }
   const results = await d.pub.publishAll(
     chunk.map((p) => ({ subject: p.subject, data: p.data, headers: pubHeaders(p, d.host) })),
-    ACK_TIMEOUT_MS,
+    ackTimeoutMs(chunk.length),
   );
   const out = settleChunk(chunk, results);
   d.status.published += out.published;
