@@ -79,9 +79,11 @@ export function readJson(path) {
   }
 }
 
-export async function startRelay(bin, m, url) {
+/** `presenceTtl`: seconds (5 unless given; null for the relay's default). */
+export async function startRelay(bin, m, url, { presenceTtl = 5 } = {}) {
   const started = Date.now();
-  const proc = spawn(process.execPath, [bin, 'relay', '--server', url, '--host', m.host, '--presence-ttl', '5'], { env: m.env, stdio: ['ignore', 'ignore', 'ignore'] });
+  const ttl = presenceTtl === null ? [] : ['--presence-ttl', String(presenceTtl)];
+  const proc = spawn(process.execPath, [bin, 'relay', '--server', url, '--host', m.host, ...ttl], { env: m.env, stdio: ['ignore', 'ignore', 'ignore'] });
   await waitUntil(() => {
     const s = readJson(join(m.root, 'relay', 'status.json'));
     return s && s.pid === proc.pid && s.ready && s.updatedAt >= started;

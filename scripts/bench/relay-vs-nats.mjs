@@ -4,18 +4,204 @@
 // subscriber, and a JetStream publish → a consumer, one at a time on the same server. Backlog:
 // 1,000 broadcasts written on A while its relay is stopped, timed from the relay's start
 // until B holds all; against 1,000 JetStream publishes, then one consumer reading them all.
+// Burst: one writer's broadcasts as fast as the bus takes them, the rate that crosses against
+// the rate the writer's bus accepted. At rest: ten relays on one hub, CPU over 10 s, against a
+// node process holding an idle NATS connection. Failover: a 3-node cluster, the stream's
+// leader SIGKILLed while A writes every 20 ms, until a message written after the kill is on B
+// (and every one written arrived once); against a raw JetStream publisher and consumer on an
+// R3 stream of a cluster of their own, its leader killed the same way.
 
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { mkdirSync, watch } from 'node:fs';
+import { mkdirSync, readdirSync, watch } from 'node:fs';
+import { createServer } from 'node:net';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { busLib, pct } from './latency.mjs';
-import { countSignals, machineEnv, startHub, startRelay, stopAll, waitUntil } from './relay-latency.mjs';
+import { countSignals, machineEnv, procUsage, startHub, startRelay, stopAll, waitUntil } from './relay-latency.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `n` nats-servers in one cluster with JetStream (names n1…), each its own store under `dir`. */
+async function startCluster(dir, n) {
+  const ports = [];
+  for (let i = 0; i < n; i++) ports.push({ client: await freePort(), route: await freePort() });
+  const routes = ports.map((p) => `nats://127.0.0.1:${p.route}`).join(',');
+  const nodes = ports.map((p, i) => {
+    const store = join(dir, `n${i + 1}`);
+    mkdirSync(store, { recursive: true });
+    const proc = spawn('nats-server', ['-js', '-n', `n${i + 1}`, '--cluster_name', 'bench', '-sd', store, '-a', '127.0.0.1', '-p', String(p.client), '--cluster', `nats://127.0.0.1:${p.route}`, '--routes', routes], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const node = { name: `n${i + 1}`, url: `nats://127.0.0.1:${p.client}`, proc, log: '' };
+    const on = (b) => (node.log += b);
+    proc.stdout.on('data', on);
+    proc.stderr.on('data', on);
+    return node;
+  });
+  await waitUntil(() => nodes.some((x) => /metadata leader/i.test(x.log)), 30_000, 'the cluster\'s metadata leader');
+  const gone = (p) => p.exitCode !== null || p.signalCode !== null;
+  return {
+    urls: nodes.map((x) => x.url).join(','),
+    byName: (name) => nodes.find((x) => x.name === name),
+    async kill(name) {
+      const x = nodes.find((y) => y.name === name);
+      x.proc.kill('SIGKILL');
+      await new Promise((r) => (gone(x.proc) ? r() : x.proc.once('exit', r)));
+    },
+    async stop() {
+      await Promise.all(nodes.map((x) => (gone(x.proc) ? null : new Promise((r) => (x.proc.once('exit', r), x.proc.kill('SIGTERM'))))));
+    },
+  };
+}
+
+/** Ask until it answers (a cluster electing a leader answers nothing for a while). */
+async function until(fn, ms, what) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => null);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
 
 const ms = (v) => `${v.toFixed(2)} ms`;
 
+/** Writes on A every 20 ms, kills the leader of `stream` on `cluster`, and times the gap. */
+async function writeThroughKill({ write, arrivedAt, leaderOf, cluster, quick }) {
+  const written = [];
+  let writing = true;
+  const writer = (async () => {
+    while (writing) {
+      written.push({ id: write(), at: performance.now() });
+      await sleep(20);
+    }
+  })();
+  await sleep(quick ? 500 : 1_000);
+  const leader = await leaderOf();
+  const killedAt = performance.now();
+  await cluster.kill(leader);
+  const first = await waitUntil(() => {
+    const after = written.find((w) => w.at > killedAt);
+    return after && arrivedAt(after.id) !== undefined ? after : null;
+  }, 60_000, 'a message written after the kill');
+  const failoverMs = arrivedAt(first.id) - killedAt;
+  await sleep(500);
+  writing = false;
+  await writer;
+  return { failoverMs, written, leader };
+}
+
+async function relayFailover(bin, tmp, writeSignal, newId, quick) {
+  const dir = join(tmp, 'fo-relay');
+  const cluster = await startCluster(dir, 3);
+  const a = machineEnv(dir, 'alpha');
+  const b = machineEnv(dir, 'bravo');
+  const procs = [];
+  const nc = await connect({ servers: cluster.urls.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+  let watcher = null;
+  try {
+    procs.push(await startRelay(bin, a, cluster.urls), await startRelay(bin, b, cluster.urls));
+    const jsm = await jetstreamManager(nc);
+    await until(async () => (await jsm.streams.info('ATTEND')).config.num_replicas === 3, 30_000, 'the stream on three replicas');
+    const bDir = join(b.root, 'signals', '_broadcast');
+    mkdirSync(bDir, { recursive: true });
+    const arrived = new Map();
+    watcher = watch(bDir, (_e, name) => {
+      const id = typeof name === 'string' && name.endsWith('.signal') ? name.slice(0, -'.signal'.length) : null;
+      if (id && !arrived.has(id)) arrived.set(id, performance.now());
+    });
+    const write = () => {
+      const id = newId();
+      writeSignal(a.root, { kind: 'open' }, id, { from: 'external:alpha-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'alpha-user', to: '*', body: 'failover' });
+      return id;
+    };
+    const warm = write();
+    await waitUntil(() => arrived.has(warm), 20_000, 'the first message at bravo');
+    const r = await writeThroughKill({ write, arrivedAt: (id) => arrived.get(id), leaderOf: async () => (await jsm.streams.info('ATTEND')).cluster.leader, cluster, quick });
+    const want = new Set([warm, ...r.written.map((w) => w.id)]);
+    await waitUntil(() => [...want].every((id) => arrived.has(id)), 60_000, 'every message at bravo after the failover');
+    const files = readdirSync(bDir).filter((n) => n.endsWith('.signal')).map((n) => n.slice(0, -'.signal'.length));
+    const once = files.length === want.size && files.every((id) => want.has(id));
+    return { ...r, total: want.size, once };
+  } finally {
+    watcher?.close();
+    await nc.close().catch(() => {});
+    await stopAll(procs);
+    await cluster.stop();
+  }
+}
+
+async function rawFailover(tmp, payload, quick) {
+  const cluster = await startCluster(join(tmp, 'fo-raw'), 3);
+  const nc = await connect({ servers: cluster.urls.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await until(() => jsm.streams.add({ name: 'BENCHFO', subjects: ['benchfo.>'], num_replicas: 3, duplicate_window: 60_000_000_000 }), 30_000, 'the raw stream');
+    await until(() => jsm.consumers.add('BENCHFO', { durable_name: 'fo', ack_policy: AckPolicy.Explicit }), 30_000, 'the raw consumer');
+    const js = jetstream(nc);
+    const arrived = new Map();
+    let stop = false;
+    const consumer = (async () => {
+      while (!stop) {
+        try {
+          const it = await (await js.consumers.get('BENCHFO', 'fo')).consume({ max_messages: 1024, expires: 2_000 });
+          const end = setInterval(() => stop && it.stop(), 100);
+          for await (const m of it) {
+            const id = m.headers?.get('Nats-Msg-Id');
+            if (id && !arrived.has(id)) arrived.set(id, performance.now());
+            m.ack();
+          }
+          clearInterval(end);
+        } catch {
+          await sleep(250);
+        }
+      }
+    })();
+    let n = 0;
+    // Each message published until acknowledged (500 ms a try), as a careful raw client would.
+    const write = () => {
+      const id = `m${++n}`;
+      void (async () => {
+        for (let i = 0; i < 200; i++) {
+          try {
+            await js.publish('benchfo.x', payload, { msgID: id, timeout: 500 });
+            return;
+          } catch {
+            await sleep(50);
+          }
+        }
+      })();
+      return id;
+    };
+    const warm = write();
+    await waitUntil(() => arrived.has(warm), 20_000, 'the first raw message');
+    const r = await writeThroughKill({ write, arrivedAt: (id) => arrived.get(id), leaderOf: async () => (await jsm.streams.info('BENCHFO')).cluster.leader, cluster, quick });
+    await waitUntil(() => r.written.every((w) => arrived.has(w.id)), 60_000, 'every raw message after the failover');
+    stop = true;
+    await Promise.race([consumer, sleep(3_000)]);
+    return r;
+  } finally {
+    await nc.close().catch(() => {});
+    await cluster.stop();
+  }
+}
+
 export default async function ({ bin, tmp, quick }) {
   const n = quick ? 100 : 500;
+  const loadAtStart = loadavg()[0].toFixed(1);
   const backlog = 1000;
   const hub = await startHub(tmp);
   const a = machineEnv(tmp, 'alpha');
@@ -43,20 +229,40 @@ export default async function ({ bin, tmp, quick }) {
         w(performance.now());
       }
     });
+    // Where the time goes: A's own write (the bus's synced writeSignal), the write done → the
+    // relay's publish seen on the hub (a core subscription on attend.>), the hub → B's file.
+    const onHub = new Map();
+    const tap = nc.subscribe('attend.>', {
+      callback: (_e, m) => {
+        const id = m.headers?.get('Attend-Id');
+        if (id && !onHub.has(id)) onHub.set(id, performance.now());
+      },
+    });
+    const legs = { write: [], out: [], in: [] };
     const relaySend = (i) =>
       new Promise((resolve, reject) => {
         const id = newId();
         const t0 = performance.now();
+        let tw = t0;
         const timer = setTimeout(() => reject(new Error(`message ${i} never reached bravo`)), 20_000);
         waiting.set(id, (t1) => {
           clearTimeout(timer);
+          const th = onHub.get(id);
+          onHub.delete(id);
+          if (i >= 0 && th !== undefined) {
+            legs.write.push(tw - t0);
+            legs.out.push(th - tw);
+            legs.in.push(t1 - th);
+          }
           resolve(t1 - t0);
         });
         writeSignal(a.root, { kind: 'open' }, id, { from: 'external:alpha-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'alpha-user', to: '*', body: `cross-machine ${i}` });
+        tw = performance.now();
       });
-    for (let i = 0; i < 20; i++) await relaySend(-i);
+    for (let i = 0; i < 20; i++) await relaySend(-1 - i);
     const relayLat = [];
     for (let i = 0; i < n; i++) relayLat.push(await relaySend(i));
+    tap.unsubscribe();
 
     // 2. Raw core NATS: publish → subscriber, one at a time, a payload of a signal's size.
     const payload = new TextEncoder().encode('x'.repeat(300));
@@ -123,23 +329,91 @@ export default async function ({ bin, tmp, quick }) {
     const rawBacklog = performance.now() - tr0;
     await blc.close().catch(() => {});
 
-    for (const x of [relayLat, coreLat, jsLat]) x.sort((p, q) => p - q);
+    // 5. One writer's burst, both relays running: the rate that crosses against the rate A's
+    // bus accepted the writes (each synced, as `attend send` writes).
+    const burstN = quick ? 500 : 2000;
+    const beforeBurst = countSignals(bDir);
+    const tw0 = performance.now();
+    for (let i = 0; i < burstN; i++) writeSignal(a.root, { kind: 'open' }, newId(), { from: 'external:alpha-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'alpha-user', to: '*', body: `burst ${i}` });
+    const writeMs = performance.now() - tw0;
+    await waitUntil(() => countSignals(bDir) >= beforeBurst + burstN, 60_000, 'the burst at bravo');
+    const crossMs = performance.now() - tw0;
+    await stopAll(procs.splice(0));
+    watcher.close();
+    watcher = null;
+
+    // 6. Ten relays at rest on one hub (the relay's default presence TTL), 10 s of CPU each,
+    // against a node process that holds one idle NATS connection with a subscription.
+    const restMs = quick ? 5_000 : 20_000;
+    const ten = [];
+    for (let i = 0; i < 10; i++) ten.push(await startRelay(bin, machineEnv(tmp, `rest${i}`), hub.url, { presenceTtl: null }));
+    procs.push(...ten);
+    const idle = spawn(process.execPath, ['--input-type=module', '-e', `import { connect } from '@nats-io/transport-node'; const nc = await connect({ servers: ${JSON.stringify(hub.url)}, pingInterval: 5000 }); nc.subscribe('idle.>'); process.stdout.write('up\\n'); setInterval(() => {}, 1 << 30);`], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
+    procs.push(idle);
+    await new Promise((r) => idle.stdout.once('data', r));
+    await sleep(3_000); // the starts settle: presence put, buckets watched, first checks made
+    const c0 = [...ten, idle].map((p) => procUsage(p.pid).cpuMs);
+    const ts0 = performance.now();
+    await sleep(restMs);
+    const spanMs = performance.now() - ts0;
+    const cpuPct = [...ten, idle].map((p, i) => ((procUsage(p.pid).cpuMs - c0[i]) / spanMs) * 100);
+    const idlePct = cpuPct.pop();
+    await stopAll(procs.splice(0));
+
+    // 7. Failover: the stream's leader of a 3-node cluster SIGKILLed while A writes a
+    // broadcast every 20 ms; until the first written after the kill is on B.
+    const fo = await relayFailover(bin, tmp, writeSignal, newId, quick);
+    const foRaw = await rawFailover(tmp, payload, quick);
+
+    for (const x of [relayLat, coreLat, jsLat, legs.write, legs.out, legs.in]) x.sort((p, q) => p - q);
     const row = (what, xs, goal) => `| ${what} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${(pct(relayLat, 50) / pct(xs, 50)).toFixed(1)}× / ${(pct(relayLat, 99) / pct(xs, 99)).toFixed(1)}× | ${goal} |`;
+    const leg = (what, xs) => `| ${what} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} |`;
+    const met = (ok) => (ok ? 'met' : 'not met');
+    const p50 = pct(relayLat, 50);
+    const p99 = pct(relayLat, 99);
+    const acceptRate = burstN / (writeMs / 1000);
+    const crossRate = burstN / (crossMs / 1000);
+    const rawRate = backlog / (rawBacklog / 1000);
+    const maxPct = Math.max(...cpuPct);
+    const load = loadavg()[0].toFixed(1);
     return {
       title: 'The relay against raw NATS (one run)',
       markdown: [
-        `One \`nats-server\` on loopback, two bus roots with an \`attend relay\` each, measured in one run. Latency: ${n} messages one at a time (after 20 to warm up); the relay's is a broadcast written on A until its file is in B's \`signals/_broadcast/\` (an inotify watch; B's sensor is left out: a bench-made session's sensor is refused since the identity checks, which also stops \`relay-latency\` here); raw NATS's a 300-byte publish until a subscriber (core) or a durable consumer (JetStream, acked publish) has it. Backlog: ${backlog} broadcasts written on A while its relay was stopped, from the relay's spawn until B held all, against ${backlog} acked JetStream publishes and a new consumer reading them all.`,
+        `One \`nats-server\` on loopback (a 3-node cluster for failover), bus roots with an \`attend relay\` each, everything below measured in one run; load average ${loadAtStart} at the start, ${load} at the end (2 cores, shared). Latency: ${n} messages one at a time (after 20 to warm up); the relay's is a broadcast written on A until its file is in B's \`signals/_broadcast/\` (an inotify watch; B's sensor is left out: a bench-made session's sensor is refused since the identity checks, which also stops \`relay-latency\` here); raw NATS's a 300-byte publish until a subscriber (core) or a durable consumer (JetStream, acked publish) has it. Backlog: ${backlog} broadcasts written on A while its relay was stopped, from the relay's spawn until B held all, against ${backlog} acked JetStream publishes and a new consumer reading them all.`,
         '',
         '| path | p50 | p99 | relay ÷ this (p50 / p99) | goal for the relay |',
         '|---|---|---|---|---|',
-        row('attend relay: broadcast on A → file in B\'s #open', relayLat, 'p50 ≤ 3 ms, p99 ≤ 10 ms (to the sensor line)'),
+        row('attend relay: broadcast on A → file in B\'s #open', relayLat, `p50 ≤ 3 ms, p99 ≤ 10 ms (to the sensor line): p50 ${met(p50 <= 3)}, p99 ${met(p99 <= 10)}`),
         row('raw core NATS publish → subscriber', coreLat, '—'),
         row('raw JetStream publish → consumer', jsLat, '—'),
         '',
-        '| backlog of 1,000 | time | relay ÷ raw |',
+        'Where the relay\'s time goes (the same messages; a core subscription on `attend.>` sees each publish reach the hub):',
+        '',
+        '| leg | p50 | p99 |',
         '|---|---|---|',
-        `| attend relay (from its spawn, process start included) | ${(relayBacklog / 1000).toFixed(2)} s | ${(relayBacklog / rawBacklog).toFixed(1)}× (goal ≤ 1 s) |`,
+        leg('A\'s own write (writeSignal: the file and its directory synced, as `attend send`)', legs.write),
+        leg('written → published on the hub (A\'s relay: wake, scan, publish)', legs.out),
+        leg('on the hub → file in B (stored, delivered to B\'s consumer, written and synced by B\'s relay)', legs.in),
+        '',
+        `| backlog of ${backlog.toLocaleString('en')} | time | relay ÷ raw |`,
+        '|---|---|---|',
+        `| attend relay (from its spawn, process start included) | ${(relayBacklog / 1000).toFixed(2)} s | ${(relayBacklog / rawBacklog).toFixed(1)}× (goal ≤ 1 s: ${met(relayBacklog <= 1000)}) |`,
         `| raw JetStream: publish all, a consumer reads all | ${(rawBacklog / 1000).toFixed(2)} s | 1× |`,
+        '',
+        `| one writer's burst of ${burstN.toLocaleString('en')} | rate | ratio |`,
+        '|---|---|---|',
+        `| A's bus accepted the writes (one process, each synced) | ${Math.round(acceptRate).toLocaleString('en')} msg/s in ${(writeMs / 1000).toFixed(2)} s | 1 |`,
+        `| crossed to B (first write until B held all) | ${Math.round(crossRate).toLocaleString('en')} msg/s in ${(crossMs / 1000).toFixed(2)} s | ${((crossRate / acceptRate) * 100).toFixed(0)} % of the accept rate (goal ≥ 80 %: ${met(crossRate >= 0.8 * acceptRate)}) |`,
+        `| raw JetStream, the backlog above (publish all, read all) | ${Math.round(rawRate).toLocaleString('en')} msg/s | — |`,
+        '',
+        `At rest, ten relays on one hub (default presence TTL, ${restMs / 1000} s after a 3 s settle): ${Math.min(...cpuPct).toFixed(2)}–${maxPct.toFixed(2)} % of a core each (${cpuPct.reduce((x, y) => x + y, 0).toFixed(1)} % for all ten; goal < 0.5 % each: ${met(maxPct < 0.5)}); a node process holding one idle NATS connection: ${idlePct.toFixed(2)} %. CPU from /proc (10 ms ticks).`,
+        '',
+        '| failover: the stream\'s leader SIGKILLed, a message written every 20 ms | kill → first message written after it delivered | messages | relay ÷ raw |',
+        '|---|---|---|---|',
+        `| attend relay, 3-node cluster, R3 stream (leader ${fo.leader}) | ${(fo.failoverMs / 1000).toFixed(2)} s | ${fo.total}, ${fo.once ? 'each once at B' : 'NOT each once at B'} | ${(fo.failoverMs / foRaw.failoverMs).toFixed(2)}× (goal ≤ 5 s: ${met(fo.failoverMs <= 5000 && fo.once)}) |`,
+        `| raw JetStream client, its own 3-node cluster, R3 stream (publish retried every 0.5 s until acked) | ${(foRaw.failoverMs / 1000).toFixed(2)} s | ${foRaw.written.length}, all delivered | 1× |`,
+        '',
+        'nats-server 2.9 elects a new stream leader only after a follower\'s election timeout (4–9 s, fixed in its code), so a killed leader bounds failover for any client; a killed node that leads nothing costs only the reconnect (250 ms).',
       ].join('\n'),
     };
   } finally {

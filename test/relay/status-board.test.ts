@@ -15,8 +15,8 @@ describe('statusDue', () => {
     { now: 10_100, force: true, shape: 'a', due: true, why: 'forced, however soon' },
     { now: 10_499, force: false, shape: 'b', due: false, why: 'a change within 500 ms waits' },
     { now: 10_500, force: false, shape: 'b', due: true, why: 'a change after 500 ms' },
-    { now: 12_999, force: false, shape: 'a', due: false, why: 'no change, under 3 s' },
-    { now: 13_000, force: false, shape: 'a', due: true, why: 'no change, but 3 s passed (readers judge liveness by it)' },
+    { now: 13_999, force: false, shape: 'a', due: false, why: 'no change, under 4 s' },
+    { now: 14_000, force: false, shape: 'a', due: true, why: 'no change, but 4 s passed (readers judge liveness by it)' },
   ])('$why', ({ now, force, shape, due }) => {
     expect(statusDue(now, force, shape, last)).toBe(due);
   });
@@ -39,16 +39,16 @@ describe('StatusBoard', () => {
     t += 400;
     board.save();
     expect(read()).toMatchObject({ published: 5, outboundBacklog: 7, updatedAt: 1_000_500 });
-    // Unchanged: rewritten only after 3 s (its updatedAt is what says the relay is alive).
-    t += 2_000;
+    // Unchanged: rewritten only after 4 s (its updatedAt is what says the relay is alive).
+    t += 3_000;
     board.save();
     expect(read().updatedAt).toBe(1_000_500);
     t += 1_000;
     board.save();
-    expect(read().updatedAt).toBe(1_003_500);
+    expect(read().updatedAt).toBe(1_004_500);
     t += 1;
     board.status.connected = true;
     board.save(true);
-    expect(read()).toMatchObject({ connected: true, updatedAt: 1_003_501 });
+    expect(read()).toMatchObject({ connected: true, updatedAt: 1_004_501 });
   });
 });

@@ -349,6 +349,9 @@ interface ConnectionEvents {
 export function watchConnection(nc: NatsConnection, on: ConnectionEvents): void {
   void (async () => {
     for await (const s of nc.status()) {
+      // A ping (every pingInterval, and the client reports each) changes nothing the status
+      // shows: at rest it would rewrite the status file every few seconds for nothing.
+      if (s.type === 'ping') continue;
       if (s.type === 'disconnect') on.disconnect();
       else if (s.type === 'reconnect') on.reconnect();
       on.after();

@@ -101,7 +101,7 @@ interface StatusView {
   waiting: { out: RelayWaiting; in: RelayWaiting };
 }
 
-/** How long a running relay may go without rewriting its status file (it does every second). */
+/** How long a running relay may go without rewriting its status file (at least every REST_MS, status-board.ts). */
 const STATUS_FRESH_MS = 10_000;
 
 export function relayStatus(root: string, now: number, alive: (pid: number) => boolean): StatusView {

@@ -19,14 +19,22 @@ import { Wake } from './wake.js';
 
 /** Messages per publish (one reply subscription and one deadline each). */
 const BATCH = 512;
-const ACK_TIMEOUT_MS = 2_000;
+/**
+ * How long a chunk waits for its acknowledgements: half a second, and 3 ms more a message, at
+ * most 2 s. Short, because a stream whose leader died answers nothing until the cluster has
+ * elected another, and the first publish after that is what ends the outage; a late ack only
+ * costs a republish, which the hub's duplicate window (Nats-Msg-Id) absorbs.
+ */
+export function ackTimeoutMs(messages: number): number {
+  return Math.min(2_000, 500 + 3 * messages);
+}
 /** After a failed chunk: the hub is away or refusing, so do not spin. */
 const FAILED_PAUSE_MS = 250;
 /** During a burst the cursor is written this often at most (each write is synced). */
 const CURSOR_EVERY_MS = 2_000;
 const PRUNE_EVERY_MS = 5_000;
 /** The slow poll that covers missed directory events. */
-const POLL_MS = 1_000;
+const POLL_MS = 2_000;
 
 /** What one chunk's answers mean, message by message (a message has one entry per route). */
 interface ChunkOutcome {
@@ -103,7 +111,7 @@ export async function publishChunk(d: ChunkDeps, chunk: Pending[]): Promise<{ mi
   }
   const results = await d.pub.publishAll(
     chunk.map((p) => ({ subject: p.subject, data: p.data, headers: pubHeaders(p, d.host) })),
-    ACK_TIMEOUT_MS,
+    ackTimeoutMs(chunk.length),
   );
   const out = settleChunk(chunk, results);
   d.status.published += out.published;
@@ -121,8 +129,11 @@ export async function publishChunk(d: ChunkDeps, chunk: Pending[]): Promise<{ mi
 }
 
 /**
- * relay/cursor.json: during a burst written every CURSOR_EVERY_MS at most, off the event
- * loop (a restart looks back far more than that anyway); at once whenever the outbox is idle.
+ * relay/cursor.json: written every CURSOR_EVERY_MS at most, off the event loop (a restart
+ * looks back far more than that anyway: outbound.ts SLACK_MS, absorbed by the hub's duplicate
+ * window), and for certain at close. The loop writes it when due (`dueIn`), so a message
+ * relayed on its own costs no cursor write of its own: two syncs on the disk the next
+ * message's import waits for.
  */
 export class CursorSaver {
   private last = 0;
@@ -148,6 +159,12 @@ export class CursorSaver {
       .finally(() => {
         this.writing = null;
       });
+  }
+
+  /** Milliseconds until a changed cursor is due (0: now), or Infinity when nothing changed. */
+  dueIn(): number {
+    if (!this.outbox.cursorChanged) return Number.POSITIVE_INFINITY;
+    return Math.max(0, this.last + CURSOR_EVERY_MS - this.now());
   }
 
   /** Resolves when no write is under way (a save meanwhile does nothing). */
@@ -254,15 +271,15 @@ export class OutboundLoop {
         }
         continue;
       }
-      cursor.save(true);
+      cursor.save(false);
       await r.idle();
       r.board.save();
       if (r.stopping()) continue;
-      // The slow poll, or sooner when a directory is due for a full listing.
-      if (!this.wake.pending) await this.wake.wait(Math.max(5, Math.min(POLL_MS, outbox.recheckAt - now() + 1)));
-      // Let a burst of file events settle into one scan: each write raises several, and a
-      // scan per message would cost more than the messages.
-      await sleep(3);
+      // The slow poll, or sooner when a directory is due for a full listing or the cursor for
+      // a write. No settling delay after a wake: a burst batches by itself (what is written
+      // while a chunk waits for its acks is the next scan's chunk), and a scan that came
+      // between a message's rename and its index line is woken again by the line (wake.ts).
+      if (!this.wake.pending) await this.wake.wait(Math.max(5, Math.min(POLL_MS, outbox.recheckAt - now() + 1, cursor.dueIn() + 1)));
     }
     this.wake.close();
     await cursor.close();

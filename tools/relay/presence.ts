@@ -13,7 +13,7 @@ import { isMissingOnHub } from './nats-errors.js';
 export const PRESENCE_BUCKET = 'attend-presence';
 
 /** How often this machine's roster is looked at for a change (local files only, no hub). */
-const CHECK_MS = 1_000;
+const CHECK_MS = 2_000;
 
 export class Presence {
   private kv: KV | null = null;
@@ -84,7 +84,7 @@ export class Presence {
     };
     this.beat = () => publish();
     await publish();
-    // On change, and a slow heartbeat: the roster here is looked at every second (the
+    // On change, and a slow heartbeat: the roster here is looked at every CHECK_MS (the
     // filesystem only), and put when it changed or when half the TTL passed since the last
     // put. A machine at rest costs the hub and every other relay one put per half TTL.
     const beatMs = (this.ttlS * 1000) / 2;

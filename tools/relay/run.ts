@@ -44,7 +44,7 @@ interface RelayDeps {
 }
 
 /** How often the relay checks the hub: its stream, consumers and buckets, the leader, replicas. */
-const HUB_CHECK_MS = 3_000;
+const HUB_CHECK_MS = 5_000;
 
 /** How long one step of stopping may wait for the hub (a goodbye, a drain) before it is skipped. */
 const STOP_STEP_MS = 1_500;

@@ -6,7 +6,7 @@ import { type RelayStatus, writeStatus } from './store.js';
 /** Rewritten at most this often while something changes. */
 const BUSY_MS = 500;
 /** And this often at rest: status readers judge liveness over 10 s (main.ts STATUS_FRESH_MS). */
-const REST_MS = 3_000;
+const REST_MS = 4_000;
 
 /**
  * Whether a status is due: always when forced (the connection changed, the relay stops),

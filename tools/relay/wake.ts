@@ -3,6 +3,7 @@
 // events). A wake while the loop is busy is remembered, so its next wait returns at once.
 
 import { type FSWatcher, watch } from 'node:fs';
+import { INDEX_NAME } from '../bus/store/index.js';
 
 export class Wake {
   private resolve: (() => void) | null = null;
@@ -39,10 +40,13 @@ export class Wake {
   watch(dir: string): void {
     if (this.watchers.has(dir)) return;
     try {
-      // Temporaries and the index hint are dot-files; a new message is `<id>.signal` and a
-      // new directory its own name. Only those are worth a scan.
+      // Temporaries are dot-files; a new message is `<id>.signal`, a new directory its own
+      // name, and the index hint's line (`.index`) what the scan follows. Only those are worth
+      // a scan. The index matters most: its line is appended just after the message's rename,
+      // so a scan woken by the rename alone can come before it and find nothing new; the
+      // line's own event wakes the loop again, and no settling delay is needed.
       const w = watch(dir, { persistent: false }, (_event, name) => {
-        if (name === null || !String(name).startsWith('.')) this.wake();
+        if (name === null || name === INDEX_NAME || !String(name).startsWith('.')) this.wake();
       });
       w.on('error', () => {
         this.watchers.delete(dir);
