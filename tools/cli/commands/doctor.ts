@@ -1,5 +1,6 @@
 // `attend doctor`: check each piece of the Claude Code integration and say how to fix what is
-// missing (issue #6 §2). Checks report; they never change anything.
+// missing (issue #6 §2). Checks report; they change nothing (the one file written, the key
+// check's derived .checked beside the key records, only saves the next doctor re-verifying).
 
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
