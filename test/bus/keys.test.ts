@@ -98,19 +98,23 @@ describe('the record in the key directory is the authority', () => {
   it("doctor's check keeps what it found per record under the record's stat, and a record changed since is checked again, even with its size and mtime put back", () => {
     write(LEAD);
     write(WORKER);
+    // A whole second, so the mtime can be put back exactly (to the nanosecond) after the edit.
+    const path = chainPath(keysDir(), LEAD);
+    const second = Math.floor(Date.now() / 1000) - 60;
+    utimesSync(path, second, second);
     expect(keysHealth(keysDir())).toMatchObject({ nodes: 2, broken: [], resets: [] });
     const checked = JSON.parse(readFileSync(join(trustDirOf(keysDir()), '.checked'), 'utf8'));
     expect(Object.keys(checked.records).sort()).toEqual([LEAD, WORKER]);
     // Unchanged: the same answer from what was kept.
     expect(keysHealth(keysDir())).toMatchObject({ nodes: 2, broken: [], resets: [] });
-    // One signature character flipped in place: same size, mtime put back by hand.
-    const path = chainPath(keysDir(), LEAD);
+    // One signature character flipped in place: same inode and size, the mtime put back by hand.
     const text = readFileSync(path, 'utf8');
-    const { mtime, atime } = statSync(path);
+    const before = statSync(path, { bigint: true });
     const at = text.length - 10;
     writeFileSync(path, text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1));
-    utimesSync(path, atime, mtime);
-    expect(statSync(path).size).toBe(text.length);
+    utimesSync(path, second, second);
+    const after = statSync(path, { bigint: true });
+    expect([after.ino, after.size, after.mtimeNs]).toEqual([before.ino, before.size, before.mtimeNs]);
     expect(keysHealth(keysDir()).broken).toEqual([{ node: LEAD, reason: 'line 1: not signed by its own key' }]);
     // A kept file that does not parse is no answer: every record is checked.
     writeFileSync(join(trustDirOf(keysDir()), '.checked'), '{"v":1,"rec');
