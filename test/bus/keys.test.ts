@@ -2,7 +2,7 @@
 // are what its rotation record in the key directory vouches for; the bus's lists are a
 // cache; the key directory must be private; a key that is gone is replaced by a new identity
 // that says so.
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AttendError, EXIT } from '../../tools/wire/errors.js';
@@ -93,6 +93,32 @@ describe('the record in the key directory is the authority', () => {
     expect(read(genuine).sig).toBe('ok');
     expect(anchorOf(keysDir(), LEAD).keys.map((k) => k.keyId)).not.toContain(workerId);
     expect(keysHealth(keysDir()).broken).toEqual([{ node: LEAD, reason: 'line 2: not signed by the key before it' }]);
+  });
+
+  it("doctor's check keeps what it found per record under the record's stat, and a record changed since is checked again, even with its size and mtime put back", () => {
+    write(LEAD);
+    write(WORKER);
+    // A whole second, so the mtime can be put back exactly (to the nanosecond) after the edit.
+    const path = chainPath(keysDir(), LEAD);
+    const second = Math.floor(Date.now() / 1000) - 60;
+    utimesSync(path, second, second);
+    expect(keysHealth(keysDir())).toMatchObject({ nodes: 2, broken: [], resets: [] });
+    const checked = JSON.parse(readFileSync(join(trustDirOf(keysDir()), '.checked'), 'utf8'));
+    expect(Object.keys(checked.records).sort()).toEqual([LEAD, WORKER]);
+    // Unchanged: the same answer from what was kept.
+    expect(keysHealth(keysDir())).toMatchObject({ nodes: 2, broken: [], resets: [] });
+    // One signature character flipped in place: same inode and size, the mtime put back by hand.
+    const text = readFileSync(path, 'utf8');
+    const before = statSync(path, { bigint: true });
+    const at = text.length - 10;
+    writeFileSync(path, text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1));
+    utimesSync(path, second, second);
+    const after = statSync(path, { bigint: true });
+    expect([after.ino, after.size, after.mtimeNs]).toEqual([before.ino, before.size, before.mtimeNs]);
+    expect(keysHealth(keysDir()).broken).toEqual([{ node: LEAD, reason: 'line 1: not signed by its own key' }]);
+    // A kept file that does not parse is no answer: every record is checked.
+    writeFileSync(join(trustDirOf(keysDir()), '.checked'), '{"v":1,"rec');
+    expect(keysHealth(keysDir()).broken).toEqual([{ node: LEAD, reason: 'line 1: not signed by its own key' }]);
   });
 
   it('a key made by an attend from before the record is anchored on first sight, so what it signed verifies', () => {

@@ -13,14 +13,14 @@ export function parseFastDoctor(argv: string[]): { json: boolean } | null {
   return argv.length === 2 && argv[1] === '--json' ? { json: true } : null;
 }
 
-export function runFastDoctor(args: { json: boolean }, opts: CtxOptions = {}): number {
+export async function runFastDoctor(args: { json: boolean }, opts: CtxOptions = {}): Promise<number> {
   const ctx = createContext(opts);
   let exitCode = 0;
   const io = createIo(ctx, (c) => {
     exitCode = c;
   });
   try {
-    printDoctor(io, runDoctor(ctx), args.json);
+    printDoctor(io, await runDoctor(ctx), args.json);
     return exitCode;
   } catch (err) {
     return reportError(err, io);

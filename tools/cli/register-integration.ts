@@ -117,7 +117,7 @@ function registerInstall(program: Command, ctx: Ctx, io: Io): void {
     .addHelpText('after', examples(['attend doctor', 'attend doctor --json']) + '\nExits 5 when a check fails.\n')
     .action(async (opts: { json?: boolean }) => {
       const { printDoctor, runDoctor } = await import('./commands/doctor.js');
-      printDoctor(io, runDoctor(ctx), opts.json === true);
+      printDoctor(io, await runDoctor(ctx), opts.json === true);
     });
 }
 

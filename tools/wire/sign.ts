@@ -74,14 +74,34 @@ export function messageSigningBytes(f: SignedFields): Uint8Array {
 const KEY_PREFIX_BYTE = 20 << 3;
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
-function crc16(bytes: Uint8Array): number {
+// Decoding runs a few times per key record in `attend doctor` (every node's, issue 22's
+// Performance), mostly before the JIT warms up, so it is written for the interpreter: a nibble
+// table for the CRC (two lookups a byte, not eight shifts) and a char-code table for base32,
+// indexed loops rather than iterators.
+
+/** CRC16/XMODEM of every nibble value, shifted into the top four bits. */
+const CRC_NIBBLE = Array.from({ length: 16 }, (_, n) => {
+  let crc = n << 12;
+  for (let i = 0; i < 4; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  return crc;
+});
+
+function crc16(bytes: Uint8Array, end = bytes.length): number {
   let crc = 0;
-  for (const b of bytes) {
-    crc ^= b << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  for (let i = 0; i < end; i++) {
+    const b = bytes[i] as number;
+    crc = ((crc << 4) & 0xffff) ^ (CRC_NIBBLE[(crc >>> 12) ^ (b >>> 4)] as number);
+    crc = ((crc << 4) & 0xffff) ^ (CRC_NIBBLE[(crc >>> 12) ^ (b & 15)] as number);
   }
   return crc;
 }
+
+/** Each base32 character's value by char code; -1 for a character outside the alphabet. */
+const B32_VALUE = (() => {
+  const t = new Int8Array(128).fill(-1);
+  for (let i = 0; i < 32; i++) t[B32.charCodeAt(i)] = i;
+  return t;
+})();
 
 export function base32Encode(bytes: Uint8Array): string {
   let out = '';
@@ -101,21 +121,23 @@ export function base32Encode(bytes: Uint8Array): string {
 }
 
 export function base32Decode(text: string): Uint8Array | null {
-  const out: number[] = [];
+  const out = new Uint8Array((text.length * 5) >>> 3);
+  let n = 0;
   let bits = 0;
   let value = 0;
-  for (const ch of text) {
-    const v = B32.indexOf(ch);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const v = c < 128 ? (B32_VALUE[c] as number) : -1;
     if (v < 0) return null;
     value = (value << 5) | v;
     bits += 5;
     if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
+      out[n++] = (value >>> (bits - 8)) & 0xff;
       bits -= 8;
     }
     value &= (1 << bits) - 1;
   }
-  return Uint8Array.from(out);
+  return out;
 }
 
 export function encodeKeyId(publicKey: Uint8Array): string {
@@ -123,7 +145,7 @@ export function encodeKeyId(publicKey: Uint8Array): string {
   const raw = new Uint8Array(35);
   raw[0] = KEY_PREFIX_BYTE;
   raw.set(publicKey, 1);
-  const crc = crc16(raw.subarray(0, 33));
+  const crc = crc16(raw, 33);
   raw[33] = crc & 0xff;
   raw[34] = crc >>> 8;
   return base32Encode(raw);
@@ -134,7 +156,7 @@ export function decodeKeyId(keyId: string): Uint8Array | null {
   if (keyId.length !== 56) return null;
   const raw = base32Decode(keyId);
   if (!raw || raw.length !== 35 || raw[0] !== KEY_PREFIX_BYTE) return null;
-  const crc = crc16(raw.subarray(0, 33));
+  const crc = crc16(raw, 33);
   if (raw[33] !== (crc & 0xff) || raw[34] !== crc >>> 8) return null;
   return raw.slice(1, 33);
 }

@@ -50,6 +50,19 @@ export function removePresence(root: string, id: string, role: string): void {
   }
 }
 
+/** One presence file, or null when it is missing, torn or not a presence. */
+function readPresenceFile(path: string): PresenceRecord | null {
+  try {
+    const o = JSON.parse(readFileSync(path, 'utf8')) as Partial<PresenceRecord>;
+    if (typeof o.id === 'string' && (o.kind === 'agent' || o.kind === 'human') && typeof o.origin === 'string' && typeof o.heartbeat === 'number') {
+      return o as PresenceRecord;
+    }
+  } catch {
+    // a torn or foreign file: not a presence
+  }
+  return null;
+}
+
 export function readPresence(root: string): PresenceRecord[] {
   let names: string[];
   try {
@@ -60,16 +73,19 @@ export function readPresence(root: string): PresenceRecord[] {
   const out: PresenceRecord[] = [];
   for (const n of names) {
     if (!n.endsWith('.json') || n.startsWith('.')) continue;
-    try {
-      const o = JSON.parse(readFileSync(join(presenceDir(root), n), 'utf8')) as Partial<PresenceRecord>;
-      if (typeof o.id === 'string' && (o.kind === 'agent' || o.kind === 'human') && typeof o.origin === 'string' && typeof o.heartbeat === 'number') {
-        out.push(o as PresenceRecord);
-      }
-    } catch {
-      // a torn or foreign file: not a presence
-    }
+    const rec = readPresenceFile(join(presenceDir(root), n));
+    if (rec) out.push(rec);
   }
   return out;
+}
+
+/**
+ * The presence `id` keeps in `role`, fresh or not, or null: one file, where readPresence lists
+ * them all (a check about one party, as doctor's, does not grow with the live).
+ */
+export function readPresenceOf(root: string, id: string, role: PresenceRole): PresenceRecord | null {
+  const rec = readPresenceFile(presenceFile(root, id, role));
+  return rec && rec.id === id && rec.role === role ? rec : null;
 }
 
 export function isFresh(rec: PresenceRecord, now: number): boolean {

@@ -19,11 +19,11 @@
 // directory is comes from the composition root once per process (useKeyDirectory, called
 // by the verbs' context and by a signer), like the root itself.
 
-import { closeSync, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, statSync, writeSync, constants as fsc } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, readdirSync, statSync, writeSync, constants as fsc } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Chain, type ChainKey, type ChainLink, formatLink, readChain } from '../../wire/key-chain.js';
 import { AttendError, EXIT } from '../../wire/errors.js';
-import { readAll, syncDirs } from '../store/atomic.js';
+import { readAll, syncDirs, writeFileAtomic } from '../store/atomic.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
 import { verifyBytes } from './ed25519.js';
 import { markTrustChanged } from './stamp.js';
@@ -100,8 +100,16 @@ export function chainPath(keysDir: string, node: string): string {
   return join(trustDirOf(keysDir), `${node}.chain`);
 }
 
-/** The record's text, null when there is none; a string problem when it may not be read. */
-function readRecordText(path: string, uid: number | undefined = process.getuid?.()): { text: string | null } | { problem: string } {
+/**
+ * The record's text, null when there is none; a string problem when it may not be read.
+ * `known`, when given, is asked with the record's stat first (its inode, size, times); true
+ * means the caller already has what this text says, and it is not read ({ known }).
+ */
+function readRecordText(
+  path: string,
+  uid: number | undefined = process.getuid?.(),
+  known?: (stamp: string) => boolean,
+): { text: string | null; stamp?: string } | { problem: string } | { known: string } {
   let fd: number;
   try {
     fd = openSync(path, fsc.O_RDONLY | fsc.O_NOFOLLOW);
@@ -111,11 +119,14 @@ function readRecordText(path: string, uid: number | undefined = process.getuid?.
     return { problem: code === 'ELOOP' ? `the key record ${path} is a symbolic link` : `cannot read the key record ${path} (${code ?? 'error'})` };
   }
   try {
-    const st = fstatSync(fd);
+    const st = fstatSync(fd, { bigint: true });
     if (!st.isFile()) return { problem: `the key record ${path} is not a regular file` };
-    if (uid !== undefined && st.uid !== uid) return { problem: `the key record ${path} is owned by uid ${st.uid}, not you` };
-    if ((st.mode & 0o022) !== 0) return { problem: `the key record ${path} can be written by group or others` };
-    return { text: readAll(fd, Math.min(st.size, 1024 * 1024)).toString('utf8') };
+    if (uid !== undefined && st.uid !== BigInt(uid)) return { problem: `the key record ${path} is owned by uid ${st.uid}, not you` };
+    if ((st.mode & 0o022n) !== 0n) return { problem: `the key record ${path} can be written by group or others` };
+    // The change time too: a hand edit that puts the size and mtime back still moves it.
+    const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    if (known?.(stamp)) return { known: stamp };
+    return { text: readAll(fd, Number(st.size < 1048576n ? st.size : 1048576n)).toString('utf8'), stamp };
   } finally {
     closeSync(fd);
   }
@@ -198,7 +209,8 @@ export function dirProblem(keysDir: string, now = Date.now()): string | null {
 function anchorFrom(node: string, path: string): Anchor {
   const r = readRecordText(path);
   if ('problem' in r) return { keys: [], recorded: true, problem: r.problem };
-  if (r.text === null) return { keys: [], recorded: false };
+  // (Asked without `known`, the text is always read.)
+  if (!('text' in r) || r.text === null) return { keys: [], recorded: false };
   const chain: Chain = readChain(node, r.text, verifyBytes);
   return { keys: chain.keys, recorded: true, ...(chain.broken ? { problem: `the key record of ${node} is broken at line ${chain.broken.line}: ${chain.broken.reason}` } : {}) };
 }
@@ -246,29 +258,79 @@ export interface KeysHealth {
   resets: { node: string; since: number }[];
 }
 
+// --- doctor's check of every record ------------------------------------------------------
+//
+//   <trust dir>/.checked   {"v":1,"records":{"<node>":{"stamp":"…","broken":"…","reset":ms},…}}
+//
+// What keysHealth found in each record, under the record's stat when it was read (inode,
+// size, mtime and ctime, ns): a record whose stat is the same is not read and checked again,
+// so `attend doctor` costs a stat per record, not an Ed25519 check per link, and loads no
+// node:crypto when nothing changed (issue 22, Performance: doctor on a machine with many
+// sessions, each a node with a record). Derived, like the listing cache: readers never use
+// it (anchorOf checks every link itself); one that does not parse is empty; where the trust
+// directory cannot be written (a sandbox) doctor checks every record each time.
+
+const CHECKED = '.checked';
+
+interface Checked {
+  stamp: string;
+  broken?: string;
+  reset?: number;
+}
+
+function readChecked(trustDir: string): Record<string, Checked> {
+  try {
+    const o = JSON.parse(readFileSync(join(trustDir, CHECKED), 'utf8')) as { v?: unknown; records?: unknown };
+    if (o.v === 1 && typeof o.records === 'object' && o.records !== null) return o.records as Record<string, Checked>;
+  } catch {
+    // none yet, or torn: check every record
+  }
+  return {};
+}
+
 /** `attend doctor`: the key and trust directories and every record (reads them all; for doctor, not readers). */
 export function keysHealth(keysDir: string): KeysHealth {
   const problem = keyDirectoryProblem(keysDir);
   const out: KeysHealth = { problem, nodes: 0, broken: [], resets: [] };
   if (problem) return out;
+  const trustDir = trustDirOf(keysDir);
   let names: string[];
   try {
-    names = readdirSync(trustDirOf(keysDir)).filter((n) => n.endsWith('.chain') && !n.startsWith('.'));
+    names = readdirSync(trustDir).filter((n) => n.endsWith('.chain') && !n.startsWith('.'));
   } catch {
     return out;
   }
+  const before = readChecked(trustDir);
+  const now: Record<string, Checked> = {};
+  let changed = false;
   for (const n of names.sort()) {
     const node = n.slice(0, -'.chain'.length);
-    const r = readRecordText(join(trustDirOf(keysDir), n));
+    const kept = Object.hasOwn(before, node) ? before[node] : undefined;
+    const r = readRecordText(join(trustDir, n), undefined, (stamp) => kept?.stamp === stamp);
     out.nodes++;
     if ('problem' in r) {
       out.broken.push({ node, reason: r.problem });
       continue;
     }
-    const chain = readChain(node, r.text ?? '', verifyBytes);
-    if (chain.broken) out.broken.push({ node, reason: `line ${chain.broken.line}: ${chain.broken.reason}` });
-    const last = chain.resets.at(-1);
-    if (last !== undefined) out.resets.push({ node, since: last });
+    let found: Checked;
+    if ('known' in r) {
+      found = kept as Checked;
+    } else {
+      const chain = readChain(node, r.text ?? '', verifyBytes);
+      const last = chain.resets.at(-1);
+      found = { stamp: r.stamp ?? '-', ...(chain.broken ? { broken: `line ${chain.broken.line}: ${chain.broken.reason}` } : {}), ...(last !== undefined ? { reset: last } : {}) };
+      changed = true;
+    }
+    now[node] = found;
+    if (typeof found.broken === 'string') out.broken.push({ node, reason: found.broken });
+    if (typeof found.reset === 'number') out.resets.push({ node, since: found.reset });
+  }
+  if (changed || Object.keys(before).length !== Object.keys(now).length) {
+    try {
+      writeFileAtomic(join(trustDir, CHECKED), JSON.stringify({ v: 1, records: now }), { sync: false });
+    } catch {
+      // a trust directory this process may not write: the next doctor checks again
+    }
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // `attend doctor`: check each piece of the Claude Code integration and say how to fix what is
-// missing (issue #6 §2). Checks report; they never change anything.
+// missing (issue #6 §2). Checks report; they change nothing (the one file written, the key
+// check's derived .checked beside the key records, only saves the next doctor re-verifying).
 
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Ctx } from '../context.js';
@@ -10,7 +11,7 @@ import { delivererLog } from '../../bus/delivery/index.js';
 import { readFileSync } from 'node:fs';
 import { AttendError, EXIT, hintForCli } from '../../wire/errors.js';
 import type { Io } from '../io.js';
-import { isFresh, readPresence } from '../../bus/presence/index.js';
+import { isFresh, type PresenceRecord, readPresenceOf } from '../../bus/presence/index.js';
 import { checkRoot, checkRootPath } from '../../bus/store/index.js';
 import { keysHealth, policyFile, readPolicy } from '../../bus/trust/index.js';
 import { FAMILY_POLICY_COMMAND } from '../../wire/permit.js';
@@ -101,22 +102,61 @@ function hookRunnability(settingsPath: string, ctx: Ctx): { status: Status; deta
   return out;
 }
 
+/** What a login shell said: its output, how it ended, or why it could not be asked. */
+interface ShellAnswer {
+  stdout: string;
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  error: Error | null;
+}
+
+const LOGIN_SHELL_TIMEOUT_MS = 5000;
+
+/**
+ * Ask a login shell where attend and node are, without waiting for it: the shell (a few ms of
+ * profile files) runs while the other checks do, and runDoctor takes its answer last.
+ */
+function askLoginShell(ctx: Ctx): { shell: string; answer: Promise<ShellAnswer> } {
+  const shell = ctx.env.SHELL && isAbsolute(ctx.env.SHELL) && isExecutableFile(ctx.env.SHELL) ? ctx.env.SHELL : '/bin/sh';
+  const answer = new Promise<ShellAnswer>((resolve) => {
+    let stdout = '';
+    let error: Error | null = null;
+    const child = spawn(shell, ['-lc', 'printf "attend=%s\\n" "$(command -v attend)"; printf "node=%s\\n" "$(command -v node)"'], {
+      env: ctx.env as NodeJS.ProcessEnv,
+      cwd: ctx.paths.home,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    // A profile that hangs (or leaves a child holding the pipe) must not hang doctor: at the
+    // deadline the shell is killed and its answer is what it said so far.
+    const timer = setTimeout(() => {
+      error = new Error(`no answer in ${LOGIN_SHELL_TIMEOUT_MS / 1000} s`);
+      child.kill('SIGKILL');
+      child.stdout?.destroy();
+      child.unref();
+      resolve({ stdout, status: null, signal: 'SIGKILL', error });
+    }, LOGIN_SHELL_TIMEOUT_MS);
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.on('error', (err) => {
+      error ??= err;
+    });
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ stdout, status, signal, error });
+    });
+  });
+  return { shell, answer };
+}
+
 /**
  * `attend` on the login shell's PATH. Codex runs its tools with `$SHELL -lc`, and a login
  * shell builds PATH from the profile files, not from the parent's environment: an attend (and a
  * node) that only an interactive shell's rc file puts on PATH is not there (the first hour, item 1).
  */
-function loginPathCheck(ctx: Ctx, onPath: string | null): Check {
+function loginPathCheck(ctx: Ctx, onPath: string | null, shell: string, r: ShellAnswer): Check {
   const name = 'attend on login PATH';
-  const shell = ctx.env.SHELL && isAbsolute(ctx.env.SHELL) && isExecutableFile(ctx.env.SHELL) ? ctx.env.SHELL : '/bin/sh';
-  const r = spawnSync(shell, ['-lc', 'printf "attend=%s\\n" "$(command -v attend)"; printf "node=%s\\n" "$(command -v node)"'], {
-    env: ctx.env as NodeJS.ProcessEnv,
-    cwd: ctx.paths.home,
-    stdio: ['ignore', 'pipe', 'ignore'],
-    encoding: 'utf8',
-    timeout: 5000,
-  });
-  const found = (key: string) => (r.stdout ?? '').split('\n').find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1).trim() || null;
+  const found = (key: string) => r.stdout.split('\n').find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1).trim() || null;
   const attend = found('attend');
   const node = found('node');
   if (r.error || (r.status !== 0 && attend === null)) {
@@ -135,7 +175,8 @@ function loginPathCheck(ctx: Ctx, onPath: string | null): Check {
   return { name, status: 'warn', detail: why, fix: `echo 'export PATH="${dirs.join(':')}:$PATH"' >> ${profile}, then open a new login shell` };
 }
 
-export function runDoctor(ctx: Ctx): DoctorResult {
+export async function runDoctor(ctx: Ctx): Promise<DoctorResult> {
+  const login = askLoginShell(ctx);
   const checks: Check[] = [];
   const onPath = findOnPath(ctx.env, 'attend');
   checks.push(
@@ -143,7 +184,6 @@ export function runDoctor(ctx: Ctx): DoctorResult {
       ? { name: 'attend on PATH', status: 'ok', detail: onPath, fix: null }
       : { name: 'attend on PATH', status: 'fail', detail: "no attend executable on PATH (the model's Bash tool and the skill run `attend` by name)", fix: howToInstall() },
   );
-  checks.push(loginPathCheck(ctx, onPath));
 
   const user = targetsFor(ctx, 'user');
   const project = targetsFor(ctx, 'project');
@@ -243,6 +283,8 @@ export function runDoctor(ctx: Ctx): DoctorResult {
   } else {
     checks.push({ name: 'session', status: 'warn', detail: `not inside a Claude Code session: ${who.reason}; attend writes as ${who.id} (human)`, fix: 'run attend doctor from a Claude Code session (the Bash tool) to check the session pieces' });
   }
+  // Second in the list, taken last: the login shell ran while the checks above did.
+  checks.splice(1, 0, loginPathCheck(ctx, onPath, login.shell, await login.answer));
   return { ok: !checks.some((c) => c.status === 'fail'), checks };
 }
 
@@ -265,9 +307,10 @@ function keysCheck(keysDir: string): Check {
 
 /** Which conduit delivers to this session while the model works, and why (issue 21 §2). */
 function conduitCheck(ctx: Ctx, id: string, claudePid: number | undefined, now: number): Check {
-  const live = readPresence(ctx.paths.root).filter((p) => p.id === id && isFresh(p, now));
-  const sensor = live.find((p) => p.role === 'sensor');
-  const deliverer = live.find((p) => p.role === 'deliverer');
+  // This session's two conduit heartbeats, not every party's (it does not grow with the live).
+  const fresh = (p: PresenceRecord | null) => (p && isFresh(p, now) ? p : undefined);
+  const sensor = fresh(readPresenceOf(ctx.paths.root, id, 'sensor'));
+  const deliverer = fresh(readPresenceOf(ctx.paths.root, id, 'deliverer'));
   const holds = socketHolds(ctx, claudePid).map((h) => h.why);
   if (sensor) return { name: 'conduit', status: 'ok', detail: `the sensor: attend run is live${sensor.pid ? ` (pid ${sensor.pid})` : ''}, under a monitor`, fix: null };
   if (deliverer) {
