@@ -14,6 +14,9 @@ interface Status {
   error: boolean;
 }
 
+/** A performance mark set when the first message list is on screen (scripts/bench/web.mjs reads it). */
+const FIRST_PAINT_MARK = 'attend:first-messages';
+
 /** `@name`s and one `#channel` at the start of a draft are its targets; the rest is the body. */
 function parseDraft(text: string): { to: string[]; channel?: string; body: string } {
   const to: string[] = [];
@@ -281,6 +284,8 @@ function App() {
   useEffect(() => {
     const f = feedRef.current;
     if (f) f.scrollTop = f.scrollHeight;
+    // The first message list on screen, for scripts/bench/web.mjs (ms since navigation start).
+    if (shown.length > 0 && performance.getEntriesByName(FIRST_PAINT_MARK).length === 0) performance.mark(FIRST_PAINT_MARK);
   }, [shown.length]);
 
   async function submit(e: { preventDefault(): void }) {

@@ -41,6 +41,8 @@ export const LOGIN_TTL_MS = 120_000;
 /** Messages kept in memory for a page that opens: the newest, like the chat's first load. */
 const KEEP = 500;
 const SESSION_COOKIE = 'attend_session';
+/** Arrivals are pushed at most this often, ms. */
+const WEB_BATCH_MS = 20;
 
 export interface WebOptions {
   /** A fresh context for each operation, always the human identity (as the chat's). */
@@ -136,7 +138,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   let hostHeader = '';
 
   // ── the bus, through the chat's pieces ──
-  const source = createBusSource({ root, reader: me });
+  // A browser draws an arrival in well under a frame, so arrivals are not held back as long
+  // as the chat's terminal frames need (ARRIVAL_BATCH_MS): a message is on the page sooner.
+  const source = createBusSource({ root, reader: me, batchMs: WEB_BATCH_MS });
   const actions = createChatActions({ makeCtx: opts.makeCtx, root, now: opts.now });
   const presence = createChatPresence({ root, me, pid: opts.pid, now: opts.now, timers: realTimers, role: 'web' });
   const thisHost = hostname();
