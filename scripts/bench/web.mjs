@@ -99,6 +99,7 @@ export default async function ({ bin, tmp, quick }) {
         // The page's own mark: ms from the navigation's start (the login redirect included) to
         // the first message list on screen.
         times.push(await page.evaluate(() => performance.getEntriesByName('attend:first-messages')[0]?.startTime ?? NaN));
+        if (process.env.WEB_BENCH_DEBUG) console.error(JSON.stringify(await page.evaluate(() => [performance.getEntriesByType('navigation')[0], ...performance.getEntriesByType('resource'), ...performance.getEntriesByType('paint'), ...performance.getEntriesByType('mark')].map((e) => [e.name.slice(-30), Math.round(e.startTime), Math.round(e.responseEnd ?? 0), Math.round(e.duration)]))));
         if (r === runs - 1 && n === sizes[sizes.length - 1]) {
           // Live arrivals and idle CPU, on the big bus.
           await page.evaluate(() => {
