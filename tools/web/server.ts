@@ -34,6 +34,7 @@ import { runSent } from '../verbs/delivery.js';
 import { runAllow, runDeny, runGrants } from '../verbs/trust/grants.js';
 import { runTree } from '../verbs/trust/lineage.js';
 import { runPolicy } from '../verbs/trust/policy.js';
+import { removeServerRecord, takeLogin, writeServerRecord } from './logins.js';
 import { ErrorResponse, GrantRequest, OwnerView, PolicyRequest, SendRequest, SendResponse, SessionResponse, ThreadResponse, type TreeNode, WebEvent, type WebMessage, type WebPeer } from './schema.js';
 
 /** How long the printed login URL works, once. */
@@ -273,7 +274,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
         }
       }
     }
-    if (!ok) return refuse(reply, 403, 'this login link was used already or has expired; run attend web again for a new one');
+    // A login minted by `attend web --login` while this server runs (tools/web/logins.ts).
+    if (!ok && typeof t === 'string') ok = takeLogin(root, t, now);
+    if (!ok) return refuse(reply, 403, 'this login link was used already or has expired; run attend web --login for a new one');
     const sid = token();
     sessions.add(sid);
     reply.setCookie(SESSION_COOKIE, sid, { path: '/', httpOnly: true, sameSite: 'strict', signed: true, secure: !!opts.tls });
@@ -436,6 +439,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   origin = `${scheme}://${hostHeader}`;
   const login = token();
   logins.set(login, opts.now() + LOGIN_TTL_MS);
+  writeServerRecord(root, opts.pid, origin);
 
   return {
     origin,
@@ -443,6 +447,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
     async close() {
       if (closed) return;
       closed = true;
+      removeServerRecord(root, opts.pid);
       poller.stop();
       source.stop();
       presence.stop();
