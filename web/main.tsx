@@ -148,7 +148,7 @@ function Owner({ tick, csrf, say }: { tick: number; csrf: string | null; say(s: 
           <div key={r.message.id} className="sent" data-id={r.message.id}>
             <Message m={r.message} />
             <div className="shown">
-              shown to: {r.recipients.filter((x) => x.shown).map((x) => x.name).join(', ') || 'nobody yet'}
+              shown to: {r.recipients.filter((x) => x.shown).map((x) => (x.by !== undefined ? `${x.name} (${x.by})` : x.name)).join(', ') || 'nobody yet'}
               {r.recipients.some((x) => !x.shown) ? `; not yet: ${r.recipients.filter((x) => !x.shown).map((x) => x.name).join(', ')}` : ''}
             </div>
           </div>

@@ -245,6 +245,9 @@ describe('attend web', () => {
       await page.type('textarea[name=draft]', '@Nick ping from the owner');
       await page.keyboard.press('Enter');
       await waitFor(async () => (await page.$eval('[role=status]', textOf).catch(() => '')).startsWith('sent to'), { what: 'the send result' });
+      // Nick's Stop hook shows it to him: the owner's view names the conduit, not only who.
+      const drained = runBin(['inbox', '--drain', '--format', 'hook'], { env: nick.env, input: '{"stop_hook_active":false}' });
+      expect(drained.stdout).toContain('ping from the owner');
 
       const buttons = await page.$$('header nav button');
       let owner = null;
@@ -255,7 +258,7 @@ describe('attend web', () => {
       await waitFor(async () => (await section('held messages')).includes('cross-group order'), { what: 'the held message' });
       expect(await section('held messages')).toContain(`held: refused by policy: no grant from ${ann.sessionId} to ${nick.sessionId}`);
       await waitFor(async () => (await section('sent messages')).includes('ping from the owner'), { what: 'the sent message' });
-      expect(await section('sent messages')).toMatch(/(shown to|not yet): Nick/);
+      await waitFor(async () => (await section('sent messages')).includes('shown to: Nick (Stop hook)'), { what: 'Nick shown it by his Stop hook' });
       // The lineage: Nick under the person.
       await waitFor(() => page.$(`section[aria-label=lineage] li[data-node="${ME}"] li[data-node="${nick.sessionId}"]`), { what: 'Nick under the person in the tree' });
 

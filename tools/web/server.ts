@@ -342,6 +342,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   // The person's view: what the gate holds, what they sent and who saw it, the policy and the
   // lineage, read through the same verbs as `attend inbox --held`, `inbox --sent`, `grants`
   // and `peers --tree`. Read on request (the page asks again when something changes).
+  /** message id \0 party → the conduit that showed it, as first seen (the oldest dropped past SHOWN_BY_MAX). */
+  const shownBy = new Map<string, string>();
+  const SHOWN_BY_MAX = 10_000;
   const HELD_MAX = 100;
   const SENT_MAX = 50;
   app.get('/api/owner', async (req, reply) => {
@@ -352,7 +355,16 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       .map((m) => ({ ...toWeb(m), reason: neutralize(m.heldReason ?? 'held') }));
     const sent = runSent(ctx, { limit: SENT_MAX }).messages.map((r) => ({
       message: toWeb(r.message),
-      recipients: r.recipients.map((x) => ({ id: x.id, name: neutralize(x.name), shown: x.shown })),
+      recipients: r.recipients.map((x) => {
+        // The conduit as first seen with the message shown: what delivers to them later may differ.
+        const key = `${r.message.id}\0${x.id}`;
+        if (x.shown && x.by !== undefined && !shownBy.has(key)) {
+          shownBy.set(key, x.by);
+          if (shownBy.size > SHOWN_BY_MAX) shownBy.delete(shownBy.keys().next().value!);
+        }
+        const by = x.shown ? shownBy.get(key) : undefined;
+        return { id: x.id, name: neutralize(x.name), shown: x.shown, ...(by !== undefined ? { by: neutralize(by) } : {}) };
+      }),
     }));
     let policy: OwnerView['policy'] = { mode: '?', open: '?', maxDepth: 0, allow: [], deny: [] };
     let policyError: string | undefined;
