@@ -155,7 +155,7 @@ export default async function ({ bin, tmp, quick }) {
     `| bus write → text in the open page (${live.count} messages at 20/s${live.missing ? `, ${live.missing} never seen` : ''}) | p50 ${f(live.p50)} ms, p99 ${f(live.p99)} ms | ≤ 100 ms p99 |`,
     `| server CPU at rest, page open, ${IDLE_MS / 1000} s | ${idle.toFixed(2)} % of a core | < 1 % |`,
     '',
-    `History: files as attend writes them in #open, from the person of the bus (unsigned, as \`attend send\` from a terminal). First paint is the page's performance mark \`attend:first-messages\` (set when the first message list is on screen), from the navigation's start, the login redirect included; the server reads the newest 500 messages once, at its start (the chat's first load, through the listing), and sends a page that opens the newest 200 of them, so opening the page reads nothing of the history. Live: each message written through attend's writer (writeSignal, synced) at 20/s, timed to its text in the page's DOM (a MutationObserver, the same wall clock).`,
+    `History: files as attend writes them in #open, from the person of the bus (unsigned, as \`attend send\` from a terminal). First paint is the page's performance mark \`attend:first-messages\` (set when the first message list is on screen), from the navigation's start, the login redirect included; the server reads the newest 500 messages once, at its start (the chat's first load, through the listing), and sends a page that opens the newest 100 of them, so opening the page reads nothing of the history. Live: each message written through attend's writer (writeSignal, synced) at 20/s, timed to its text in the page's DOM (a MutationObserver, the same wall clock).`,
   ].join('\n');
   return { title: 'attend web', markdown };
 }

@@ -43,7 +43,7 @@ export const LOGIN_TTL_MS = 120_000;
 const KEEP = 500;
 const SESSION_COOKIE = 'attend_session';
 /** Messages a page that opens is sent first. */
-const FIRST_SHOWN = 200;
+const FIRST_SHOWN = 100;
 /** Arrivals are pushed at most this often, ms. */
 const WEB_BATCH_MS = 20;
 
