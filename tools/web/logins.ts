@@ -9,9 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../bus/store/atomic.js';
-import { stateDir } from '../bus/store/layout.js';
-import { ensureDir } from '../bus/store/root.js';
+import { ensureDir, stateDir, writeFileAtomic } from '../bus/store/index.js';
 import { processAlive, procInfo } from '../identity/system.js';
 
 export interface ServerRecord {
