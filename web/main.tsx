@@ -14,6 +14,9 @@ interface Status {
   error: boolean;
 }
 
+/** A performance mark set when the first message list is on screen (scripts/bench/web.mjs reads it). */
+const FIRST_PAINT_MARK = 'attend:first-messages';
+
 /** `@name`s and one `#channel` at the start of a draft are its targets; the rest is the body. */
 function parseDraft(text: string): { to: string[]; channel?: string; body: string } {
   const to: string[] = [];
@@ -145,7 +148,7 @@ function Owner({ tick, csrf, say }: { tick: number; csrf: string | null; say(s: 
           <div key={r.message.id} className="sent" data-id={r.message.id}>
             <Message m={r.message} />
             <div className="shown">
-              shown to: {r.recipients.filter((x) => x.shown).map((x) => x.name).join(', ') || 'nobody yet'}
+              shown to: {r.recipients.filter((x) => x.shown).map((x) => (x.by !== undefined ? `${x.name} (${x.by})` : x.name)).join(', ') || 'nobody yet'}
               {r.recipients.some((x) => !x.shown) ? `; not yet: ${r.recipients.filter((x) => !x.shown).map((x) => x.name).join(', ')}` : ''}
             </div>
           </div>
@@ -281,6 +284,8 @@ function App() {
   useEffect(() => {
     const f = feedRef.current;
     if (f) f.scrollTop = f.scrollHeight;
+    // The first message list on screen, for scripts/bench/web.mjs (ms since navigation start).
+    if (shown.length > 0 && performance.getEntriesByName(FIRST_PAINT_MARK).length === 0) performance.mark(FIRST_PAINT_MARK);
   }, [shown.length]);
 
   async function submit(e: { preventDefault(): void }) {

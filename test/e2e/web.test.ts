@@ -178,6 +178,44 @@ describe('attend web', () => {
     await waitFor(() => runBin(['inbox'], { env: nick.env }).stdout.includes('via raw http'), { what: 'the accepted send on the bus' });
   });
 
+  it('attend web --login prints a fresh one-time URL for the running server, for the person only', async () => {
+    const none = runBin(['web', '--login'], { env: bus.env });
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr).toContain('no attend web is running on this bus');
+    const { origin, login } = await startWeb();
+    await page.goto(login);
+    await waitFor(() => page.$('.roster'), { what: 'the page' });
+    // The first URL is used; a new one, minted without a restart, logs another browser in.
+    const r = runBin(['web', '--login'], { env: bus.env });
+    expect(r.exitCode).toBe(0);
+    const fresh = /https?:\/\/127\.0\.0\.1:\d+\/login\?token=[\w-]+/.exec(r.stdout)?.[0];
+    expect(fresh).toBeDefined();
+    expect(new URL(fresh!).origin).toBe(origin);
+    expect(fresh).not.toBe(login);
+    const other = await browser.createBrowserContext();
+    try {
+      const p2 = await other.newPage();
+      await p2.goto(fresh!);
+      await waitFor(async () => (await p2.$eval('.feed', textOf).catch(() => null)) !== null, { what: 'the page in the second browser' });
+      expect((await p2.cookies()).some((c) => c.name === 'attend_session')).toBe(true);
+    } finally {
+      await other.close();
+    }
+    // Once only.
+    const again = await raw(fresh!, { headers: { host: new URL(origin).host } });
+    expect(again.status).toBe(403);
+    expect(again.headers['set-cookie']).toBeUndefined();
+    // A session may not mint the person's login.
+    const fromSession = runBin(['web', '--login'], { env: nick.env });
+    expect(fromSession.exitCode).toBe(4);
+    expect(fromSession.stdout).not.toContain('token=');
+    // The server gone, there is nothing to log in to.
+    const exited = new Promise((res) => web.once('exit', res));
+    web.kill('SIGTERM');
+    await exited;
+    expect(runBin(['web', '--login'], { env: bus.env }).exitCode).toBe(1);
+  });
+
   it('shows a session go from live to gone', async () => {
     const { login } = await startWeb();
     await page.goto(login);
@@ -207,6 +245,9 @@ describe('attend web', () => {
       await page.type('textarea[name=draft]', '@Nick ping from the owner');
       await page.keyboard.press('Enter');
       await waitFor(async () => (await page.$eval('[role=status]', textOf).catch(() => '')).startsWith('sent to'), { what: 'the send result' });
+      // Nick's Stop hook shows it to him: the owner's view names the conduit, not only who.
+      const drained = runBin(['inbox', '--drain', '--format', 'hook'], { env: nick.env, input: '{"stop_hook_active":false}' });
+      expect(drained.stdout).toContain('ping from the owner');
 
       const buttons = await page.$$('header nav button');
       let owner = null;
@@ -217,7 +258,7 @@ describe('attend web', () => {
       await waitFor(async () => (await section('held messages')).includes('cross-group order'), { what: 'the held message' });
       expect(await section('held messages')).toContain(`held: refused by policy: no grant from ${ann.sessionId} to ${nick.sessionId}`);
       await waitFor(async () => (await section('sent messages')).includes('ping from the owner'), { what: 'the sent message' });
-      expect(await section('sent messages')).toMatch(/(shown to|not yet): Nick/);
+      await waitFor(async () => (await section('sent messages')).includes('shown to: Nick (Stop hook)'), { what: 'Nick shown it by his Stop hook' });
       // The lineage: Nick under the person.
       await waitFor(() => page.$(`section[aria-label=lineage] li[data-node="${ME}"] li[data-node="${nick.sessionId}"]`), { what: 'Nick under the person in the tree' });
 

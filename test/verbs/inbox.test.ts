@@ -61,7 +61,7 @@ describe('truthful delivery (issue #10 §15, issue 21 item 7)', () => {
     const after = JSON.parse((await run(alpha.env, 'inbox', '--sent', '--json')).stdout) as typeof before;
     expect(after.messages[0]!.recipients).toEqual([
       { id: beta.sessionId, name: 'beta', shown: false },
-      { id: gamma.sessionId, name: 'gamma', shown: true },
+      { id: gamma.sessionId, name: 'gamma', shown: true, by: 'Stop hook' },
     ]);
     expect((await run(alpha.env, 'inbox', '--sent')).stdout).toContain('shown to: gamma; not yet: beta');
     // A recipient that ended is named as everywhere else (tools/wire/display.ts), not by its raw id.

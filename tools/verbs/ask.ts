@@ -13,7 +13,7 @@ import { AttendError, EXIT, usageError } from '../wire/errors.js';
 import { type IndexState, type Message, SETTLE_MS, follow, readMessage, scopeOfDirName, wakeOnChange } from '../bus/store/index.js';
 import { isConsumedBy, ledgerDir, receiveScopes, sessionLedgerDir } from '../bus/delivery/index.js';
 import { readChannels } from '../bus/channels/index.js';
-import { HEARTBEAT_FRESH_MS, deliveryOf, readPresence } from '../bus/presence/index.js';
+import { conduitOf, readPresence } from '../bus/presence/index.js';
 import { createGate } from '../bus/trust/index.js';
 import { scopeDir, scopeDirName } from '../bus/store/index.js';
 import type { Scope } from '../wire/envelope.js';
@@ -146,7 +146,7 @@ export function waitForAnswer(ctx: VerbCtx, sent: SendResult, opts: { mode: Wait
       if (shownIds.has(p.id)) continue;
       if (sentDirNames.some((dir) => isConsumedBy(root, p.id, dir, sent.id))) {
         shownIds.add(p.id);
-        const by = conduitNow(root, p.id, ctx.now());
+        const by = conduitOf(readPresence(root), p.id, ctx.now());
         if (by !== undefined) p.by = by;
         changed = true;
       }
@@ -195,22 +195,6 @@ export function waitForAnswer(ctx: VerbCtx, sent: SendResult, opts: { mode: Wait
     if (hooks.signal?.aborted) return expire();
     look();
   });
-}
-
-/**
- * Which conduit has just shown a party a message: a drain in the last few seconds (the Stop
- * hook at its turn boundary), else its live conduit, as reachOf (tools/bus/presence/reach.ts)
- * ranks them; undefined when nothing says (the send's guess stands).
- */
-function conduitNow(root: string, id: string, now: number): string | undefined {
-  const d = deliveryOf(readPresence(root), id, now);
-  const fresh = (t: number | null | undefined, within = HEARTBEAT_FRESH_MS) => typeof t === 'number' && now - t <= within;
-  if (fresh(d.drain, 5_000)) return 'Stop hook';
-  if (fresh(d.deliverer)) return 'deliverer';
-  if (fresh(d.sensor)) return 'sensor';
-  if (fresh(d.chat)) return 'chat';
-  if (fresh(d.web)) return 'web';
-  return undefined;
 }
 
 /** The timeout, as data every front end words alike: who has and has not been shown it. */

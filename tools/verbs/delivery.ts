@@ -10,6 +10,7 @@ import { scopeDirName } from '../bus/store/index.js';
 import { isConsumedBy, listLedgerIds } from '../bus/delivery/index.js';
 import { knownParties, localHostName, peersEverywhere, reachOf, readFocusAll, readKnownNames, relayHealth } from '../bus/presence/index.js';
 import type { Peer } from '../bus/presence/index.js';
+import { conduitOf, type PresenceRecord, readPresence } from '../bus/presence/index.js';
 import { type Message, listScopes, readScopes } from '../bus/store/index.js';
 import { processAlive } from '../identity/system.js';
 import { type Urgency, addressees } from '../wire/envelope.js';
@@ -111,7 +112,7 @@ export function describeDelivery(rs: RecipientDelivery[], audience: string, now:
 interface SentRow {
   message: Message;
   /** Per addressee (or, for #open and channels, per identity with a ledger): shown yet? */
-  recipients: { id: string; name: string; shown: boolean }[];
+  recipients: { id: string; name: string; shown: boolean; by?: string }[];
 }
 
 /**
@@ -129,6 +130,11 @@ export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: Sen
   const newest = [...mine.values()].sort((a, b) => b.time - a.time || (a.id < b.id ? 1 : -1)).slice(0, input.limit);
   const store = readChannels(root);
   const ledgerIds = (): string[] => listLedgerIds(root);
+  // Which conduit shows each recipient, read once (tools/bus/presence/conduit.ts): what
+  // delivers to them now, which is what showed them a message seen shown just now.
+  const now = ctx.now();
+  let records: PresenceRecord[] | undefined;
+  const presence = () => (records ??= readPresence(root));
   const rows = newest.map((m): SentRow => {
     let ids: string[];
     if (m.to === '*') ids = ledgerIds();
@@ -137,7 +143,11 @@ export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: Sen
     const dir = scopeDirName(m.scope);
     return {
       message: m,
-      recipients: ids.filter((id) => id !== me).map((id) => ({ id, name: partyName(id, live, known), shown: isConsumedBy(root, id, dir, m.id) })),
+      recipients: ids.filter((id) => id !== me).map((id) => {
+        const shown = isConsumedBy(root, id, dir, m.id);
+        const by = shown ? conduitOf(presence(), id, now) : undefined;
+        return { id, name: partyName(id, live, known), shown, ...(by !== undefined ? { by } : {}) };
+      }),
     };
   });
   return { messages: rows };

@@ -79,7 +79,8 @@ export const HeldMessage = WebMessage.extend({ reason: z.string() });
 /** One message the person sent, and who has been shown it (`attend inbox --sent`). */
 export const SentRow = z.object({
   message: WebMessage,
-  recipients: z.array(z.object({ id: z.string(), name: z.string(), shown: z.boolean() })),
+  /** `by`: the conduit that showed it (sensor, deliverer, Stop hook, chat, web), as `attend ask --wait shown` names it, when known. */
+  recipients: z.array(z.object({ id: z.string(), name: z.string(), shown: z.boolean(), by: z.string().optional() })),
 });
 
 /** The lineage (`attend peers --tree`): who started whom, named. */

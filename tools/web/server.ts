@@ -34,6 +34,7 @@ import { runSent } from '../verbs/delivery.js';
 import { runAllow, runDeny, runGrants } from '../verbs/trust/grants.js';
 import { runTree } from '../verbs/trust/lineage.js';
 import { runPolicy } from '../verbs/trust/policy.js';
+import { removeServerRecord, takeLogin, writeServerRecord } from './logins.js';
 import { ErrorResponse, GrantRequest, OwnerView, PolicyRequest, SendRequest, SendResponse, SessionResponse, ThreadResponse, type TreeNode, WebEvent, type WebMessage, type WebPeer } from './schema.js';
 
 /** How long the printed login URL works, once. */
@@ -41,6 +42,10 @@ export const LOGIN_TTL_MS = 120_000;
 /** Messages kept in memory for a page that opens: the newest, like the chat's first load. */
 const KEEP = 500;
 const SESSION_COOKIE = 'attend_session';
+/** Messages a page that opens is sent first. */
+const FIRST_SHOWN = 100;
+/** Arrivals are pushed at most this often, ms. */
+const WEB_BATCH_MS = 20;
 
 export interface WebOptions {
   /** A fresh context for each operation, always the human identity (as the chat's). */
@@ -136,7 +141,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   let hostHeader = '';
 
   // ── the bus, through the chat's pieces ──
-  const source = createBusSource({ root, reader: me });
+  // A browser draws an arrival in well under a frame, so arrivals are not held back as long
+  // as the chat's terminal frames need (ARRIVAL_BATCH_MS): a message is on the page sooner.
+  const source = createBusSource({ root, reader: me, batchMs: WEB_BATCH_MS });
   const actions = createChatActions({ makeCtx: opts.makeCtx, root, now: opts.now });
   const presence = createChatPresence({ root, me, pid: opts.pid, now: opts.now, timers: realTimers, role: 'web' });
   const thisHost = hostname();
@@ -267,7 +274,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
         }
       }
     }
-    if (!ok) return refuse(reply, 403, 'this login link was used already or has expired; run attend web again for a new one');
+    // A login minted by `attend web --login` while this server runs (tools/web/logins.ts).
+    if (!ok && typeof t === 'string') ok = takeLogin(root, t, now);
+    if (!ok) return refuse(reply, 403, 'this login link was used already or has expired; run attend web --login for a new one');
     const sid = token();
     sessions.add(sid);
     reply.setCookie(SESSION_COOKIE, sid, { path: '/', httpOnly: true, sameSite: 'strict', signed: true, secure: !!opts.tls });
@@ -307,7 +316,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
     const res = reply.raw;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
     send(res, { type: 'hello', me: me.id, meName: neutralize(names().name(me.id)) });
-    send(res, { type: 'history', messages: recent, hasOlder });
+    // A page that opens gets a few screens of the newest, not all the server keeps: its first
+    // paint validates and draws each one (scripts/bench/web.mjs).
+    send(res, { type: 'history', messages: recent.slice(-FIRST_SHOWN), hasOlder: hasOlder || recent.length > FIRST_SHOWN });
     send(res, { type: 'roster', ...roster });
     send(res, { type: 'status', text: status });
     clients.add(res);
@@ -331,6 +342,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   // The person's view: what the gate holds, what they sent and who saw it, the policy and the
   // lineage, read through the same verbs as `attend inbox --held`, `inbox --sent`, `grants`
   // and `peers --tree`. Read on request (the page asks again when something changes).
+  /** message id \0 party → the conduit that showed it, as first seen (the oldest dropped past SHOWN_BY_MAX). */
+  const shownBy = new Map<string, string>();
+  const SHOWN_BY_MAX = 10_000;
   const HELD_MAX = 100;
   const SENT_MAX = 50;
   app.get('/api/owner', async (req, reply) => {
@@ -341,7 +355,16 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       .map((m) => ({ ...toWeb(m), reason: neutralize(m.heldReason ?? 'held') }));
     const sent = runSent(ctx, { limit: SENT_MAX }).messages.map((r) => ({
       message: toWeb(r.message),
-      recipients: r.recipients.map((x) => ({ id: x.id, name: neutralize(x.name), shown: x.shown })),
+      recipients: r.recipients.map((x) => {
+        // The conduit as first seen with the message shown: what delivers to them later may differ.
+        const key = `${r.message.id}\0${x.id}`;
+        if (x.shown && x.by !== undefined && !shownBy.has(key)) {
+          shownBy.set(key, x.by);
+          if (shownBy.size > SHOWN_BY_MAX) shownBy.delete(shownBy.keys().next().value!);
+        }
+        const by = x.shown ? shownBy.get(key) : undefined;
+        return { id: x.id, name: neutralize(x.name), shown: x.shown, ...(by !== undefined ? { by: neutralize(by) } : {}) };
+      }),
     }));
     let policy: OwnerView['policy'] = { mode: '?', open: '?', maxDepth: 0, allow: [], deny: [] };
     let policyError: string | undefined;
@@ -428,6 +451,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   origin = `${scheme}://${hostHeader}`;
   const login = token();
   logins.set(login, opts.now() + LOGIN_TTL_MS);
+  writeServerRecord(root, opts.pid, origin);
 
   return {
     origin,
@@ -435,6 +459,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
     async close() {
       if (closed) return;
       closed = true;
+      removeServerRecord(root, opts.pid);
       poller.stop();
       source.stop();
       presence.stop();

@@ -3,6 +3,7 @@
 // file is the only way into presence.
 
 export { type Delivery, deliveryOf, HEARTBEAT_FRESH_MS, isFresh, type PresenceRecord, readPresence, readPresenceOf, removePresence, writePresence } from './heartbeats.js';
+export { conduitOf } from './conduit.js';
 export { knownNamesSource, nameParties, readKnownNames, rememberParties } from './names.js';
 export { knownParties, remoteHostOf } from './known.js';
 export { readRegistry, registeredAlive } from './registry.js';

@@ -1,0 +1,161 @@
+// Benchmark for `attend web` (issue 24, Performance): the built server as a real process and
+// the page in headless Chromium (Debian's package, driven by puppeteer-core), on a real
+// temporary bus:
+//   - first paint: from navigating to the login URL to the newest history message in the DOM,
+//     with 1,000 and with 100,000 messages of history (10,000 with --quick), medians, and their
+//     ratio measured in this run (goal ≤ 300 ms, ≤ 1.5×);
+//   - a message written on the bus to its text in the open page's DOM (the page stamps it
+//     with a MutationObserver on the same wall clock), p50/p99 over a stream at 20/s (goal
+//     ≤ 100 ms p99);
+//   - the server's CPU at rest with a page open, over 20 s (goal < 1 % of a core).
+
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { busLib, pct, person } from './latency.mjs';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+/** The server at rest is timed this long: CPU time is counted in 10 ms ticks. */
+const IDLE_MS = 20_000;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function startWeb(bin, env) {
+  const p = spawn(process.execPath, [bin, 'web'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  p.stdout.on('data', (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const t = setInterval(() => {
+      const m = /http:\/\/\S+\/login\?token=\S+/.exec(out);
+      if (m) {
+        clearInterval(t);
+        resolve({ proc: p, login: m[0] });
+      }
+    }, 10);
+    p.once('exit', (c) => reject(new Error(`attend web exited ${c}`)));
+  });
+}
+async function stop(p) {
+  const gone = new Promise((r) => p.once('exit', r));
+  p.kill('SIGTERM');
+  await gone;
+}
+const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const v = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return Number(v[11]) + Number(v[12]);
+};
+
+export default async function ({ bin, tmp, quick }) {
+  const { default: puppeteer } = await import('puppeteer-core');
+  const { writeSignal, createIdFactory } = await busLib(bin);
+  const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  const tools = dirname(dirname(bin));
+  const { appendIndexMany, dirStamp } = await import(pathToFileURL(join(tools, 'bus/store/index.js')).href);
+  const { formatSignal } = await import(pathToFileURL(join(tools, 'wire/envelope.js')).href);
+  // The person of the bus (the Unix user this runs as), unsigned, as \`attend send\` from a
+  // terminal writes: attend shows the person's own lines. Any other "human" is a stranger and
+  // held under the groups default (issue 20 §3), so a history written as one is never painted.
+  const envelope = (body) => ({ from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: '*', body });
+  /** The history: files as attend writes them with their \`.index\` lines, a thousand at a
+   * time, without a sync per file (as scripts/bench/search.mjs; 100,000 synced writes take minutes). */
+  const writeHistory = (root, n) => {
+    const dir = join(root, 'signals', '_broadcast');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (let b = 0; b < n; b += 1000) {
+      const before = dirStamp(dir);
+      const batch = [];
+      for (let i = b; i < Math.min(n, b + 1000); i++) {
+        const id = newId();
+        batch.push(id);
+        writeFileSync(join(dir, `${id}.signal`), `${formatSignal(envelope(`history ${i} ${'lorem ipsum '.repeat(i % 7)}`))}\n`, { mode: 0o600 });
+      }
+      appendIndexMany(dir, batch, before);
+    }
+  };
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  const sizes = [1_000, quick ? 10_000 : 100_000];
+  const runs = quick ? 2 : 5;
+  const paint = {};
+  const paintWall = {};
+  let live = null;
+  let idle = null;
+  try {
+    for (const n of sizes) {
+      const root = join(tmp, `web-${n}`);
+      mkdirSync(root, { recursive: true, mode: 0o700 });
+      const env = { PATH: process.env.PATH, HOME: tmp, ATTEND_HOME: root, USER: 'bench', CLAUDE_CONFIG_DIR: join(tmp, 'claude') };
+      writeHistory(root, n);
+      const newest = `history ${n - 1} `;
+      const times = [];
+      const wall = [];
+      for (let r = 0; r < runs; r++) {
+        const { proc, login } = await startWeb(bin, env);
+        const page = await browser.newPage();
+        const t0 = performance.now();
+        await page.goto(login);
+        await page.waitForFunction((t) => document.querySelector('.feed')?.textContent?.includes(t), { polling: 'mutation' }, newest);
+        wall.push(performance.now() - t0);
+        // The page's own mark: ms from the navigation's start (the login redirect included) to
+        // the first message list on screen.
+        times.push(await page.evaluate(() => performance.getEntriesByName('attend:first-messages')[0]?.startTime ?? NaN));
+        if (process.env.WEB_BENCH_DEBUG) console.error(JSON.stringify(await page.evaluate(() => [performance.getEntriesByType('navigation')[0], ...performance.getEntriesByType('resource'), ...performance.getEntriesByType('paint'), ...performance.getEntriesByType('mark')].map((e) => [e.name.slice(-30), Math.round(e.startTime), Math.round(e.responseEnd ?? 0), Math.round(e.duration)]))));
+        if (r === runs - 1 && n === sizes[sizes.length - 1]) {
+          // Live arrivals and idle CPU, on the big bus.
+          await page.evaluate(() => {
+            window.__seen = {};
+            new MutationObserver(() => {
+              for (const el of document.querySelectorAll('.feed .body')) {
+                const m = /^live (\d+)$/.exec(el.textContent ?? '');
+                if (m && !(m[1] in window.__seen)) window.__seen[m[1]] = Date.now();
+              }
+            }).observe(document.querySelector('.feed'), { childList: true, subtree: true });
+          });
+          const count = quick ? 30 : 200;
+          const sent = [];
+          for (let i = 0; i < count; i++) {
+            sent.push(Date.now());
+            writeSignal(root, { kind: 'open' }, newId(), envelope(`live ${i}`));
+            await new Promise((res) => setTimeout(res, 50));
+          }
+          const deadline = Date.now() + 10_000;
+          let seen = {};
+          while (Date.now() < deadline) {
+            seen = await page.evaluate(() => window.__seen);
+            if (Object.keys(seen).length >= count) break;
+            await new Promise((res) => setTimeout(res, 100));
+          }
+          const lat = sent.map((t, i) => (seen[i] !== undefined ? seen[i] - t : Infinity)).sort((a, b) => a - b);
+          live = { count, p50: pct(lat, 50), p99: pct(lat, 99), missing: lat.filter((x) => x === Infinity).length };
+          await new Promise((res) => setTimeout(res, 1000));
+          const c0 = cpuTicks(proc.pid);
+          const w0 = performance.now();
+          await new Promise((res) => setTimeout(res, IDLE_MS));
+          idle = ((cpuTicks(proc.pid) - c0) / 100 / ((performance.now() - w0) / 1000)) * 100;
+        }
+        await page.close();
+        await stop(proc);
+      }
+      paint[n] = median(times);
+      paintWall[n] = median(wall);
+    }
+  } finally {
+    await browser.close();
+  }
+  const [small, big] = sizes;
+  const f = (x) => (x === Infinity ? '∞' : x.toFixed(1));
+  const markdown = [
+    `The built \`attend web\` as a process, the page in headless Chromium (puppeteer-core); medians of ${runs} runs; measured in one run.`,
+    '',
+    '| what | measured | goal |',
+    '| --- | --- | --- |',
+    `| first paint, ${small.toLocaleString('en')} messages of history (page mark; wall time from goto to the newest message in the DOM) | ${f(paint[small])} ms (${f(paintWall[small])} ms) | ≤ 300 ms |`,
+    `| first paint, ${big.toLocaleString('en')} messages of history (same) | ${f(paint[big])} ms (${f(paintWall[big])} ms) | ≤ 300 ms |`,
+    `| ratio ${big.toLocaleString('en')} / ${small.toLocaleString('en')} | ${(paint[big] / paint[small]).toFixed(2)}× | ≤ 1.5× |`,
+    `| bus write → text in the open page (${live.count} messages at 20/s${live.missing ? `, ${live.missing} never seen` : ''}) | p50 ${f(live.p50)} ms, p99 ${f(live.p99)} ms | ≤ 100 ms p99 |`,
+    `| server CPU at rest, page open, ${IDLE_MS / 1000} s | ${idle.toFixed(2)} % of a core | < 1 % |`,
+    '',
+    `History: files as attend writes them in #open, from the person of the bus (unsigned, as \`attend send\` from a terminal). First paint is the page's performance mark \`attend:first-messages\` (set when the first message list is on screen), from the navigation's start, the login redirect included; the server reads the newest 500 messages once, at its start (the chat's first load, through the listing), and sends a page that opens the newest 100 of them, so opening the page reads nothing of the history. Live: each message written through attend's writer (writeSignal, synced) at 20/s, timed to its text in the page's DOM (a MutationObserver, the same wall clock).`,
+  ].join('\n');
+  return { title: 'attend web', markdown };
+}
