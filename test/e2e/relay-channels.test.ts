@@ -78,6 +78,9 @@ describe('attend relay: one channel across machines', () => {
     // ant invites cat on charlie; cat's join there takes up the invitation and is owed the
     // backlog, read from charlie's own copy of the channel, exactly as a local invitee is.
     await waitFor(() => c.ids('@ops').includes(second), { ...T, what: "#ops's messages at charlie" });
+    // cat's presence crosses on its own schedule (on change, looked at every 2 s): ant
+    // invites whom it can see.
+    await waitFor(() => (JSON.parse(run(ant, ['peers', '--json']).stdout) as { peers: { id: string; host: string | null }[] }).peers.some((p) => p.id === cat.sessionId && p.host === 'charlie'), { ...T, what: 'cat@charlie live at alpha' });
     run(ant, ['invite', 'charlie:cat', 'ops']);
     await waitFor(() => readChannels(c.bus.root).channels.ops?.invites[cat.sessionId], { ...T, what: 'the invitation at charlie' });
     const invited = JSON.parse(run(cat, ['join', 'ops', '--json']).stdout) as { invited: { by: string; owed: number } | null };
