@@ -26,6 +26,7 @@ export function startAttend(args: string[], env: Record<string, string>, cwd?: s
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   proc.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the process can exit before its last output has been read.
+  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   return { proc, stdout: () => out, stderr: () => err, exited };
 }
