@@ -42,6 +42,8 @@ describe('the MCP ask tool (issue 23 §1)', () => {
     expect(result.structuredContent).toMatchObject({ id, wait: { mode: 'reply', reply: { body: 'port 8080', re: id, fromId: api.sessionId } } });
     // Progress counts up, as the protocol asks.
     expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1));
+    // A call without a task field is the plain call, though the server offers tasks: none made.
+    expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
   });
 
   it('takes urgency: the question is sent urgent, and the reply ends the wait', async () => {

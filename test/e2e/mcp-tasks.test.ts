@@ -100,22 +100,4 @@ describe('the MCP ask tool as a task (issue 23 §1)', () => {
     expect((err as McpError).code).toBe(-32601);
     await expect(client.experimental.tasks.getTask('no-such-task')).rejects.toThrow(/not found/i);
   });
-
-  it('a call without a task field is the plain call: progress, then the reply in the answer', async () => {
-    const lead = session({ name: 'lead' });
-    const api = session({ name: 'api' });
-    client = await connect(lead);
-    const progress: Progress[] = [];
-    const call = client.callTool({ name: 'ask', arguments: { message: 'plain?', to: ['api'], timeout_seconds: 60 } }, undefined, {
-      onprogress: (p) => progress.push(p),
-      resetTimeoutOnProgress: true,
-      timeout: 30_000,
-    }) as Promise<CallToolResult>;
-    const sent = await waitFor(() => progress.find((p) => /^sent \S+; waiting$/.test(p.message ?? '')), { what: 'the sent progress notification' });
-    const id = /^sent (\S+);/.exec(sent.message!)![1]!;
-    expect(runBin(['reply', '--re', id, 'yes, plain'], { env: api.env, cwd: api.cwd }).exitCode).toBe(0);
-    const result = await call;
-    expect(result.structuredContent).toMatchObject({ id, wait: { reply: { body: 'yes, plain' } } });
-    expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
-  });
 });

@@ -5,13 +5,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
 import { ids } from '../helpers/delivery.js';
 import { BIN, ME, type FakeSession, fakeSession, makeTempBus, runBin, type TempBus, waitFor } from '../helpers/bus.js';
+import { rawRequest } from '../helpers/http.js';
 
 // The callbacks below run in the page; the test's own types have no DOM (tsconfig lib), so
 // they see elements through this much of one.
@@ -68,19 +68,6 @@ afterEach(async () => {
 });
 
 const feedText = () => page.$eval('.feed', textOf);
-
-/** A raw HTTP request to the server, headers exactly as given (fetch would set its own Origin). */
-function raw(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers ?? {} }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
 
 describe('attend web', () => {
   it('logs in with the one-time URL, shows history, receives live, sends from the compose box', async () => {
@@ -148,20 +135,20 @@ describe('attend web', () => {
     await page.goto(login);
     await waitFor(() => page.$('.roster'), { what: 'the page' });
     // The token was used: a second use is refused, and makes no session.
-    const again = await raw(login, { headers: { host: new URL(origin).host } });
+    const again = await rawRequest(login, { headers: { host: new URL(origin).host } });
     expect(again.status).toBe(403);
     expect(again.headers['set-cookie']).toBeUndefined();
     // Without the cookie: nothing.
-    expect((await raw(`${origin}/api/events`, {})).status).toBe(401);
-    expect((await raw(`${origin}/`, {})).status).toBe(401);
+    expect((await rawRequest(`${origin}/api/events`, {})).status).toBe(401);
+    expect((await rawRequest(`${origin}/`, {})).status).toBe(401);
 
     const cookies = (await page.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
-    const session = await raw(`${origin}/api/session`, { headers: { cookie: cookies } });
+    const session = await rawRequest(`${origin}/api/session`, { headers: { cookie: cookies } });
     expect(session.status).toBe(200);
     expect(session.headers['access-control-allow-origin']).toBeUndefined();
     const csrf = JSON.parse(session.body).csrf as string;
     const post = (headers: Record<string, string>, body = JSON.stringify({ body: 'via raw http' })) =>
-      raw(`${origin}/api/send`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: cookies, ...headers }, body });
+      rawRequest(`${origin}/api/send`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: cookies, ...headers }, body });
     expect((await post({ origin })).status).toBe(403); // no CSRF token
     expect((await post({ origin: 'http://evil.example', 'csrf-token': csrf })).status).toBe(403);
     expect((await post({ 'csrf-token': csrf })).status).toBe(403); // no Origin at all
@@ -202,7 +189,7 @@ describe('attend web', () => {
       await other.close();
     }
     // Once only.
-    const again = await raw(fresh!, { headers: { host: new URL(origin).host } });
+    const again = await rawRequest(fresh!, { headers: { host: new URL(origin).host } });
     expect(again.status).toBe(403);
     expect(again.headers['set-cookie']).toBeUndefined();
     // A session may not mint the person's login.

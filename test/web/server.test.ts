@@ -9,6 +9,7 @@ import { LOGIN_TTL_MS, isLoopback, startWebServer, type WebServer } from '../../
 import { SendRequest, WebEvent } from '../../tools/web/schema.js';
 import { runSend } from '../../tools/verbs/send.js';
 import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
+import { type RawResponse, rawRequest } from '../helpers/http.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -22,23 +23,7 @@ const clock = { now: Date.now() };
 const makeCtx = () => createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid, now: () => clock.now, identity: 'human', userName: 'tester' });
 const start = async () => (server = await startWebServer({ makeCtx, host: '127.0.0.1', port: 0, now: () => clock.now, pageScript: '/* page */', pid: process.pid }));
 
-interface Res {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-function http(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers ?? {} }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
-const cookiesOf = (r: Res) => ((r.headers['set-cookie'] as string[] | undefined) ?? []).map((c) => c.split(';')[0]).join('; ');
+const cookiesOf = (r: RawResponse) => ((r.headers['set-cookie'] as string[] | undefined) ?? []).map((c) => c.split(';')[0]).join('; ');
 
 describe('attend web server', () => {
   it('tells loopback from other addresses', () => {
@@ -48,27 +33,27 @@ describe('attend web server', () => {
 
   it('a login token works once, and not after its lifetime', async () => {
     const s = await start();
-    const first = await http(s.loginUrl);
+    const first = await rawRequest(s.loginUrl);
     expect(first.status).toBe(302);
     expect(String(first.headers['set-cookie'])).toMatch(/attend_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict/);
-    expect((await http(s.loginUrl)).status).toBe(403);
-    expect((await http(`${s.origin}/login`)).status).toBe(403);
+    expect((await rawRequest(s.loginUrl)).status).toBe(403);
+    expect((await rawRequest(`${s.origin}/login`)).status).toBe(403);
     await s.close();
     const t = await start();
     clock.now += LOGIN_TTL_MS + 1;
-    expect((await http(t.loginUrl)).status).toBe(403);
+    expect((await rawRequest(t.loginUrl)).status).toBe(403);
   });
 
   it('checks Host, Origin, cookie and CSRF token; sends no CORS header', async () => {
     const s = await start();
-    const cookie = cookiesOf(await http(s.loginUrl));
-    const session = await http(`${s.origin}/api/session`, { headers: { cookie } });
+    const cookie = cookiesOf(await rawRequest(s.loginUrl));
+    const session = await rawRequest(`${s.origin}/api/session`, { headers: { cookie } });
     expect(session.status).toBe(200);
     expect(session.headers['access-control-allow-origin']).toBeUndefined();
     const csrf = (JSON.parse(session.body) as { csrf: string }).csrf;
     const both = `${cookie}; ${cookiesOf(session)}`;
     const send = (headers: Record<string, string>, body: unknown = { body: 'from the web' }) =>
-      http(`${s.origin}/api/send`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      rawRequest(`${s.origin}/api/send`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     expect((await send({ cookie: both, origin: s.origin })).status).toBe(403);
     expect((await send({ cookie: both, origin: 'http://127.0.0.1:1', 'csrf-token': csrf })).status).toBe(403);
     expect((await send({ origin: s.origin, 'csrf-token': csrf })).status).toBe(401);
@@ -78,14 +63,14 @@ describe('attend web server', () => {
     expect(ok.status, ok.body).toBe(200);
     expect(ok.headers['access-control-allow-origin']).toBeUndefined();
     // An OPTIONS preflight gets no CORS answer either.
-    const pre = await http(`${s.origin}/api/send`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+    const pre = await rawRequest(`${s.origin}/api/send`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
     expect(pre.headers['access-control-allow-origin']).toBeUndefined();
   });
 
   it('pushes history, then arrivals, each event valid against the shared schema', async () => {
     runSend(makeCtx(), { message: 'before' });
     const s = await start();
-    const cookie = cookiesOf(await http(s.loginUrl));
+    const cookie = cookiesOf(await rawRequest(s.loginUrl));
     const events: WebEvent[] = [];
     const req = request(`${s.origin}/api/events`, { headers: { cookie } }, (res) => {
       let buf = '';
