@@ -77,10 +77,11 @@ describe('the MCP ask tool as a task (issue 23 §1)', () => {
     const created = await askAsTask(client, { message: 'still there?', to: ['api'], timeout_seconds: 120 });
     const taskId = created.task.taskId;
     const id = await inboxed(api, 'still there?');
-    const result = client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { timeout: 30_000 });
+    // The expectation is attached at once: the result can be refused while the cancel is awaited.
+    const refused = expect(client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { timeout: 30_000 })).rejects.toThrow(/was cancelled/);
     const cancelled = await client.experimental.tasks.cancelTask(taskId);
     expect(cancelled.status).toBe('cancelled');
-    await expect(result).rejects.toThrow(/was cancelled/);
+    await refused;
     expect(await inboxed(api, 'still there?')).toBe(id);
     expect(runBin(['reply', '--re', id, 'yes'], { env: api.env, cwd: api.cwd }).exitCode).toBe(0);
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
