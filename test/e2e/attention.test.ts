@@ -10,6 +10,7 @@ import { readSensor } from '../../tools/bus/delivery/sensor-claim.js';
 import { readPresence } from '../../tools/bus/presence/heartbeats.js';
 import { BIN, ME, type FakeSession, type TempBus, fakeSession, makeTempBus, runBin, useFamilyPolicy, waitFor } from '../helpers/bus.js';
 import { headerIds, startSensor, type SensorProc } from '../helpers/delivery.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 let bus: TempBus;
 let me: FakeSession;
@@ -137,8 +138,7 @@ describe('attention', () => {
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--channel'], env: me.env, cwd: me.cwd, stderr: 'pipe' }));
     clients.push(client);
     // The person's MCP server sends: `urgency` is a parameter of `send`.
-    const person = new Client({ name: 'attention-person', version: '0.0.0' });
-    await person.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: bus.env, stderr: 'pipe' }));
+    const person = await connectMcp(bus, { name: 'attention-person' });
     clients.push(person);
     const call = async (args: Record<string, unknown>) => {
       const r = (await person.callTool({ name: 'send', arguments: { to: [me.sessionId], ...args } })) as { isError?: boolean; structuredContent?: { id: string; urgency: string | null } };

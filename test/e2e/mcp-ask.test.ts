@@ -4,10 +4,10 @@
 // another session wrote. A timeout is an error result that says who was not shown it.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, type FakeSession, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { type FakeSession, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 const session = useTempBus(() => {});
 let client: Client | undefined;
@@ -16,10 +16,18 @@ afterEach(async () => {
   client = undefined;
 });
 
-async function connect(s: FakeSession): Promise<Client> {
-  const c = new Client({ name: 'attend-ask-test', version: '0.0.0' });
-  await c.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: s.env, cwd: s.cwd, stderr: 'pipe' }));
-  return c;
+const connect = (s: FakeSession) => connectMcp(s, { name: 'attend-ask-test' });
+
+/** `ask` called with a progress token; resolves `sent` with the question's id once the "sent" notification came. */
+async function askWithProgress(c: Client, args: Record<string, unknown>) {
+  const progress: Progress[] = [];
+  const call = c.callTool({ name: 'ask', arguments: args }, undefined, {
+    onprogress: (p) => progress.push(p),
+    resetTimeoutOnProgress: true,
+    timeout: 30_000,
+  }) as Promise<CallToolResult>;
+  const sent = await waitFor(() => progress.find((p) => /^sent \S+; waiting$/.test(p.message ?? '')), { what: 'the sent progress notification' });
+  return { call, progress, id: /^sent (\S+);/.exec(sent.message!)![1]! };
 }
 
 describe('the MCP ask tool (issue 23 §1)', () => {
@@ -27,14 +35,7 @@ describe('the MCP ask tool (issue 23 §1)', () => {
     const lead = session({ name: 'lead' });
     const api = session({ name: 'api' });
     client = await connect(lead);
-    const progress: Progress[] = [];
-    const call = client.callTool({ name: 'ask', arguments: { message: 'which port?', to: ['api'], timeout_seconds: 60 } }, undefined, {
-      onprogress: (p) => progress.push(p),
-      resetTimeoutOnProgress: true,
-      timeout: 30_000,
-    }) as Promise<CallToolResult>;
-    const sent = await waitFor(() => progress.find((p) => /^sent \S+; waiting$/.test(p.message ?? '')), { what: 'the sent progress notification' });
-    const id = /^sent (\S+);/.exec(sent.message!)![1]!;
+    const { call, progress, id } = await askWithProgress(client, { message: 'which port?', to: ['api'], timeout_seconds: 60 });
     const r = runBin(['reply', '--re', id, 'port 8080'], { env: api.env, cwd: api.cwd });
     expect(r.exitCode, r.stderr).toBe(0);
     const result = await call;
@@ -50,14 +51,7 @@ describe('the MCP ask tool (issue 23 §1)', () => {
     const lead = session({ name: 'lead' });
     const api = session({ name: 'api' });
     client = await connect(lead);
-    const progress: Progress[] = [];
-    const call = client.callTool({ name: 'ask', arguments: { message: 'stop the deploy?', to: ['api'], urgency: 'urgent', timeout_seconds: 60 } }, undefined, {
-      onprogress: (p) => progress.push(p),
-      resetTimeoutOnProgress: true,
-      timeout: 30_000,
-    }) as Promise<CallToolResult>;
-    const sent = await waitFor(() => progress.find((p) => /^sent \S+; waiting$/.test(p.message ?? '')), { what: 'the sent progress notification' });
-    const id = /^sent (\S+);/.exec(sent.message!)![1]!;
+    const { call, id } = await askWithProgress(client, { message: 'stop the deploy?', to: ['api'], urgency: 'urgent', timeout_seconds: 60 });
     const inbox = JSON.parse(runBin(['inbox', '--json'], { env: api.env, cwd: api.cwd }).stdout) as { messages: { id: string; urgency: string | null }[] };
     expect(inbox.messages.find((m) => m.id === id)?.urgency).toBe('urgent');
     expect(runBin(['reply', '--re', id, 'stopped'], { env: api.env, cwd: api.cwd }).exitCode).toBe(0);

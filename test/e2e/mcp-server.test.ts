@@ -8,10 +8,10 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'nod
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseSignal } from '../../tools/wire/envelope.js';
 import { BIN, type FakeSession, type TempBus, useTempBus } from '../helpers/bus.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -36,8 +36,7 @@ describe('attend mcp over stdio, SDK client', () => {
   });
 
   it('serves the tools as the session that owns the server process, and send writes with that identity', async () => {
-    client = new Client({ name: 'attend-test', version: '0.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: me.env, cwd: me.cwd, stderr: 'pipe' }));
+    client = await connectMcp(me);
     const { tools } = await client.listTools();
     // Every verb of the verbs layer, issue 23's four included (the full list: mcp-tools.test.ts).
     expect(tools).toHaveLength(21);

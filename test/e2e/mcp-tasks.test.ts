@@ -6,10 +6,10 @@
 // plain one, with progress.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, type FakeSession, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { type FakeSession, runBin, useTempBus, waitFor } from '../helpers/bus.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 const session = useTempBus(() => {});
 let client: Client | undefined;
@@ -18,11 +18,7 @@ afterEach(async () => {
   client = undefined;
 });
 
-async function connect(s: FakeSession): Promise<Client> {
-  const c = new Client({ name: 'attend-tasks-test', version: '0.0.0' });
-  await c.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: s.env, cwd: s.cwd, stderr: 'pipe' }));
-  return c;
-}
+const connect = (s: FakeSession) => connectMcp(s, { name: 'attend-tasks-test' });
 
 /** The id of the message with this body in a session's inbox, once it is there. */
 function inboxed(s: FakeSession, body: string): Promise<string> {

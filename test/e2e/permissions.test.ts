@@ -6,14 +6,13 @@
 //                   └─ lead2 ─── w3                {lead2, w3}
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../tools/wire/errors.js';
 import { scopeDir } from '../../tools/bus/store/layout.js';
 import { attendKey } from '../../tools/wire/names.js';
-import { BIN, ME, type FakeSession, type RunResult, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
+import { ME, type FakeSession, type RunResult, type TempBus, runBin, useTempBus } from '../helpers/bus.js';
 import { ids } from '../helpers/delivery.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => (bus = b));
@@ -191,8 +190,7 @@ describe('default policy (no file): one user keeps working, strangers do not', (
 
 describe('the same matrix through MCP (tools and the inbox)', () => {
   it('send across groups is a tool error naming the rule; inside the group it goes; a held file never reaches inbox', async () => {
-    const c = new Client({ name: 'attend-test', version: '0.0.0' });
-    await c.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: n.w1.env, cwd: n.w1.cwd, stderr: 'pipe' }));
+    const c = await connectMcp(n.w1);
     try {
       const text = (r: unknown) => (r as { content: { text: string }[] }).content.map((x) => x.text).join('\n');
       const refused = (await c.callTool({ name: 'send', arguments: { message: 'hi cousin', to: [idOf('w3')] } })) as { isError?: boolean };

@@ -3,9 +3,9 @@
 // their thread and keeps another session's direct mail out.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, runBin, useTempBus } from '../helpers/bus.js';
+import { runBin, useTempBus } from '../helpers/bus.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 const session = useTempBus(() => {});
 
@@ -37,8 +37,7 @@ describe('attend search, real processes', () => {
     const root = runBin(['send', 'kingfisher sighting'], { env: alpha.env, cwd: alpha.cwd }).stdout.trim();
     const reply = runBin(['reply', '--re', root, 'second kingfisher'], { env: beta.env, cwd: beta.cwd }).stdout.trim();
     runBin(['send', '--to', 'beta', 'private kingfisher nest location'], { env: alpha.env, cwd: alpha.cwd });
-    client = new Client({ name: 'search-e2e', version: '0.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: eve.env, cwd: eve.cwd, stderr: 'pipe' }));
+    client = await connectMcp(eve, { name: 'search-e2e' });
     const tool = (await client.listTools()).tools.find((t) => t.name === 'search');
     expect(tool?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     const r = (await client.callTool({ name: 'search', arguments: { query: 'kingfisher' } })) as unknown as { structuredContent: { hits: { id: string; thread: string; preview: string }[] } };
