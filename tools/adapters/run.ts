@@ -274,16 +274,20 @@ async function inbound(runs: OutletRun[], opts: AdapterRunOptions): Promise<Fast
     return res.code(500).send({ error: 'the reply could not be written' });
   };
   const raw = (req: FastifyRequest) => (typeof req.body === 'string' ? req.body : '');
+  /** The raw body when its timestamp is fresh and its signature (HMAC of both) matches; else undefined. */
+  const signedBody = (req: FastifyRequest, tsHeader: string, sigHeader: string, sign: (ts: string, body: string) => string): string | undefined => {
+    const body = raw(req);
+    const ts = header(req, tsHeader);
+    const sig = header(req, sigHeader);
+    return freshTimestamp(ts, Date.now()) && sig !== undefined && sameSecret(sig, sign(ts as string, body)) ? body : undefined;
+  };
 
   app.post<{ Params: { outlet: string } }>('/in/:outlet', async (req, res) => {
     const r = find(req.params.outlet, 'webhook');
     if (!r || r.outlet.kind !== 'webhook') return res.code(404).send({ error: 'no such outlet' });
-    const body = raw(req);
-    const ts = header(req, 'x-attend-timestamp');
-    const sig = header(req, 'x-attend-signature');
-    if (!freshTimestamp(ts, Date.now()) || sig === undefined || !sameSecret(sig, webhookSignature(r.outlet.secret, ts as string, body))) {
-      return res.code(401).send({ error: 'bad or missing signature' });
-    }
+    const secret = r.outlet.secret;
+    const body = signedBody(req, 'x-attend-timestamp', 'x-attend-signature', (ts, b) => webhookSignature(secret, ts, b));
+    if (body === undefined) return res.code(401).send({ error: 'bad or missing signature' });
     try {
       const j = JSON.parse(body) as { re?: unknown; body?: unknown };
       if (typeof j.body !== 'string' || (j.re !== undefined && typeof j.re !== 'string')) throw new HttpRefusal(400, 'expected {"re": id, "body": text}');
@@ -296,12 +300,9 @@ async function inbound(runs: OutletRun[], opts: AdapterRunOptions): Promise<Fast
   app.post<{ Params: { outlet: string } }>('/slack/:outlet', async (req, res) => {
     const r = find(req.params.outlet, 'slack');
     if (!r || r.outlet.kind !== 'slack') return res.code(404).send({ error: 'no such outlet' });
-    const body = raw(req);
-    const ts = header(req, 'x-slack-request-timestamp');
-    const sig = header(req, 'x-slack-signature');
-    if (!freshTimestamp(ts, Date.now()) || sig === undefined || !sameSecret(sig, slackSignature(r.outlet.signingSecret, ts as string, body))) {
-      return res.code(401).send({ error: 'bad or missing signature' });
-    }
+    const signingSecret = r.outlet.signingSecret;
+    const body = signedBody(req, 'x-slack-request-timestamp', 'x-slack-signature', (ts, b) => slackSignature(signingSecret, ts, b));
+    if (body === undefined) return res.code(401).send({ error: 'bad or missing signature' });
     // A slash command: `/attend <message id> <answer>`, or just the answer (to the newest).
     // Anyone in the workspace can run it: only the person's own member id speaks for them.
     const form = new URLSearchParams(body);
