@@ -2,8 +2,9 @@
 // with nothing written) and the signature helpers both directions rely on.
 
 import { createHmac } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { useKeyDirectory } from '../../tools/bus/trust/anchors.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addOutlet, configFile, readConfig, redacted, removeOutlet } from '../../tools/adapters/config.js';
 import { backoff, forPerson } from '../../tools/adapters/run.js';
@@ -16,6 +17,7 @@ let bus: TempBus;
 beforeEach(() => {
   bus = makeTempBus();
   mkdirSync(bus.root, { recursive: true, mode: 0o700 });
+  useKeyDirectory(bus.root, join(bus.home, '.config', 'attend', 'keys'));
 });
 afterEach(() => bus.cleanup());
 
@@ -28,6 +30,27 @@ describe('adapter config', () => {
     expect(JSON.stringify(cfg.outlets.map(redacted))).not.toContain('ssss');
     removeOutlet(bus.root, 'phone');
     expect(readConfig(bus.root).outlets).toEqual([]);
+  });
+
+  it('lives in the key directory, never the bus root, and is refused (exit 5) when that directory is open to others', () => {
+    addOutlet(bus.root, { kind: 'webhook', name: 'phone', url: 'https://example.net/h', secret: 's'.repeat(24) }, 1000);
+    const keys = join(bus.home, '.config', 'attend', 'keys');
+    expect(configFile(bus.root).startsWith(`${keys}/buses/`)).toBe(true);
+    expect(() => statSync(join(bus.root, 'adapters'))).toThrow();
+    // A second bus of the same user has a directory of its own.
+    const other = join(bus.dir, 'bus2');
+    useKeyDirectory(other, keys);
+    expect(dirname(dirname(configFile(other)))).not.toBe(dirname(dirname(configFile(bus.root))));
+    expect(readConfig(other).outlets).toEqual([]);
+    chmodSync(keys, 0o755);
+    let err: unknown;
+    try {
+      readConfig(bus.root);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as AttendError).exitCode).toBe(5);
+    expect((err as Error).message).toMatch(/open to group or others/);
   });
 
   it('refuses a bad outlet (exit 2) and writes nothing', () => {
@@ -52,7 +75,7 @@ describe('adapter config', () => {
   });
 
   it('a config file edited into something invalid is a one-line bus error, not a crash', () => {
-    mkdirSync(join(bus.root, 'adapters'), { recursive: true });
+    mkdirSync(dirname(configFile(bus.root)), { recursive: true, mode: 0o700 });
     writeFileSync(configFile(bus.root), JSON.stringify({ version: 1, outlets: [{ kind: 'webhook', name: 'a' }] }));
     expect(() => readConfig(bus.root)).toThrow(/outlets\.0/);
     expect(readFileSync(configFile(bus.root), 'utf8')).toContain('"a"');

@@ -9,11 +9,12 @@
 import { createHmac } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ME, type TempBus, runBin, useFamilyPolicy, useTempBus, waitFor } from '../helpers/bus.js';
 import { type SensorProc, startAttend } from '../helpers/delivery.js';
+import { busDigest } from '../../tools/bus/trust/private.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => {
@@ -111,8 +112,11 @@ describe('attend adapter (issue 24 §3)', () => {
   it('keeps its config 0600, shows no secret in list, and refuses a bad outlet with nothing written', async () => {
     const o = await fakeOutlet();
     const secret = addWebhook(o);
-    const file = join(bus.root, 'adapters', 'config.json');
+    // Kept in the person's private directory of the bus, in the key directory, not the bus root.
+    const file = join(bus.home, '.config', 'attend', 'keys', 'buses', busDigest(bus.root), 'adapters', 'config.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).toContain(secret);
+    expect(existsSync(join(bus.root, 'adapters'))).toBe(false);
     const list = ok(person(['adapter', 'list']));
     expect(list.stdout).toContain('phone');
     expect(list.stdout).not.toContain(secret);
@@ -125,6 +129,31 @@ describe('attend adapter (issue 24 §3)', () => {
     const r = runBin(['adapter', 'add', 'webhook', 'leak', '--url', `${o.url}/leak`], { env: api.env, cwd: api.cwd });
     expect(r.exitCode).toBe(4);
     expect(ok(person(['adapter', 'list', '--json'])).stdout).not.toContain('leak');
+  });
+
+  it('honours no outlet written into the bus root: a worker cannot add a route that reads the mail or replies as the person', async () => {
+    const o = await fakeOutlet();
+    addWebhook(o, 'phone');
+    const api = session({ name: 'api' });
+    // What a worker that can write the bus (and its state/) could plant: an outlet of its own,
+    // where the config used to be and where the new one would be if it were in the bus.
+    const forged = { version: 1, listen: { host: '127.0.0.1', port: 0 }, outlets: [{ kind: 'webhook', name: 'leak', since: 0, url: `${o.url}/leak`, secret: 'w'.repeat(24) }] };
+    for (const dir of [join(bus.root, 'adapters'), join(bus.root, 'state', 'adapters')]) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'config.json'), JSON.stringify(forged));
+    }
+    const list = ok(person(['adapter', 'list', '--json'])).stdout;
+    expect(list).toContain('"phone"');
+    expect(list).not.toContain('leak');
+    const { base } = await startAdapter();
+    sendFrom(api, ['--to', ME, 'for the phone only']);
+    await waitFor(() => o.requests.some((r) => r.path === '/hook'), { what: 'the DM at the real outlet' });
+    expect(o.requests.filter((r) => r.path === '/leak')).toEqual([]);
+    // Nor does the forged secret open an inbound route.
+    const body = JSON.stringify({ body: 'forged answer' });
+    const res = await fetch(`${base}/in/leak`, { method: 'POST', headers: sign('w'.repeat(24), body), body });
+    expect(res.status).toBe(404);
+    expect(inboxOf(api).messages.map((m) => m.body)).not.toContain('forged answer');
   });
 
   it('forwards a direct message to the person once, its body as data, and not #open traffic', async () => {

@@ -3,6 +3,7 @@
 // CI installs chromium through .ci/run.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -166,6 +167,11 @@ describe('attend web', () => {
   });
 
   it('attend web --login prints a fresh one-time URL for the running server, for the person only', async () => {
+    // A worker can write the bus root and its state/: a server record planted there (a live
+    // pid, another origin) must not be where --login sends the person's next token.
+    const oldWeb = join(bus.root, 'state', 'web');
+    mkdirSync(join(oldWeb, 'logins'), { recursive: true });
+    writeFileSync(join(oldWeb, 'server.json'), JSON.stringify({ pid: process.pid, start: '', origin: 'http://127.0.0.1:9' }));
     const none = runBin(['web', '--login'], { env: bus.env });
     expect(none.exitCode).toBe(1);
     expect(none.stderr).toContain('no attend web is running on this bus');
@@ -192,6 +198,13 @@ describe('attend web', () => {
     const again = await rawRequest(fresh!, { headers: { host: new URL(origin).host } });
     expect(again.status).toBe(403);
     expect(again.headers['set-cookie']).toBeUndefined();
+    // Nor is a token whose hash a worker planted in the bus honoured: only the person's
+    // private directory (in the key directory) holds logins.
+    const planted = 'planted-token-planted-token-0001';
+    writeFileSync(join(oldWeb, 'logins', createHash('sha256').update(planted).digest('hex')), `${Date.now() + 600_000}\n`);
+    const forged = await rawRequest(`${origin}/login?token=${planted}`, { headers: { host: new URL(origin).host } });
+    expect(forged.status).toBe(403);
+    expect(forged.headers['set-cookie']).toBeUndefined();
     // A session may not mint the person's login.
     const fromSession = runBin(['web', '--login'], { env: nick.env });
     expect(fromSession.exitCode).toBe(4);

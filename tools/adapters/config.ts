@@ -1,12 +1,17 @@
 // The adapters' settings (issue 24 §3): which outlets reach the person's phone, and where the
-// inbound listener answers. One file in the bus root, adapters/config.json, mode 0600 in a
-// 0700 directory (it holds the outlets' secrets), checked by one zod schema on every read.
+// inbound listener answers. One file, adapters/config.json in the person's private directory
+// of the bus (tools/bus/trust/private.ts: in the key directory, never the bus root, which
+// every session can write), mode 0600 in a 0700 directory (it holds the outlets' secrets),
+// checked by one zod schema on every read. The outlets' ledgers and the runner's lock are
+// beside it (ledger.ts): an outlet is an inbound route whose replies are signed with the
+// person's key, so what defines one must be out of a worker's reach like the key itself.
 
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ensureDir, FILE_MODE, writeFileAtomic } from '../bus/store/index.js';
+import { FILE_MODE, writeFileAtomic } from '../bus/store/index.js';
+import { openPrivateDir, privatePath } from '../bus/trust/index.js';
 import { busError, notFoundError, usageError } from '../wire/errors.js';
 
 export const OUTLET_KINDS = ['webhook', 'ntfy', 'slack', 'telegram'] as const;
@@ -52,7 +57,8 @@ export const configSchema = z.object({
 });
 export type AdapterConfig = z.infer<typeof configSchema>;
 
-export const adaptersDir = (root: string) => join(root, 'adapters');
+/** The adapters' directory: refused (exit 5) when the key directory is open to others. */
+export const adaptersDir = (root: string) => privatePath(root, 'adapters');
 export const configFile = (root: string) => join(adaptersDir(root), 'config.json');
 
 export function readConfig(root: string): AdapterConfig {
@@ -76,8 +82,7 @@ export function readConfig(root: string): AdapterConfig {
 
 export function writeConfig(root: string, cfg: AdapterConfig): string {
   const checked = configSchema.parse(cfg);
-  ensureDir(adaptersDir(root));
-  const file = configFile(root);
+  const file = join(openPrivateDir(root, 'adapters'), 'config.json');
   writeFileAtomic(file, `${JSON.stringify(checked, null, 2)}\n`, { sync: true });
   chmodSync(file, FILE_MODE);
   return file;

@@ -104,7 +104,12 @@ export function writeState(root: string, s: OutletState): void {
 
 /** Every outlet's last written state, for `attend status` and `attend adapter status`. */
 export function readStates(root: string): OutletState[] {
-  const dir = join(adaptersDir(root), 'state');
+  let dir: string;
+  try {
+    dir = join(adaptersDir(root), 'state');
+  } catch {
+    return []; // no key directory this process may read (a sandboxed status): no outlets to tell of
+  }
   if (!existsSync(dir)) return [];
   const out: OutletState[] = [];
   for (const name of readdirSync(dir).sort()) {

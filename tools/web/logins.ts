@@ -1,15 +1,21 @@
 // A fresh login URL for a running `attend web` (issue 24): `attend web --login` asks no
 // question of the server over the network. The server records where it listens in
-// <root>/state/web/server.json; `--login` (run by the person, as the identity check
-// decides) writes a one-time token's hash with its expiry to <root>/state/web/logins/, and
-// the server takes it at /login by removing the file: the unlink that succeeds is the one use.
-// Only the bus owner can write below the root (0700, checked by ensureRoot), so only the
-// person can mint a login; the token itself is never on disk, only its SHA-256.
+// <private>/web/server.json; `--login` (run by the person, as the identity check decides)
+// writes a one-time token's hash with its expiry to <private>/web/logins/, and the server
+// takes it at /login by removing the file: the unlink that succeeds is the one use. The token
+// itself is never on disk, only its SHA-256.
+//
+// <private> is the person's directory of this bus in the key directory
+// (tools/bus/trust/private.ts), never the bus root: every session can write the root and its
+// state/ (a sandboxed one too), so a hash planted there would be a browser session writing as
+// the person, and a planted server record would send the person's next login URL to another
+// origin. Nothing here reads the bus root.
 
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureDir, stateDir, writeFileAtomic } from '../bus/store/index.js';
+import { writeFileAtomic } from '../bus/store/index.js';
+import { openPrivateDir, privatePath } from '../bus/trust/index.js';
 import { processAlive, procInfo } from '../identity/system.js';
 
 export interface ServerRecord {
@@ -19,13 +25,12 @@ export interface ServerRecord {
   origin: string;
 }
 
-const webDir = (root: string) => join(stateDir(root), 'web');
-const recordFile = (root: string) => join(webDir(root), 'server.json');
-const loginsDir = (root: string) => join(webDir(root), 'logins');
+const recordFile = (root: string) => privatePath(root, 'web', 'server.json');
+const loginsDir = (root: string) => privatePath(root, 'web', 'logins');
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export function writeServerRecord(root: string, pid: number, origin: string): void {
-  ensureDir(webDir(root));
+  openPrivateDir(root, 'web');
   const rec: ServerRecord = { pid, start: String(procInfo(pid)?.start ?? ''), origin };
   writeFileAtomic(recordFile(root), `${JSON.stringify(rec)}\n`, { sync: false });
 }
@@ -37,8 +42,9 @@ export function removeServerRecord(root: string, pid: number): void {
 }
 
 function readRecord(root: string): ServerRecord | null {
+  const file = recordFile(root); // a key directory others could write is refused, not read
   try {
-    const o = JSON.parse(readFileSync(recordFile(root), 'utf8')) as Partial<ServerRecord>;
+    const o = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServerRecord>;
     if (typeof o.pid !== 'number' || typeof o.origin !== 'string' || typeof o.start !== 'string') return null;
     return { pid: o.pid, start: o.start, origin: o.origin };
   } catch {
@@ -54,16 +60,15 @@ export function runningServer(root: string): ServerRecord | null {
 
 /** Make `token` a login the server takes once, until `expires` (wall-clock ms). */
 export function issueLogin(root: string, token: string, expires: number): void {
-  ensureDir(loginsDir(root));
-  writeFileAtomic(join(loginsDir(root), hashOf(token)), `${expires}\n`, { sync: false });
+  writeFileAtomic(join(openPrivateDir(root, 'web', 'logins'), hashOf(token)), `${expires}\n`, { sync: false });
 }
 
 /** Take `token` if it was issued and has not expired: true once, false ever after. */
 export function takeLogin(root: string, token: string, now: number): boolean {
   if (!/^[\w-]{20,100}$/.test(token)) return false;
-  const file = join(loginsDir(root), hashOf(token));
   let expires: number;
   try {
+    const file = join(loginsDir(root), hashOf(token));
     expires = Number(readFileSync(file, 'utf8').trim());
     unlinkSync(file);
   } catch {

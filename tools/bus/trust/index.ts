@@ -15,3 +15,4 @@ export { allow, deny, nodeArg, policyFile, readClaimsMode, readPolicy, requireOw
 export { claimProblem, isLocalNode, readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
 export { createSigner, SIG_EXT, type Signer } from './signing.js';
 export { askSigner, createRemoteSigner, createSignerService, inClaudeSandbox, sandboxSigner, type SignerAddress, signerPort, signerSession } from './signer.js';
+export { busDigest, openPrivateDir, privateDirOf, privatePath } from './private.js';
