@@ -11,12 +11,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { type NatsServer, startNats } from '../helpers/nats.js';
+import { type NatsCluster, type NatsServer, startCluster, startNats } from '../helpers/nats.js';
+import { connect as tlsConnect } from 'node:tls';
 import { type Machine, burst, expectAllAt, makeMachine } from '../helpers/relay.js';
 import { runBin, waitFor } from '../helpers/bus.js';
 import { writeHubConfig } from '../../tools/relay/hub-config.js';
 
 let nats: NatsServer | undefined;
+let cluster: NatsCluster | undefined;
 const machines: Machine[] = [];
 const dirs: string[] = [];
 
@@ -27,6 +29,8 @@ afterEach(async () => {
   }
   await nats?.stop();
   nats = undefined;
+  await cluster?.stop();
+  cluster = undefined;
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -110,6 +114,66 @@ describe('attend relay over TLS with a private CA', { timeout: 60_000 }, () => {
     expect(statusOf(c!).lastError).toBeNull();
     expect(b!.ids('_broadcast').filter((id) => id === stuck)).toHaveLength(1);
     console.log(`tls: SIGTERM while refused exited in ${stop.ms} ms`);
+  });
+});
+
+/**
+ * A TLS handshake with a node's route port, trusting the test CA, with or without the node
+ * certificate as a client certificate: the INFO line the node sends once it accepts, or the
+ * error it ends with.
+ */
+function routeHello(port: number, pki: { ca: string; cert: string; key: string }, withCert: boolean): Promise<{ info?: Record<string, unknown>; error?: string }> {
+  return new Promise((resolve) => {
+    const sock = tlsConnect({ port, host: '127.0.0.1', ca: readFileSync(pki.ca), ...(withCert ? { cert: readFileSync(pki.cert), key: readFileSync(pki.key) } : {}) });
+    let buf = '';
+    const done = (r: { info?: Record<string, unknown>; error?: string }) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(r);
+    };
+    const timer = setTimeout(() => done({ error: `no answer in 5 s: ${JSON.stringify(buf)}` }), 5_000);
+    sock.setEncoding('utf8').on('data', (d: string) => {
+      buf += d;
+      const line = /^INFO (\{.*\}) *\r?\n/.exec(buf);
+      if (line) done({ info: JSON.parse(line[1]!) as Record<string, unknown> });
+    });
+    sock.on('error', (e) => done({ error: e.message }));
+    sock.on('close', () => done({ error: `closed: ${JSON.stringify(buf)}` }));
+  });
+}
+
+describe('a cluster over TLS', { timeout: 120_000 }, () => {
+  it('hub-config --cluster --tls-ca makes the routes TLS, verified both ways; relays on different nodes reach each other through them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attend-tls-cluster-'));
+    dirs.push(dir);
+    const pki = makePki(dir);
+    // Without the CA the configs are refused: the routes would have nothing to verify by.
+    const noCa = runBin(['relay', 'hub-config', '--hosts', 'alpha', '--out', join(dir, 'x'), '--cluster', '--tls-cert', pki.cert, '--tls-key', pki.key], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir } });
+    expect(noCa.exitCode).toBe(2);
+    expect(noCa.stderr).toMatch(/needs --tls-ca/);
+    const hub = writeHubConfig({ hosts: ['alpha', 'bravo'], out: join(dir, 'hub'), listen: '127.0.0.1:4222', tlsCert: pki.cert, tlsKey: pki.key, tlsCa: pki.ca, cluster: { nodes: 3 } });
+    const conf = readFileSync(hub.configs[1]!, 'utf8');
+    const clusterBlock = /cluster \{[\s\S]*?\n\}/.exec(conf)?.[0] ?? '';
+    expect(clusterBlock).toContain(`ca_file: ${JSON.stringify(pki.ca)}, verify: true`);
+    expect(hub.servers.split(',').every((u) => u.startsWith('tls://'))).toBe(true);
+    cluster = await startCluster(3, { configs: hub.configs });
+    // Every node's route port speaks TLS only, and refuses a peer without a certificate the CA signed.
+    for (const node of cluster.nodes) {
+      const routePort = Number(/Listening for route connections on [^\s]*:(\d+)/.exec(node.log())?.[1]);
+      const withCert = await routeHello(routePort, pki, true);
+      expect(withCert.info, withCert.error).toMatchObject({ tls_required: true, tls_verify: true });
+      const without = await routeHello(routePort, pki, false);
+      expect(without.info).toBeUndefined();
+      expect(without.error).toMatch(/certificate/i);
+    }
+    // alpha on node 1 only, bravo on node 3 only: what crosses went over the TLS routes.
+    const a = makeMachine('alpha', () => `tls://127.0.0.1:${cluster!.nodes[0]!.port}`, { creds: hub.creds.alpha! });
+    const b = makeMachine('bravo', () => `tls://127.0.0.1:${cluster!.nodes[2]!.port}`, { creds: hub.creds.bravo! });
+    machines.push(a, b);
+    await Promise.all([a.startRelay(['--tls-ca', pki.ca]), b.startRelay(['--tls-ca', pki.ca])]);
+    const sent = runBin(['send', 'across the tls routes'], { env: a.bus.env });
+    expect(sent.exitCode, sent.stderr).toBe(0);
+    await waitFor(() => b.ids('_broadcast').includes(sent.stdout.trim()), { timeoutMs: 30_000, what: 'the broadcast at bravo through the cluster' });
   });
 });
 

@@ -103,16 +103,17 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
     .option('--listen <addr>', 'the hub\'s client address', '0.0.0.0:4222')
     .option('--tls-cert <file>', 'server certificate (with --tls-key)')
     .option('--tls-key <file>', 'server key')
+    .option('--tls-ca <file>', 'with --cluster: the CA that signed the nodes\' certificates; routes are TLS, verified both ways')
     .option('--cluster', 'a cluster with JetStream: one config per node (attend-1.conf, ...), routes between them')
     .option('--nodes <n>', 'nodes in the cluster (3 to 9)', '3')
     .option('--node-hosts <list>', 'each node\'s address, comma-separated (default: all on this machine, consecutive ports)')
     .option('--route-port <port>', 'the cluster route port (consecutive when the nodes share a machine)', '6222')
     .option('--json', 'print JSON')
-    .action(async (opts: { hosts: string; out: string; listen: string; tlsCert?: string; tlsKey?: string; cluster?: boolean; nodes: string; nodeHosts?: string; routePort: string; json?: boolean }) => {
+    .action(async (opts: { hosts: string; out: string; listen: string; tlsCert?: string; tlsKey?: string; tlsCa?: string; cluster?: boolean; nodes: string; nodeHosts?: string; routePort: string; json?: boolean }) => {
       const { writeHubConfig } = await import('../relay/hub-config.js');
       for (const [flag, v] of [['--nodes', opts.nodes], ['--route-port', opts.routePort]] as const) if (!/^\d{1,5}$/.test(v)) throw usageError(`${flag} takes a number`);
       const cluster = opts.cluster ? { nodes: Number(opts.nodes), routePort: Number(opts.routePort), ...(opts.nodeHosts ? { nodeHosts: opts.nodeHosts.split(',') } : {}) } : undefined;
-      const r = writeHubConfig({ hosts: opts.hosts.split(','), out: opts.out, listen: opts.listen, ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}), ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}), ...(cluster ? { cluster } : {}) });
+      const r = writeHubConfig({ hosts: opts.hosts.split(','), out: opts.out, listen: opts.listen, ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}), ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}), ...(opts.tlsCa ? { tlsCa: opts.tlsCa } : {}), ...(cluster ? { cluster } : {}) });
       if (opts.json) return io.json(r);
       io.out(
         [

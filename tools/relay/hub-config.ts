@@ -23,6 +23,8 @@ interface HubConfigInput {
   listen: string;
   tlsCert?: string;
   tlsKey?: string;
+  /** The CA that signed the nodes' certificates: a cluster's routes are TLS, verified both ways by it. */
+  tlsCa?: string;
   /** A cluster of this many nodes (3 when only `cluster` is said): one config each. */
   cluster?: { nodes: number; nodeHosts?: string[]; routePort?: number };
 }
@@ -93,6 +95,8 @@ export function writeHubConfig(input: HubConfigInput): HubConfigResult {
   if (hosts.length === 0) throw usageError('--hosts needs at least one host name (a,b,c)');
   for (const h of hosts) if (!HOST_CLASS.test(h)) throw usageError(`host '${h}' must match [a-z0-9-]{1,32}`);
   if ((input.tlsCert === undefined) !== (input.tlsKey === undefined)) throw usageError('--tls-cert and --tls-key go together');
+  if (input.tlsCa !== undefined && !(input.cluster && input.tlsCert)) throw usageError('--tls-ca goes with --cluster and --tls-cert: the nodes verify each other\'s routes by it (a relay takes its own --tls-ca)');
+  if (input.cluster && input.tlsCert && input.tlsCa === undefined) throw usageError('a cluster with TLS needs --tls-ca: its routes are TLS too, and the nodes verify each other by that CA');
   const out = resolve(input.out);
   const config = join(out, 'hub.conf');
   const first = input.cluster ? join(out, 'attend-1.conf') : config;
@@ -136,7 +140,12 @@ export function writeHubConfig(input: HubConfigInput): HubConfigResult {
     const { host, port } = splitListen(input.listen);
     return { config, configs: [config], creds, store, servers: `${input.tlsCert ? 'tls' : 'nats'}://${reachable(host)}:${port}` };
   }
-  return { ...writeClusterConfigs(out, input.cluster, input.listen, head, auth, input.tlsCert ? 'tls' : 'nats'), creds };
+  // Routes carry every message between the nodes: TLS with the clients' certificate, each
+  // node verifying the other's by the CA (verify: true), so no node joins without one.
+  const routeTls = input.tlsCert
+    ? [`  tls { cert_file: ${q(resolve(input.tlsCert))}, key_file: ${q(resolve(input.tlsKey!))}, ca_file: ${q(resolve(input.tlsCa!))}, verify: true, timeout: 2 }`]
+    : [];
+  return { ...writeClusterConfigs(out, input.cluster, input.listen, head, auth, input.tlsCert ? 'tls' : 'nats', routeTls), creds };
 }
 
 /**
@@ -152,6 +161,7 @@ function writeClusterConfigs(
   head: (conf: string, store: string, listen: string) => string[],
   auth: string[],
   scheme: 'nats' | 'tls',
+  routeTls: string[],
 ): Omit<HubConfigResult, 'creds'> {
   const { host, port } = splitListen(listen);
   if (!Number.isInteger(c.nodes) || c.nodes < 3 || c.nodes > 9) throw usageError('--nodes takes 3 to 9 (a cluster keeps a quorum only with three or more)');
@@ -179,6 +189,7 @@ function writeClusterConfigs(
       `  listen: ${q(`${host}:${n.route}`)}`,
       `  authorization { user: "route", password: ${q(password)} }`,
       `  routes: [${routes}]`,
+      ...routeTls,
       '}',
       ...auth,
     ].join('\n');
