@@ -202,6 +202,8 @@ describe('attend adapter (issue 24 §3)', () => {
     await waitFor(() => ok(person(['adapter', 'status'])).stdout.includes('1 delivered, 0 waiting'), { what: 'delivered', timeoutMs: 15_000 });
     const okCount = o.requests.length - tries;
     expect(okCount).toBe(1);
+    // A 503 is the outlet's no: the try that got through is not marked as a possible repeat.
+    expect((JSON.parse((o.requests.at(-1) as Recorded).body) as { mayRepeat?: boolean }).mayRepeat).toBeUndefined();
   });
 
   it('SIGKILLed mid-delivery and restarted: nothing lost, and a repeat only of the one in flight, under the same Idempotency-Key', async () => {
@@ -223,10 +225,49 @@ describe('attend adapter (issue 24 §3)', () => {
     await waitFor(() => ok(person(['adapter', 'status'])).stdout.includes('3 delivered, 0 waiting'), { what: 'all three in the ledger' });
     const keys = o.requests.map((r) => r.headers['idempotency-key']);
     expect([...new Set(keys)]).toEqual([a, b, c]);
-    // The answered one is never sent again; the one in flight at the kill may be, once.
+    // The answered one is never sent again; the one in flight at the kill is, once more, and
+    // says so (mayRepeat), under the same key; nothing else is marked.
     expect(keys.filter((k) => k === a)).toHaveLength(1);
-    expect(keys.filter((k) => k === b).length).toBeLessThanOrEqual(2);
+    expect(keys.filter((k) => k === b)).toHaveLength(2);
     expect(keys.filter((k) => k === c)).toHaveLength(1);
+    const marks = o.requests.map((r) => [r.headers['idempotency-key'], (JSON.parse(r.body) as { mayRepeat?: boolean }).mayRepeat ?? false]);
+    expect(marks).toEqual([[a, false], [b, false], [b, true], [c, false]]);
+  });
+
+  it('ntfy, Slack and Telegram SIGKILLed with a request held open: after the restart the one in flight is sent once more, marked "(may repeat)", the rest once and unmarked', async () => {
+    let n = 100;
+    const ntfy = await fakeOutlet(() => ({ id: 'x', event: 'message' }));
+    const slack = await fakeOutlet(() => 'ok');
+    const tg = await fakeOutlet(() => ({ ok: true, result: { message_id: ++n } }));
+    const all = [ntfy, slack, tg];
+    ok(person(['adapter', 'add', 'ntfy', 'ntfy', '--url', `${ntfy.url}/my-topic`]));
+    ok(person(['adapter', 'add', 'slack', 'slack', '--url', `${slack.url}/services/T/B/X`, '--signing-secret', 'slack-signing-secret-0123456789', '--slack-user', 'U0PERSON']));
+    ok(person(['adapter', 'add', 'telegram', 'tg', '--token', '123456:ABCdefGHIjklMNOpqrSTUvwx', '--chat-id', '4242', '--api', tg.url]));
+    const api = session({ name: 'api' });
+    const { p } = await startAdapter();
+    const a = sendFrom(api, ['--to', ME, 'one']);
+    await waitFor(() => all.every((o) => o.requests.length === 1), { what: 'the first at every outlet' });
+    for (const o of all) o.mode = 'hang';
+    const b = sendFrom(api, ['--to', ME, 'two']);
+    const c = sendFrom(api, ['--to', ME, 'three']);
+    await waitFor(() => all.every((o) => o.hung.length === 1), { what: 'a request held open at every outlet' });
+    p.proc.kill('SIGKILL');
+    await p.exited;
+    for (const o of all) o.mode = 'ok';
+    await startAdapter();
+    await waitFor(() => ok(person(['adapter', 'status'])).stdout.match(/3 delivered, 0 waiting/g)?.length === 3, { what: 'all three delivered at every outlet' });
+    // What each outlet showed, in order: the text's first line, and the id it names.
+    const shown = (o: FakeOutlet) =>
+      o.requests.map((r) => {
+        const j = JSON.parse(r.body) as { message?: string; text?: string };
+        const text = j.message ?? j.text ?? '';
+        return `${text.startsWith('(may repeat) ') ? 'marked' : 'plain'} ${[a, b, c].find((id) => text.includes(id))}`;
+      });
+    for (const o of all) expect(shown(o)).toEqual([`plain ${a}`, `plain ${b}`, `marked ${b}`, `plain ${c}`]);
+    // ntfy: each publish carries the message id as its sequence id, so on a server and client
+    // that know sequences the repeat replaces the first notification.
+    expect(ntfy.requests.map((r) => (JSON.parse(r.body) as { sequence_id: string }).sequence_id)).toEqual([a, b, b, c]);
+    expect(ntfy.requests.map((r) => r.headers['x-sequence-id'])).toEqual([a, b, b, c]);
   });
 
   it('writes a signed reply from the outlet as the person\'s signed, threaded reply; a bad or missing signature writes nothing', async () => {

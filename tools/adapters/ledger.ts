@@ -3,10 +3,14 @@
 // reply in the app finds the bus message it answers), how far the walk has come, and what
 // waits for a retry and why. Never a copy of a message: ids, times and errors only.
 //
-// sent.log is append-only, one JSON line per delivery, written and fsynced after the outlet
-// said yes and before the next message is tried: a SIGKILL loses at most the confirmation of
-// the one request in flight, which is then sent again with the same Idempotency-Key (the
-// message id), so a receiver that keys on it sees it once.
+// sent.log is append-only, one JSON line per event of a delivery: `{id, sending: true}`,
+// fsynced before each request; `{id, unsent: true}` when the outlet surely did not take it (it
+// answered no, or could not be connected to); `{id, ref?}`, fsynced after the outlet said yes
+// and before the next message is tried. A SIGKILL loses at most the answer to the one request
+// in flight: its `sending` line has no `unsent` or delivered line after it, so the next run
+// knows it may have been shown, and sends it again marked as a possible repeat (the webhook's
+// `mayRepeat`, the others' "(may repeat)" prefix), with the same Idempotency-Key (the message
+// id) and ntfy sequence id, so a receiver or client that keys on them shows it once.
 
 import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,6 +45,14 @@ export interface Ledger {
   /** The newest id delivered (a reply without a reference answers it). */
   newest(): string | undefined;
   record(id: string, ref?: string): void;
+  /**
+   * Written (fsynced) before a request: true when an earlier request for this id may have
+   * reached the outlet (it was in flight at a crash, or ended with no answer), so this one may
+   * show it twice and is marked so.
+   */
+  begin(id: string): boolean;
+  /** The outlet surely did not take the request begun for this id (it said no, or was not reached). */
+  abandon(id: string): void;
   size(): number;
   close(): void;
 }
@@ -51,32 +63,70 @@ export function openLedger(root: string, outlet: string): Ledger {
   const file = join(dir, 'sent.log');
   const ids = new Set<string>();
   const refs = new Map<string, string>();
+  // Requests begun with no answer written yet, and ids one of whose requests may have been shown.
+  const open = new Set<string>();
+  const maybe = new Set<string>();
   let newest: string | undefined;
+  const begun = (id: string) => {
+    if (open.has(id)) maybe.add(id);
+    open.add(id);
+  };
+  const done = (id: string) => {
+    open.delete(id);
+    maybe.delete(id);
+  };
+  let torn = false;
   if (existsSync(file)) {
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const text = readFileSync(file, 'utf8');
+    torn = text.length > 0 && !text.endsWith('\n');
+    for (const line of text.split('\n')) {
       if (line.length === 0) continue;
       try {
-        const r = JSON.parse(line) as { id?: unknown; ref?: unknown };
+        const r = JSON.parse(line) as { id?: unknown; ref?: unknown; sending?: unknown; unsent?: unknown };
         if (typeof r.id !== 'string') continue;
-        ids.add(r.id);
-        if (newest === undefined || r.id > newest) newest = r.id;
-        if (typeof r.ref === 'string') refs.set(r.ref, r.id);
+        if (r.sending === true) begun(r.id);
+        else if (r.unsent === true) open.delete(r.id);
+        else {
+          done(r.id);
+          ids.add(r.id);
+          if (newest === undefined || r.id > newest) newest = r.id;
+          if (typeof r.ref === 'string') refs.set(r.ref, r.id);
+        }
       } catch {
-        // A torn last line (killed mid-append): that delivery is tried again.
+        // A torn last line (killed mid-append): a delivery's line is tried again; a `sending`
+        // line was not fsynced, so its request was never made.
       }
     }
   }
+  // What was in flight when the last run ended may have been shown.
+  for (const id of open) if (!ids.has(id)) maybe.add(id);
   const fd = openSync(file, 'a', FILE_MODE);
+  // A torn last line is ended, so the next line is not glued to it (and lost with it).
+  if (torn) appendFileSync(fd, '\n');
+  const append = (line: object, sync: boolean) => {
+    appendFileSync(fd, `${JSON.stringify(line)}\n`);
+    if (sync) fsyncSync(fd);
+  };
   return {
     has: (id) => ids.has(id),
     byRef: (ref) => refs.get(ref),
     newest: () => newest,
     record(id, ref) {
-      appendFileSync(fd, `${JSON.stringify(ref === undefined ? { id } : { id, ref })}\n`);
-      fsyncSync(fd);
+      append(ref === undefined ? { id } : { id, ref }, true);
+      done(id);
       ids.add(id);
       if (newest === undefined || id > newest) newest = id;
       if (ref !== undefined) refs.set(ref, id);
+    },
+    begin(id) {
+      append({ id, sending: true }, true);
+      begun(id);
+      return maybe.has(id);
+    },
+    abandon(id) {
+      // Not fsynced: lost, it only marks the next try as a possible repeat.
+      append({ id, unsent: true }, false);
+      open.delete(id);
     },
     size: () => ids.size,
     close: () => closeSync(fd),

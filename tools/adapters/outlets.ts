@@ -23,8 +23,22 @@ export interface Notice {
   body: string;
 }
 
-/** The outlet said no, or could not be reached: tried again later. */
-export class OutletError extends Error {}
+/**
+ * The outlet said no, or could not be reached, or did not answer: tried again later. `sure`
+ * when it surely did not take the request (it answered no, or no connection was made); a
+ * timeout or a connection lost mid-request may have been shown, and its next try is marked.
+ */
+export class OutletError extends Error {
+  constructor(
+    message: string,
+    readonly sure: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** Errors that mean the request never left: no connection was made. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export interface Sent {
   /** The outlet's own reference for what it shows (a Telegram message_id). */
@@ -39,11 +53,13 @@ async function post(url: string, init: { headers: Record<string, string>; body: 
     res = await fetch(url, { method: 'POST', headers: init.headers, body: init.body, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'error' });
   } catch (e) {
     const err = e as Error & { cause?: { code?: string } };
-    throw new OutletError(`unreachable: ${err.cause?.code ?? err.name}`);
+    const code = err.cause?.code ?? err.name;
+    throw new OutletError(`unreachable: ${code}`, NOT_CONNECTED.has(code));
   }
   if (!res.ok) {
     await res.body?.cancel();
-    throw new OutletError(`HTTP ${res.status}`);
+    // A gateway's timeout says nothing of whether the service behind it took the request.
+    throw new OutletError(`HTTP ${res.status}`, res.status !== 504);
   }
   return res;
 }
@@ -58,19 +74,27 @@ export function slackSignature(secret: string, timestamp: string, body: string):
   return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
 }
 
+/** What send() is told of this try. */
+export interface SendOptions {
+  /** An earlier try may have been shown (ledger.begin): the outlet is told, or the text says so. */
+  mayRepeat?: boolean;
+}
+
+export const MAY_REPEAT = '(may repeat) ';
+
 /** The text a plain-text outlet shows: one header line, the body with control characters made visible. */
-function plainText(n: Notice, footer: string): string {
-  const lead = n.urgency === 'urgent' ? 'URGENT ' : '';
+function plainText(n: Notice, footer: string, opts: SendOptions): string {
+  const lead = `${opts.mayRepeat ? MAY_REPEAT : ''}${n.urgency === 'urgent' ? 'URGENT ' : ''}`;
   return `${lead}${neutralize(n.from)} → ${neutralize(n.to || n.scope)} (${neutralize(n.scope)}, sig=${n.sig ?? 'none'})\n${neutralize(n.body, { multiline: true })}\n\n${footer}`;
 }
 
 /** Slack reads <…> and &-entities as markup in any text: escaped, the body stays words. */
 const slackEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-export async function send(o: Outlet, n: Notice, now: number): Promise<Sent> {
+export async function send(o: Outlet, n: Notice, now: number, opts: SendOptions = {}): Promise<Sent> {
   switch (o.kind) {
     case 'webhook': {
-      const body = JSON.stringify({ type: 'attend.message', message: n });
+      const body = JSON.stringify({ type: 'attend.message', message: n, ...(opts.mayRepeat ? { mayRepeat: true } : {}) });
       const ts = String(Math.floor(now / 1000));
       await post(o.url, {
         headers: { 'content-type': 'application/json', 'x-attend-timestamp': ts, 'x-attend-signature': webhookSignature(o.secret, ts, body), 'idempotency-key': n.id },
@@ -79,33 +103,37 @@ export async function send(o: Outlet, n: Notice, now: number): Promise<Sent> {
       return {};
     }
     case 'ntfy': {
-      // Published as JSON to the server's root, so nothing of the message rides in a header.
+      // Published as JSON to the server's root, so nothing of the message rides in a header
+      // (the sequence id is the message id, [0-9a-z-]). The sequence id makes a repeat replace
+      // the notification it repeats (ntfy 2.16 and later, in the clients that support it).
       const u = new URL(o.url);
       const topic = u.pathname.split('/').filter(Boolean).pop() ?? '';
       const base = `${u.origin}${u.pathname.slice(0, u.pathname.lastIndexOf('/') + 1)}`;
       const body = JSON.stringify({
         topic,
         title: `attend: ${neutralize(n.from)}`,
-        message: plainText(n, `id ${n.id}`),
+        message: plainText(n, `id ${n.id}`, opts),
         priority: n.urgency === 'urgent' ? 5 : 3,
         tags: [n.why],
+        sequence_id: n.id,
       });
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': n.id };
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-sequence-id': n.id, 'idempotency-key': n.id };
       if (o.token) headers.authorization = `Bearer ${o.token}`;
       await post(base, { headers, body });
       return {};
     }
     case 'slack': {
-      const text = slackEscape(plainText(n, `reply: /attend ${n.id} <your answer>`));
+      const text = slackEscape(plainText(n, `reply: /attend ${n.id} <your answer>`, opts));
       await post(o.url, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, mrkdwn: false, unfurl_links: false, unfurl_media: false }) });
       return {};
     }
     case 'telegram': {
       // No parse_mode: Telegram shows the text as it is, nothing in it is formatting.
-      const body = JSON.stringify({ chat_id: o.chatId, text: plainText(n, `id ${n.id} (reply to this message to answer)`).slice(0, 4096), link_preview_options: { is_disabled: true } });
+      const body = JSON.stringify({ chat_id: o.chatId, text: plainText(n, `id ${n.id} (reply to this message to answer)`, opts).slice(0, 4096), link_preview_options: { is_disabled: true } });
       const res = await post(`${o.api.replace(/\/$/, '')}/bot${o.token}/sendMessage`, { headers: { 'content-type': 'application/json' }, body });
       const r = (await res.json().catch(() => null)) as { ok?: boolean; result?: { message_id?: number } } | null;
-      if (!r?.ok) throw new OutletError('Telegram answered without ok');
+      // ok:false is Telegram's no; an answer that is not JSON (cut short) says nothing either way.
+      if (!r?.ok) throw new OutletError('Telegram answered without ok', r?.ok === false);
       return r.result?.message_id !== undefined ? { ref: String(r.result.message_id) } : {};
     }
   }

@@ -204,10 +204,13 @@ async function deliver(r: OutletRun, found: { m: Message; why: Notice['why'] }[]
       continue;
     }
     try {
-      const sent = await send(r.outlet, noticeOf(m, why, names), now);
+      // Recorded as in flight first: after a crash, its repeat is marked as one that may repeat.
+      const mayRepeat = r.ledger.begin(m.id);
+      const sent = await send(r.outlet, noticeOf(m, why, names), now, { mayRepeat });
       r.ledger.record(m.id, sent.ref);
       r.waiting.delete(m.id);
     } catch (e) {
+      if (e instanceof OutletError && e.sure) r.ledger.abandon(m.id);
       const error = e instanceof OutletError ? e.message : `failed: ${(e as Error).message}`;
       const attempts = (w?.attempts ?? 0) + 1;
       r.waiting.set(m.id, { id: m.id, attempts, next: Date.now() + backoff(attempts), error, since: w?.since ?? now });
