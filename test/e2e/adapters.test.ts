@@ -46,6 +46,14 @@ afterEach(async () => {
   for (const o of outlets.splice(0)) await o.close();
 });
 
+/** An answer with a status other than 200 (Telegram's ok:false comes with a 4xx). */
+class Answer {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}
+
 async function fakeOutlet(answer: (r: Recorded) => unknown = () => ({ ok: true })): Promise<FakeOutlet> {
   const o: FakeOutlet = { url: '', requests: [], mode: 'ok', hung: [], close: async () => {} };
   const server: Server = createServer((req, res) => {
@@ -56,7 +64,9 @@ async function fakeOutlet(answer: (r: Recorded) => unknown = () => ({ ok: true }
       o.requests.push(r);
       if (o.mode === 'hang') return void o.hung.push(res);
       if (o.mode === 'fail') return void res.writeHead(503).end('down');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer(r)));
+      const a = answer(r);
+      const [status, json] = a instanceof Answer ? [a.status, a.body] : [200, a];
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -72,6 +82,14 @@ async function fakeOutlet(answer: (r: Recorded) => unknown = () => ({ ok: true }
 }
 
 const person = (args: string[]) => runBin(args, { env: bus.env, cwd: bus.home });
+
+/** As `person`, for a command that talks to a fake outlet of this process (runBin would block its answer). */
+async function personAwait(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const p = startAttend(args, bus.env, bus.home);
+  procs.push(p);
+  const exitCode = (await p.exited) ?? -1;
+  return { exitCode, stdout: p.stdout(), stderr: p.stderr() };
+}
 
 function ok(r: { exitCode: number; stdout: string; stderr: string }) {
   expect(r.exitCode, r.stderr).toBe(0);
@@ -368,6 +386,47 @@ describe('attend adapter (issue 24 §3)', () => {
     expect((await post(update(4242, 101, 'merged'), secretToken)).status).toBe(200);
     const got = inboxOf(api).messages.find((m) => m.body === 'merged');
     expect(got).toMatchObject({ re: q, fromKind: 'human', fromId: ME, sig: 'ok' });
+  });
+
+  it('attend adapter hook registers the bot\'s webhook (setWebhook: the route, the secret_token, message updates only); refuses http://, and claims nothing when Telegram says no', async () => {
+    let refuse = true;
+    const o = await fakeOutlet((r) =>
+      r.path.endsWith('/setWebhook') && refuse ? new Answer(400, { ok: false, error_code: 400, description: 'Bad Request: bad webhook: Failed to resolve host' }) : { ok: true, result: true, description: 'Webhook was set' },
+    );
+    const token = '123456:ABCdefGHIjklMNOpqrSTUvwx';
+    const secretToken = (JSON.parse(ok(person(['adapter', 'add', 'telegram', 'tg', '--token', token, '--chat-id', '4242', '--api', o.url, '--json'])).stdout) as { secretToken: string }).secretToken;
+    const hookOf = () => (JSON.parse(ok(person(['adapter', 'list', '--json'])).stdout) as { outlets: { hook?: string | null }[] }).outlets[0]?.hook;
+    // Not https: a usage error, one line, and nothing asked of Telegram.
+    for (const url of ['http://attend.example.net', 'attend.example.net', 'https://attend.example.net/?x=1']) {
+      const r = person(['adapter', 'hook', 'tg', '--url', url]);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr.trim().split('\n')[0]).toMatch(/--url takes the public https:\/\//);
+    }
+    expect(person(['adapter', 'hook', 'tg']).exitCode).toBe(2);
+    expect(o.requests).toEqual([]);
+    // An agent cannot point the person's bot elsewhere.
+    const api = session({ name: 'api' });
+    expect(runBin(['adapter', 'hook', 'tg', '--url', 'https://evil.example'], { env: api.env, cwd: api.cwd }).exitCode).toBe(4);
+    expect(o.requests).toEqual([]);
+    // Telegram says no: its reason, exit 4, and no hook recorded.
+    const no = await personAwait(['adapter', 'hook', 'tg', '--url', 'https://attend.example.net/']);
+    expect(no.exitCode).toBe(4);
+    expect(no.stderr).toContain('Telegram refused setWebhook: Bad Request: bad webhook: Failed to resolve host');
+    expect(no.stderr).not.toContain(token);
+    expect(hookOf()).toBeNull();
+    refuse = false;
+    const yes = ok(await personAwait(['adapter', 'hook', 'tg', '--url', 'https://attend.example.net/']));
+    expect(yes.stdout).toContain('https://attend.example.net/telegram/tg');
+    expect(o.requests.map((r) => r.path)).toEqual([`/bot${token}/setWebhook`, `/bot${token}/setWebhook`]);
+    expect(JSON.parse((o.requests[1] as Recorded).body)).toEqual({ url: 'https://attend.example.net/telegram/tg', secret_token: secretToken, allowed_updates: ['message'] });
+    expect(hookOf()).toBe('https://attend.example.net/telegram/tg');
+    expect(ok(person(['adapter', 'list'])).stdout).toContain('hook https://attend.example.net/telegram/tg');
+    // Other kinds have nothing to register: told what to configure by hand.
+    ok(person(['adapter', 'add', 'webhook', 'phone', '--url', `${o.url}/hook`]));
+    const wh = person(['adapter', 'hook', 'phone', '--url', 'https://attend.example.net']);
+    expect(wh.exitCode).toBe(2);
+    expect(wh.stderr).toContain('https://attend.example.net/in/phone');
+    expect(person(['adapter', 'hook', 'nope', '--url', 'https://attend.example.net']).exitCode).toBe(1);
   });
 
   it('an urgent #open post and a mention in a channel reach the outlet, other channel traffic does not; a held message is told as a notice without its body', async () => {

@@ -45,6 +45,8 @@ export const outletSchema = z.discriminatedUnion('kind', [
     chatId: z.string().regex(/^-?\d{1,20}$/, 'a numeric chat id'),
     secretToken: z.string().regex(/^[A-Za-z0-9_-]{16,256}$/, 'a secret_token of 16 to 256 characters [A-Za-z0-9_-]'),
     api: url.default('https://api.telegram.org'),
+    /** Where Telegram was told to send updates (`attend adapter hook`), once it said ok. */
+    hook: z.string().url().refine((u) => u.startsWith('https://'), 'an https:// URL').optional(),
   }),
 ]);
 export type Outlet = z.infer<typeof outletSchema>;
@@ -105,6 +107,15 @@ export function removeOutlet(root: string, outletName: string): string {
   return writeConfig(root, { ...cfg, outlets: next });
 }
 
+/** Record where a Telegram outlet's webhook points, once Telegram took it. */
+export function setTelegramHook(root: string, outletName: string, hook: string): string {
+  const cfg = readConfig(root);
+  const o = cfg.outlets.find((x) => x.name === outletName);
+  if (!o || o.kind !== 'telegram') throw notFoundError(`no Telegram outlet named ${outletName}`);
+  o.hook = hook;
+  return writeConfig(root, cfg);
+}
+
 export function setListen(root: string, host: string, port: number): string {
   const cfg = readConfig(root);
   return writeConfig(root, { ...cfg, listen: { host, port } });
@@ -117,5 +128,5 @@ export const newSecret = () => randomBytes(24).toString('base64url');
 export function redacted(o: Outlet): Record<string, unknown> {
   const { name: n, kind, since } = o;
   const where = o.kind === 'telegram' ? `chat ${o.chatId} via ${o.api}` : o.url;
-  return { name: n, kind, since: new Date(since).toISOString(), where, inbound: o.kind !== 'ntfy' };
+  return { name: n, kind, since: new Date(since).toISOString(), where, inbound: o.kind !== 'ntfy', ...(o.kind === 'telegram' ? { hook: o.hook ?? null } : {}) };
 }

@@ -4,6 +4,7 @@
 // knows an outlet exists.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AttendError, EXIT, refusedError } from '../wire/errors.js';
 import { neutralize } from '../wire/render.js';
 import type { Outlet } from './config.js';
 
@@ -152,4 +153,35 @@ export const MAX_SKEW_S = 300;
 export function freshTimestamp(ts: string | undefined, now: number): boolean {
   if (ts === undefined || !/^\d{1,12}$/.test(ts)) return false;
   return Math.abs(now / 1000 - Number(ts)) <= MAX_SKEW_S;
+}
+
+/** The route a Telegram outlet's updates come to, under the public URL the person gives. */
+export function telegramHookUrl(publicUrl: string, outletName: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/telegram/${outletName}`;
+}
+
+/**
+ * Register the bot's webhook (Bot API setWebhook): updates of kind `message` only, to `url`,
+ * each carrying the outlet's secret_token. Telegram's own answer is checked: ok:false, or no
+ * answer, throws with Telegram's description (never the bot token, which is in the path).
+ */
+export async function setTelegramWebhook(o: Extract<Outlet, { kind: 'telegram' }>, url: string): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(`${o.api.replace(/\/$/, '')}/bot${o.token}/setWebhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url, secret_token: o.secretToken, allowed_updates: ['message'] }),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      redirect: 'error',
+    });
+  } catch (e) {
+    const err = e as Error & { cause?: { code?: string } };
+    throw new AttendError(`the Telegram Bot API at ${o.api} could not be reached (${err.cause?.code ?? err.name}); no webhook was set`, EXIT.environment);
+  }
+  // Telegram answers JSON with ok and, on a refusal, a description, whatever the HTTP status.
+  const r = (await res.json().catch(() => null)) as { ok?: unknown; description?: unknown } | null;
+  if (r?.ok === true) return;
+  const why = typeof r?.description === 'string' ? neutralize(r.description).slice(0, 300) : `HTTP ${res.status}, no answer from the Bot API`;
+  throw refusedError(`Telegram refused setWebhook: ${why}`, 'check the bot token and that the URL is public HTTPS on port 443, 80, 88 or 8443');
 }

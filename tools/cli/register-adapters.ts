@@ -3,7 +3,7 @@
 
 import type { Command } from 'commander';
 import { createVerbCtx } from '../verbs/context.js';
-import { usageError } from '../wire/errors.js';
+import { notFoundError, usageError } from '../wire/errors.js';
 import { neutralize } from '../wire/render.js';
 import { type Registrar, examples } from './registrar.js';
 import type { Ctx } from './context.js';
@@ -34,6 +34,7 @@ export const registerAdapters: Registrar = (program: Command, ctx, io) => {
         'attend adapter add ntfy ntfy --url https://ntfy.sh/my-secret-topic',
         'attend adapter add slack slack --url https://hooks.slack.com/services/T/B/X --signing-secret "$SLACK_SIGNING_SECRET" --slack-user U0123ABC',
         'attend adapter add telegram tg --token "$BOT_TOKEN" --chat-id 12345678',
+        'attend adapter hook tg --url https://attend.example.net',
         'attend adapter listen --port 8787',
         'attend adapter run',
         'attend adapter status',
@@ -78,6 +79,37 @@ export const registerAdapters: Registrar = (program: Command, ctx, io) => {
       io.out(`added ${outlet.kind} outlet ${outlet.name} to ${file}`);
       for (const [k, v] of Object.entries(made)) io.out(`${k}: ${v}   (shown once; it is kept in ${file}, mode 0600)`);
       if (outlet.kind !== 'ntfy') io.out(`replies: POST to the listener's /${outlet.kind === 'webhook' ? 'in' : outlet.kind}/${outlet.name} (attend adapter run prints its address)`);
+      if (outlet.kind === 'telegram') io.out(`then: attend adapter hook ${outlet.name} --url https://<the public address of the listener>`);
+    });
+
+  adapter
+    .command('hook')
+    .description("tell Telegram where the bot's updates go (Bot API setWebhook): <url>/telegram/<name>, with the outlet's secret_token, message updates only")
+    .argument('<name>', 'a telegram outlet')
+    .option('--url <url>', 'the public https:// address that reaches the listener (a tunnel or TLS proxy in front of it)')
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { url?: string; json?: boolean }) => {
+      let base: URL | undefined;
+      try {
+        base = opts.url === undefined ? undefined : new URL(opts.url);
+      } catch {
+        // Refused below.
+      }
+      if (base?.protocol !== 'https:' || base.search !== '' || base.hash !== '') throw usageError('--url takes the public https:// address of the listener (no query), e.g. --url https://attend.example.net');
+      const { readConfig, setTelegramHook } = await import('../adapters/config.js');
+      const { setTelegramWebhook, telegramHookUrl } = await import('../adapters/outlets.js');
+      const p = asPerson(ctx);
+      p.identity();
+      const o = readConfig(p.root()).outlets.find((x) => x.name === name);
+      if (!o) throw notFoundError(`no outlet named ${neutralize(name)}`);
+      const at = base.href.replace(/\/+$/, '');
+      if (o.kind === 'slack') throw usageError(`Slack has no API for this: set the slash command's Request URL to ${at}/slack/${o.name} in the app's settings`);
+      if (o.kind !== 'telegram') throw usageError(`only a telegram outlet registers a webhook (${o.name} is ${o.kind}${o.kind === 'webhook' ? `; its replies POST to ${at}/in/${o.name}` : ', outbound only'})`);
+      const hook = telegramHookUrl(at, o.name);
+      await setTelegramWebhook(o, hook);
+      const file = setTelegramHook(p.root(), o.name, hook);
+      if (opts.json) return io.json({ name: o.name, hook, file });
+      io.out(`Telegram sends ${o.name}'s updates to ${hook} (message updates only, with its secret_token); recorded in ${file}`);
     });
 
   adapter
@@ -90,7 +122,7 @@ export const registerAdapters: Registrar = (program: Command, ctx, io) => {
       const rows = cfg.outlets.map(redacted);
       if (opts.json) return io.json({ listen: cfg.listen, outlets: rows });
       if (rows.length === 0) return io.out('no outlets (attend adapter add)');
-      for (const r of rows) io.out(`${String(r.name).padEnd(16)} ${String(r.kind).padEnd(9)} ${neutralize(String(r.where))}${r.inbound ? '' : '  (outbound only)'}`);
+      for (const r of rows) io.out(`${String(r.name).padEnd(16)} ${String(r.kind).padEnd(9)} ${neutralize(String(r.where))}${r.inbound ? '' : '  (outbound only)'}${r.hook === null ? '  (no webhook yet: attend adapter hook)' : r.hook ? `  hook ${neutralize(String(r.hook))}` : ''}`);
       io.out(`listen: ${cfg.listen.host}:${cfg.listen.port === 0 ? '(a free port)' : cfg.listen.port}`);
     });
 
