@@ -6,7 +6,7 @@
 // signed reply from the outlet is on the bus as the person's signed, threaded reply, and an
 // unsigned or badly signed one writes nothing.
 
-import { createHmac } from 'node:crypto';
+import { createHmac, createPublicKey, verify } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ME, type TempBus, runBin, useFamilyPolicy, useTempBus, waitFor } from '../helpers/bus.js';
 import { type SensorProc, startAttend } from '../helpers/delivery.js';
 import { busDigest } from '../../tools/bus/trust/private.js';
+import { decodeKeyId } from '../../tools/wire/sign.js';
 
 let bus: TempBus;
 const session = useTempBus((b) => {
@@ -196,6 +197,17 @@ describe('attend adapter (issue 24 §3)', () => {
     // The signature a receiver checks.
     const ts = first.headers['x-attend-timestamp'] as string;
     expect(first.headers['x-attend-signature']).toBe(sign(secret, first.body, ts)['x-attend-signature']);
+    // And the one a receiver checks with the person's public key alone: the key id is the key,
+    // the person's published one; the signature holds over these bytes and no others.
+    const ed = /^keyid=([A-Z2-7]{56}), sig=([A-Za-z0-9+/=]+)$/.exec(String(first.headers['x-attend-ed25519']));
+    expect(ed).not.toBeNull();
+    const [, keyId, sig] = ed as unknown as [string, string, string];
+    expect(readFileSync(join(bus.root, 'keys', `${ME}.pub`), 'utf8')).toContain(keyId);
+    const pub = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(decodeKeyId(keyId) as Uint8Array).toString('base64url') }, format: 'jwk' });
+    const signed = (t: string, b: string) => Buffer.from(`attend/webhook/v1\n${t}\n${b}`);
+    expect(verify(null, signed(ts, first.body), pub, Buffer.from(sig, 'base64'))).toBe(true);
+    expect(verify(null, signed(ts, first.body.replace('deploy?', 'deploy!')), pub, Buffer.from(sig, 'base64'))).toBe(false);
+    expect(verify(null, signed(String(Number(ts) + 1), first.body), pub, Buffer.from(sig, 'base64'))).toBe(false);
     expect(webhookBodies(o).some((b) => b.message.body === 'hello everyone on open')).toBe(false);
   });
 

@@ -17,6 +17,7 @@ import {
   messageSigningBytes,
   parseSidecar,
   sanitizeHost,
+  webhookSigningBytes,
 } from '../../tools/wire/sign.js';
 
 interface Vectors {
@@ -152,5 +153,16 @@ describe('sidecar', () => {
   it('sanitizes host names into the signed class', () => {
     expect(sanitizeHost('my host|x')).toBe('my_host_x');
     expect(sanitizeHost('')).toBe('localhost');
+  });
+});
+
+describe('webhook signing bytes (the adapters\' Ed25519 header)', () => {
+  it('are the plain text a receiver rebuilds, and never a length-prefixed form (first byte 0)', () => {
+    expect(Buffer.from(webhookSigningBytes('1700000000', '{"a":1}')).toString('utf8')).toBe('attend/webhook/v1\n1700000000\n{"a":1}');
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), fc.array(fc.string({ maxLength: 20 }), { maxLength: 4 }), fc.string({ maxLength: 12 }), fc.string({ maxLength: 40 }), (domain, fields, ts, body) => {
+        expect(webhookSigningBytes(ts, body)[0]).not.toBe(lengthPrefixed(domain, fields)[0]);
+      }),
+    );
   });
 });

@@ -4,7 +4,9 @@
 // knows an outlet exists.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { DetachedSign } from '../bus/trust/index.js';
 import { AttendError, EXIT, refusedError } from '../wire/errors.js';
+import { webhookSigningBytes } from '../wire/sign.js';
 import { neutralize } from '../wire/render.js';
 import type { Outlet } from './config.js';
 
@@ -79,6 +81,8 @@ export function slackSignature(secret: string, timestamp: string, body: string):
 export interface SendOptions {
   /** An earlier try may have been shown (ledger.begin): the outlet is told, or the text says so. */
   mayRepeat?: boolean;
+  /** The person's key (webhook): the body is signed with it too, for a receiver with the public key only. */
+  sign?: DetachedSign;
 }
 
 export const MAY_REPEAT = '(may repeat) ';
@@ -97,10 +101,12 @@ export async function send(o: Outlet, n: Notice, now: number, opts: SendOptions 
     case 'webhook': {
       const body = JSON.stringify({ type: 'attend.message', message: n, ...(opts.mayRepeat ? { mayRepeat: true } : {}) });
       const ts = String(Math.floor(now / 1000));
-      await post(o.url, {
-        headers: { 'content-type': 'application/json', 'x-attend-timestamp': ts, 'x-attend-signature': webhookSignature(o.secret, ts, body), 'idempotency-key': n.id },
-        body,
-      });
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-attend-timestamp': ts, 'x-attend-signature': webhookSignature(o.secret, ts, body), 'idempotency-key': n.id };
+      if (opts.sign) {
+        const s = opts.sign(webhookSigningBytes(ts, body));
+        headers['x-attend-ed25519'] = `keyid=${s.keyId}, sig=${s.sig}`;
+      }
+      await post(o.url, { headers, body });
       return {};
     }
     case 'ntfy': {

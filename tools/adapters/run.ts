@@ -20,6 +20,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unlinkSync } from 'node:fs';
 import { LEDGER_GRACE_MS } from '../bus/delivery/index.js';
 import { type Message, type Wake, listScopes, scopeDir, signalsDir, wakeOnChange } from '../bus/store/index.js';
+import { type DetachedSign, createDetachedSigner } from '../bus/trust/index.js';
 import { processAlive } from '../identity/system.js';
 import type { VerbCtx } from '../verbs/context.js';
 import { scanInbox } from '../verbs/inbox.js';
@@ -67,6 +68,7 @@ interface OutletRun {
   ledger: Ledger;
   cursor: number;
   waiting: Map<string, Waiting>;
+  sign?: DetachedSign;
 }
 
 export interface AdapterRunOptions {
@@ -90,7 +92,9 @@ export async function adapterRun(opts: AdapterRunOptions): Promise<void> {
   if (cfg.outlets.length === 0) throw usageError('no outlets are configured', 'attend adapter add webhook <name> --url https://…');
   const other = tryLock(root, process.pid, (pid) => processAlive(pid, undefined, ctx.procInfo));
   if (other !== null) throw refusedError(`attend adapter run is running already (pid ${other})`);
-  const runs: OutletRun[] = cfg.outlets.map((o) => ({ outlet: o, ledger: openLedger(root, o.name), cursor: readCursor(root, o.name) ?? o.since, waiting: new Map() }));
+  // The generic webhook's body is signed with the person's key as well as its HMAC secret.
+  const sign = createDetachedSigner({ keysDir: ctx.paths.keysDir, root, now: () => Date.now() }, me.id);
+  const runs: OutletRun[] = cfg.outlets.map((o) => ({ outlet: o, ledger: openLedger(root, o.name), cursor: readCursor(root, o.name) ?? o.since, waiting: new Map(), ...(o.kind === 'webhook' ? { sign } : {}) }));
   let listen: string | undefined;
   let server: FastifyInstance | undefined;
   if (cfg.outlets.some((o) => o.kind !== 'ntfy')) {
@@ -206,7 +210,7 @@ async function deliver(r: OutletRun, found: { m: Message; why: Notice['why'] }[]
     try {
       // Recorded as in flight first: after a crash, its repeat is marked as one that may repeat.
       const mayRepeat = r.ledger.begin(m.id);
-      const sent = await send(r.outlet, noticeOf(m, why, names), now, { mayRepeat });
+      const sent = await send(r.outlet, noticeOf(m, why, names), now, { mayRepeat, ...(r.sign ? { sign: r.sign } : {}) });
       r.ledger.record(m.id, sent.ref);
       r.waiting.delete(m.id);
     } catch (e) {

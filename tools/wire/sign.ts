@@ -59,6 +59,17 @@ interface SignedFields {
  * The field order (id, dest, host, from, project, cwd, from_kind, from_id, on_behalf_of, to,
  * re, body, then under v2 urgency) is part of the format; changing it is a new domain tag.
  */
+/**
+ * What the adapters' generic webhook signs with the person's key (docs/adapters.md): the
+ * UTF-8 of `attend/webhook/v1\n<timestamp>\n<body>`, plain so a receiver rebuilds it with
+ * the public key alone. It is never another signed form: those are length-prefixed, their
+ * first byte 0 (a domain's length), and this one's first byte is 'a'.
+ */
+export function webhookSigningBytes(timestamp: string, body: string): Uint8Array {
+  return utf8.encode(`${WEBHOOK_DOMAIN}\n${timestamp}\n${body}`);
+}
+export const WEBHOOK_DOMAIN = 'attend/webhook/v1';
+
 export function messageSigningBytes(f: SignedFields): Uint8Array {
   const e = f.envelope;
   const v1 = [f.id, f.dest, f.host, e.from, e.project, e.cwd, e.fromKind ?? '', e.fromId ?? '', e.onBehalfOf ?? '', e.to ?? '', e.re ?? '', e.body];

@@ -13,6 +13,6 @@ export { describeKeys, type KeysReport, publishedKeysDir, rotateKey } from './ke
 export { groupOf, type GroupView, hasParentRecord, lineageForest, recordParent, type TreeNode } from './lineage.js';
 export { allow, deny, nodeArg, policyFile, readClaimsMode, readPolicy, requireOwner, updatePolicy } from './policy.js';
 export { claimProblem, isLocalNode, readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
-export { createSigner, SIG_EXT, type Signer } from './signing.js';
+export { createDetachedSigner, createSigner, type DetachedSign, SIG_EXT, type Signer } from './signing.js';
 export { askSigner, createRemoteSigner, createSignerService, inClaudeSandbox, sandboxSigner, type SignerAddress, signerPort, signerSession } from './signer.js';
 export { busDigest, openPrivateDir, privateDirOf, privatePath } from './private.js';

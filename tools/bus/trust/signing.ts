@@ -52,6 +52,24 @@ export function createSigner(opts: SignerOptions): Signer {
   };
 }
 
+/** A signature by a node's key over bytes the caller made (a domain of their own), and its key id. */
+export type DetachedSign = (bytes: Uint8Array) => { keyId: string; sig: string };
+
+/**
+ * Sign bytes that are not a message with a node's key, for a receiver outside the bus (the
+ * adapters' webhook, wire/sign.ts webhookSigningBytes). The caller's bytes carry their own
+ * domain, so no such signature is ever a message's, a delegation's or a rotation's. The key
+ * is loaded on the first signature, and again on each (loadOrCreateKey's check is a stat
+ * while nothing changed), so a rotated key signs from the next message on.
+ */
+export function createDetachedSigner(opts: Omit<SignerOptions, 'host' | 'warn'>, node: string): DetachedSign {
+  useKeyDirectory(opts.root, opts.keysDir);
+  return (bytes) => {
+    const key = loadOrCreateKey({ keysDir: opts.keysDir, root: opts.root, node, now: opts.now() });
+    return { keyId: key.keyId, sig: signBytes(key.privateKey, bytes) };
+  };
+}
+
 type SigState = 'ok' | 'none' | 'bad';
 
 export interface SigCheck {
