@@ -71,6 +71,30 @@ describe('truthful delivery (issue #10 §15, issue 21 item 7)', () => {
   });
 });
 
+describe('inbox --sent reads newest first (issue 24: what it shows, not the history)', () => {
+  it('gives the caller’s own messages of every directory, newest first, each once, up to --limit', async () => {
+    const alpha = session({ name: 'alpha' });
+    const beta = session({ name: 'beta' });
+    const mine: string[] = [];
+    const say = async (who: typeof alpha, ...args: string[]) => {
+      const r = await run(who.env, 'send', ...args);
+      expect(r.exitCode, r.stderr).toBe(0);
+      return r.stdout.trim();
+    };
+    mine.push(await say(alpha, 'to everyone'));
+    await say(beta, 'beta in #open');
+    mine.push(await say(alpha, '--to', 'beta', 'direct to beta'));
+    await say(beta, '--to', 'alpha', 'beta to alpha');
+    mine.push(await say(alpha, 'again to everyone'));
+    const sent = async (limit: string) => (JSON.parse((await run(alpha.env, 'inbox', '--sent', '--limit', limit, '--json')).stdout) as { messages: { id: string }[] }).messages.map((m) => m.id);
+    expect(await sent('10')).toEqual([...mine].reverse());
+    expect(await sent('2')).toEqual([mine[2], mine[1]]);
+    // Its listing found fresh, after a send: the cache follows.
+    mine.push(await say(alpha, 'last'));
+    expect(await sent('1')).toEqual([mine[3]]);
+  });
+});
+
 describe('an unreadable scope directory (issue #10 item 6)', () => {
   it('the inbox verb says which directory it could not read, for every front end (the MCP tool returns the page as is)', async () => {
     expect((await run(bus.env, 'send', 'kept')).exitCode).toBe(0);
