@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createVerbCtx } from '../../tools/verbs/context.js';
-import { runInbox } from '../../tools/verbs/inbox.js';
+import { runInbox, scanInbox } from '../../tools/verbs/inbox.js';
 import { processAlive } from '../../tools/identity/system.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
@@ -92,6 +92,30 @@ describe('inbox --sent reads newest first (issue 24: what it shows, not the hist
     // Its listing found fresh, after a send: the cache follows.
     mine.push(await say(alpha, 'last'));
     expect(await sent('1')).toEqual([mine[3]]);
+  });
+});
+
+describe('scanInbox with a pick (issue 24: an adapter cycle reads what is new)', () => {
+  it('passes a picked-by id unread, goes on below it, and ends where the pick says stop', async () => {
+    const ids: string[] = [];
+    for (const body of ['one', 'two', 'three', 'four']) ids.push((await run(bus.env, 'send', body)).stdout.trim());
+    const ctx = createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid });
+    const asked: string[] = [];
+    const seen: string[] = [];
+    scanInbox(
+      ctx,
+      (m) => {
+        seen.push(m.body);
+        return true;
+      },
+      undefined,
+      (k) => {
+        asked.push(k.id);
+        return k.id === ids[0] ? 'stop' : k.id === ids[2] ? 'skip' : 'read';
+      },
+    );
+    expect(seen).toEqual(['four', 'two']);
+    expect(asked).toEqual([ids[3], ids[2], ids[1], ids[0]]);
   });
 });
 
