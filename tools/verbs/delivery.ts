@@ -7,7 +7,7 @@
 import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
 import { scopeDirName } from '../bus/store/index.js';
-import { isConsumedBy, listLedgerIds } from '../bus/delivery/index.js';
+import { type ShownBy, listLedgerIds, shownByOf } from '../bus/delivery/index.js';
 import { knownParties, localHostName, peersEverywhere, reachOf, readFocusAll, readKnownNames, relayHealth } from '../bus/presence/index.js';
 import type { Peer } from '../bus/presence/index.js';
 import { conduitOf, type PresenceRecord, readPresence } from '../bus/presence/index.js';
@@ -154,11 +154,19 @@ export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: Sen
   const newest = newestSent(ctx, input.limit);
   const store = readChannels(root);
   const ledgerIds = (): string[] => listLedgerIds(root);
-  // Which conduit shows each recipient, read once (tools/bus/presence/conduit.ts): what
-  // delivers to them now, which is what showed them a message seen shown just now.
+  // Each recipient's ledger read once for the whole list: whether it was shown each message,
+  // and by which conduit, as its ledger recorded when the wake was (Ledger.via). A ledger from
+  // before conduits were kept says only "shown": for it, what delivers to them now
+  // (tools/bus/presence/conduit.ts), which is what showed them a message seen shown just now.
   const now = ctx.now();
   let records: PresenceRecord[] | undefined;
   const presence = () => (records ??= readPresence(root));
+  const ledgers = new Map<string, (dirName: string, id: string) => ShownBy>();
+  const shownTo = (sid: string, dir: string, id: string): ShownBy => {
+    let f = ledgers.get(sid);
+    if (!f) ledgers.set(sid, (f = shownByOf(root, sid)));
+    return f(dir, id);
+  };
   const rows = newest.map((m): SentRow => {
     let ids: string[];
     if (m.to === '*') ids = ledgerIds();
@@ -168,9 +176,9 @@ export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: Sen
     return {
       message: m,
       recipients: ids.filter((id) => id !== me).map((id) => {
-        const shown = isConsumedBy(root, id, dir, m.id);
-        const by = shown ? conduitOf(presence(), id, now) : undefined;
-        return { id, name: partyName(id, live, known), shown, ...(by !== undefined ? { by } : {}) };
+        const s = shownTo(id, dir, m.id);
+        const by = s.shown ? (s.by ?? (s.kept ? undefined : conduitOf(presence(), id, now))) : undefined;
+        return { id, name: partyName(id, live, known), shown: s.shown, ...(by !== undefined ? { by } : {}) };
       }),
     };
   });
