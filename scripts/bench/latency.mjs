@@ -200,6 +200,7 @@ export async function liveSessions(bin, tmp, root, n) {
   const beat = (s) => writePresence(at, { id: s.sessionId, kind: 'agent', origin: s.cwd, heartbeat: Date.now(), role: 'sensor', pid: s.proc.pid });
   for (const s of sessions) beat(s);
   let next = 0;
+  let stopped = false;
   const timer = setInterval(() => beat(sessions[next++ % n]), Math.max(1, Math.floor(30_000 / n)));
   timer.unref();
   return {
@@ -207,9 +208,11 @@ export async function liveSessions(bin, tmp, root, n) {
     /** The sessions' beats go to another bus from now on (a bench with one bus per size). */
     moveTo(otherRoot) {
       at = otherRoot;
-      for (const s of sessions) beat(s);
+      if (!stopped) for (const s of sessions) beat(s);
     },
     stop() {
+      if (stopped) return;
+      stopped = true;
       clearInterval(timer);
       for (const s of sessions) s.proc.kill();
     },
