@@ -63,8 +63,9 @@ export default async function ({ bin, tmp, quick }) {
   // held under the groups default (issue 20 §3), so a history written as one is never painted.
   const envelope = (body) => ({ from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: '*', body });
   /** The history: files as attend writes them with their \`.index\` lines, a thousand at a
-   * time, without a sync per file (as scripts/bench/search.mjs; 100,000 synced writes take minutes). */
-  const writeHistory = (root, n) => {
+   * time, without a sync per file (as scripts/bench/search.mjs; 100,000 synced writes take
+   * minutes); the i-th message's envelope from `envelopeOf`. */
+  const writeHistory = (root, n, envelopeOf = (i) => envelope(`history ${i} ${'lorem ipsum '.repeat(i % 7)}`)) => {
     const dir = join(root, 'signals', '_broadcast');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     for (let b = 0; b < n; b += 1000) {
@@ -73,7 +74,7 @@ export default async function ({ bin, tmp, quick }) {
       for (let i = b; i < Math.min(n, b + 1000); i++) {
         const id = newId();
         batch.push(id);
-        writeFileSync(join(dir, `${id}.signal`), `${formatSignal(envelope(`history ${i} ${'lorem ipsum '.repeat(i % 7)}`))}\n`, { mode: 0o600 });
+        writeFileSync(join(dir, `${id}.signal`), `${formatSignal(envelopeOf(i))}\n`, { mode: 0o600 });
       }
       appendIndexMany(dir, batch, before);
     }
@@ -83,22 +84,11 @@ export default async function ({ bin, tmp, quick }) {
   const live100 = await liveSessions(bin, tmp, join(tmp, 'web-0'), SESSIONS);
   const agents = live100.sessions.map((s) => s.sessionId);
   /** The sent list's history: 1 in 100 the person's (to #open), the rest the live sessions'. */
-  const writeMixed = (root, n) => {
-    const dir = join(root, 'signals', '_broadcast');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    for (let b = 0; b < n; b += 1000) {
-      const before = dirStamp(dir);
-      const batch = [];
-      for (let i = b; i < Math.min(n, b + 1000); i++) {
-        const id = newId();
-        batch.push(id);
-        const sid = agents[i % agents.length];
-        const env = i % 100 === 99 ? envelope(`mine ${i}`) : { from: `claude:${sid}`, project: 'b', cwd: '/b', fromKind: 'agent', fromId: sid, to: '*', body: `agent ${i} ${'lorem ipsum '.repeat(i % 7)}` };
-        writeFileSync(join(dir, `${id}.signal`), `${formatSignal(env)}\n`, { mode: 0o600 });
-      }
-      appendIndexMany(dir, batch, before);
-    }
-  };
+  const writeMixed = (root, n) =>
+    writeHistory(root, n, (i) => {
+      const sid = agents[i % agents.length];
+      return i % 100 === 99 ? envelope(`mine ${i}`) : { from: `claude:${sid}`, project: 'b', cwd: '/b', fromKind: 'agent', fromId: sid, to: '*', body: `agent ${i} ${'lorem ipsum '.repeat(i % 7)}` };
+    });
   const { createVerbCtx } = await import(pathToFileURL(join(tools, 'verbs/context.js')).href);
   const { runSent } = await import(pathToFileURL(join(tools, 'verbs/delivery.js')).href);
   const { readScopes, listScopes, silentReporter } = await import(pathToFileURL(join(tools, 'bus/store/index.js')).href);
