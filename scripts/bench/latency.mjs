@@ -183,3 +183,38 @@ export default async function ({ bin, tmp, quick }) {
     s.proc.kill('SIGKILL');
   }
 }
+
+/**
+ * `n` live sessions on the bus at `root` (issue 24: costs that must not grow with the number
+ * of sessions): stand-in session threads of this process, each with its session record, and a
+ * sensor's presence record naming it, renewed every 30 s as a running `attend run` beats (the
+ * renewals spread over the 30 s, so the bus sees one every 30/n s, as it would). `stop()` ends
+ * the beats and the sessions.
+ */
+export async function liveSessions(bin, tmp, root, n) {
+  const tools = dirname(dirname(bin));
+  const { writePresence } = await import(pathToFileURL(join(tools, 'bus/presence/heartbeats.js')).href);
+  const sessions = [];
+  for (let i = 0; i < n; i++) sessions.push(standIn(tmp, `live-${i}`));
+  let at = root;
+  const beat = (s) => writePresence(at, { id: s.sessionId, kind: 'agent', origin: s.cwd, heartbeat: Date.now(), role: 'sensor', pid: s.proc.pid });
+  for (const s of sessions) beat(s);
+  let next = 0;
+  let stopped = false;
+  const timer = setInterval(() => beat(sessions[next++ % n]), Math.max(1, Math.floor(30_000 / n)));
+  timer.unref();
+  return {
+    sessions,
+    /** The sessions' beats go to another bus from now on (a bench with one bus per size). */
+    moveTo(otherRoot) {
+      at = otherRoot;
+      if (!stopped) for (const s of sessions) beat(s);
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      for (const s of sessions) s.proc.kill();
+    },
+  };
+}

@@ -8,7 +8,9 @@
 
 import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { moveLedger, readLedger } from '../../tools/bus/delivery/ledger.js';
+import { moveLedger, readLedger, shownByOf } from '../../tools/bus/delivery/ledger.js';
+import { type Ledger, VIA_MAX, noteVia, viaOf } from '../../tools/bus/delivery/plan.js';
+import { scopeDirName } from '../../tools/bus/store/layout.js';
 import { LOG_COMPACT_BYTES, flightOf, ledgerFile, readLog, sessionLedgerDir } from '../../tools/bus/delivery/ledger-log.js';
 import { peekPending, takePending } from '../../tools/bus/delivery/take.js';
 import { silentReporter } from '../../tools/bus/store/messages.js';
@@ -288,5 +290,53 @@ describe('the sensor loop on a wake that fails', () => {
     } finally {
       loop.close();
     }
+  });
+});
+
+describe('which conduit showed a message (issue 24: recorded with the wake, not read from presence)', () => {
+  it('is written in the record in flight, before a line is printed, and kept in the ledger once confirmed', () => {
+    const who = me();
+    wake(who);
+    const mk = ids();
+    const a = put(bus.root, mk, { scope: TRAY, to: who.id, body: 'by the sensor' });
+    let flight: ReturnType<typeof flightOf>;
+    wake(who, () => void (flight ??= flightOf(readLog(ledgerFile(bus.root, who.id)) ?? '')));
+    expect(flight).toMatchObject({ ids: [a], by: 'sensor', st: 'f' });
+    const b = put(bus.root, mk, { scope: TRAY, to: who.id, body: 'by the Stop hook' });
+    expect(drain(who).text).toContain('by the Stop hook');
+    // No presence record says anything here: the ledger alone names both, after later cycles rewrote it.
+    put(bus.root, mk, { scope: TRAY, to: who.id, body: 'a later one' });
+    wake(who);
+    const shown = shownByOf(bus.root, who.id);
+    expect(shown(scopeDirName(TRAY), a)).toEqual({ shown: true, by: 'sensor', kept: true });
+    expect(shown(scopeDirName(TRAY), b)).toEqual({ shown: true, by: 'Stop hook', kept: true });
+    expect(shown(scopeDirName(TRAY), mk())).toEqual({ shown: false, kept: true });
+  });
+
+  it('reads a ledger and a record from before it was kept as they read before, saying the conduit is not known', () => {
+    const who = me();
+    wake(who);
+    const a = put(bus.root, ids(), { scope: TRAY, to: who.id, body: 'old record' });
+    const read = readLedger(bus.root, who.id);
+    if (read.state !== 'ok') throw new Error('no ledger');
+    const { via: _, ...old } = read.ledger;
+    appendFileSync(ledgerFile(bus.root, who.id), `\n${JSON.stringify({ ...old, inflight: { ids: [a], pid: process.pid, start: '1', st: 'c' } })}\n`);
+    const again = readLedger(bus.root, who.id);
+    expect(again.state === 'ok' && again.ledger.above.includes(a)).toBe(true);
+    expect(shownByOf(bus.root, who.id)(scopeDirName(TRAY), a)).toEqual({ shown: true, kept: false });
+    expect(wake(who).ids).toEqual([]);
+  });
+
+  it('keeps the conduits of the newest VIA_MAX shown ids only: the line stays small', () => {
+    const mk = ids();
+    const l = { via: undefined } as unknown as Ledger;
+    const first = Array.from({ length: VIA_MAX }, () => mk());
+    noteVia(l, 'sensor', first);
+    const later = [mk(), mk()];
+    noteVia(l, 'Stop hook', later);
+    expect(Object.values(l.via ?? {}).flat()).toHaveLength(VIA_MAX);
+    expect(viaOf(l, first[0]!)).toBeUndefined();
+    expect(viaOf(l, first[2]!)).toBe('sensor');
+    expect(viaOf(l, later[1]!)).toBe('Stop hook');
   });
 });

@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createVerbCtx } from '../../tools/verbs/context.js';
-import { runInbox } from '../../tools/verbs/inbox.js';
+import { runInbox, scanInbox } from '../../tools/verbs/inbox.js';
 import { processAlive } from '../../tools/identity/system.js';
 import type { Scope } from '../../tools/wire/envelope.js';
 import { attendKey } from '../../tools/wire/names.js';
@@ -68,6 +68,54 @@ describe('truthful delivery (issue #10 §15, issue 21 item 7)', () => {
     beta.kill();
     await waitFor(() => !processAlive(beta.pid), { what: 'beta to exit' });
     expect((await run(alpha.env, 'inbox', '--sent')).stdout).toContain('shown to: gamma; not yet: beta (gone)');
+  });
+});
+
+describe('inbox --sent reads newest first (issue 24: what it shows, not the history)', () => {
+  it('gives the caller’s own messages of every directory, newest first, each once, up to --limit', async () => {
+    const alpha = session({ name: 'alpha' });
+    const beta = session({ name: 'beta' });
+    const mine: string[] = [];
+    const say = async (who: typeof alpha, ...args: string[]) => {
+      const r = await run(who.env, 'send', ...args);
+      expect(r.exitCode, r.stderr).toBe(0);
+      return r.stdout.trim();
+    };
+    mine.push(await say(alpha, 'to everyone'));
+    await say(beta, 'beta in #open');
+    mine.push(await say(alpha, '--to', 'beta', 'direct to beta'));
+    await say(beta, '--to', 'alpha', 'beta to alpha');
+    mine.push(await say(alpha, 'again to everyone'));
+    const sent = async (limit: string) => (JSON.parse((await run(alpha.env, 'inbox', '--sent', '--limit', limit, '--json')).stdout) as { messages: { id: string }[] }).messages.map((m) => m.id);
+    expect(await sent('10')).toEqual([...mine].reverse());
+    expect(await sent('2')).toEqual([mine[2], mine[1]]);
+    // Its listing found fresh, after a send: the cache follows.
+    mine.push(await say(alpha, 'last'));
+    expect(await sent('1')).toEqual([mine[3]]);
+  });
+});
+
+describe('scanInbox with a pick (issue 24: an adapter cycle reads what is new)', () => {
+  it('passes a picked-by id unread, goes on below it, and ends where the pick says stop', async () => {
+    const ids: string[] = [];
+    for (const body of ['one', 'two', 'three', 'four']) ids.push((await run(bus.env, 'send', body)).stdout.trim());
+    const ctx = createVerbCtx({ env: bus.env, cwd: bus.home, pid: process.pid });
+    const asked: string[] = [];
+    const seen: string[] = [];
+    scanInbox(
+      ctx,
+      (m) => {
+        seen.push(m.body);
+        return true;
+      },
+      undefined,
+      (k) => {
+        asked.push(k.id);
+        return k.id === ids[0] ? 'stop' : k.id === ids[2] ? 'skip' : 'read';
+      },
+    );
+    expect(seen).toEqual(['four', 'two']);
+    expect(asked).toEqual([ids[3], ids[2], ids[1], ids[0]]);
   });
 });
 

@@ -5,7 +5,10 @@
 //
 // Out: every cycle walks the person's inbox newest first, down to the oldest cursor less the
 // grace window (a writer's id is taken a moment before its file appears), picks what is for
-// the person (forPerson), and hands each outlet, oldest first, what its ledger lacks. A
+// the person (forPerson), and hands each outlet, oldest first, what its ledger lacks. An id
+// of the window a cycle has done with (not for the person, or in every outlet's ledger) is
+// remembered by name until it falls below the window, and later cycles pass its listing
+// entry by unread: a cycle reads what is new, and what still waits. A
 // failure stops that outlet's cycle: the message and all behind it wait, with the error and
 // the next try (exponential backoff to a minute), in the outlet's status.json, which
 // `attend status` reads. An outlet's cursor never passes a message that waits for it.
@@ -121,6 +124,7 @@ export async function adapterRun(opts: AdapterRunOptions): Promise<void> {
   // Woken by a change in any scope directory (one inotify watch each, and one on the directory
   // that holds them for a scope made later); the poll is the safety net, and the next retry.
   const pollMs = opts.pollMs ?? 5000;
+  const handled: Handled = new Map();
   let kick: (() => void) | null = null;
   let wake: Wake | undefined;
   let watched = '';
@@ -135,7 +139,7 @@ export async function adapterRun(opts: AdapterRunOptions): Promise<void> {
   try {
     while (!opts.signal.aborted) {
       arm();
-      await cycle(ctx, me.id, runs, opts.log);
+      await cycle(ctx, me.id, runs, handled, opts.log);
       writeStates();
       const retry = Math.min(...runs.flatMap((r) => [...r.waiting.values()].map((w) => w.next))) - Date.now();
       await new Promise<void>((resolve) => {
@@ -156,16 +160,23 @@ export async function adapterRun(opts: AdapterRunOptions): Promise<void> {
   }
 }
 
-async function cycle(ctx: VerbCtx, me: string, runs: OutletRun[], log: (l: string) => void): Promise<void> {
+/** Ids of the grace window a cycle has done with, and their times (to forget them once below it). */
+type Handled = Map<string, number>;
+
+async function cycle(ctx: VerbCtx, me: string, runs: OutletRun[], handled: Handled, log: (l: string) => void): Promise<void> {
   const started = Date.now();
   const floor = Math.min(...runs.map((r) => r.cursor)) - LEDGER_GRACE_MS;
+  for (const [id, t] of handled) if (t < floor) handled.delete(id);
   const found: { m: Message; why: Notice['why'] }[] = [];
+  // What this cycle read: done with after it unless it waits for an outlet.
+  const read = new Map<string, number>();
   try {
     const held: { m: Message; why: Notice['why'] }[] = [];
     scanInbox(
       ctx,
       (m) => {
         if (m.time < floor) return false;
+        read.set(m.id, m.time);
         const why = forPerson(m, me);
         if (why) found.push({ m, why });
         return true;
@@ -173,8 +184,10 @@ async function cycle(ctx: VerbCtx, me: string, runs: OutletRun[], log: (l: strin
       // A message the gate holds back (a bad signature, refused by policy) is told as a
       // notice: who, why, and where to look; never its body (it was not shown to anyone).
       (m, reason) => {
+        if (m.time >= floor) read.set(m.id, m.time);
         if (forPerson(m, me) !== null) held.push({ m: { ...m, body: `(held: ${reason}; attend inbox --held shows it)` }, why: 'held' });
       },
+      (k) => (k.time < floor ? 'stop' : handled.has(k.id) ? 'skip' : 'read'),
     );
     // Held ones take their place among the rest (newest first, as the walk went).
     for (const h of held) if (h.m.time >= floor) found.push(h);
@@ -186,11 +199,14 @@ async function cycle(ctx: VerbCtx, me: string, runs: OutletRun[], log: (l: strin
   found.reverse();
   if (found.length === 0 && runs.every((r) => r.waiting.size === 0)) {
     for (const r of runs) advance(r, found, started);
-    return;
+  } else {
+    const root = ctx.root();
+    const names = nameLookup(listLive({ root, sessionsDir: ctx.paths.sessionsDir, now: started, procInfo: ctx.procInfo }), me, readKnownNames(root));
+    await Promise.all(runs.map((r) => deliver(r, found, started, names, log)));
   }
-  const root = ctx.root();
-  const names = nameLookup(listLive({ root, sessionsDir: ctx.paths.sessionsDir, now: started, procInfo: ctx.procInfo }), me, readKnownNames(root));
-  await Promise.all(runs.map((r) => deliver(r, found, started, names, log)));
+  // Each message is sent once: what is in every outlet's ledger (or is for none) is not read
+  // again; what waits for one is, so its cursor stays behind it.
+  for (const [id, t] of read) if (!runs.some((r) => r.waiting.has(id))) handled.set(id, t);
 }
 
 async function deliver(r: OutletRun, found: { m: Message; why: Notice['why'] }[], started: number, names: NameLookup, log: (l: string) => void): Promise<void> {

@@ -96,7 +96,7 @@ export function drainOnce(deps: DrainDeps, who: Identity, payload: StopPayload, 
   // Signatures are verified for what the drain presents (the messages it shows in full and
   // the senders a collapsed line names), not for the remainder it only counts: a drain of a
   // thousand new messages shows ten (issue 14, "Performance").
-  return takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn, verify: 'presented' }, (p) => {
+  return takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn, verify: 'presented', conduit: 'Stop hook' }, (p) => {
     const ledger = p.ledger;
     if (!payload.stopHookActive) ledger.drainRounds = 0;
     const none: DrainOutcome = { output: null, reason: 'nothing-pending', shown: [], collapsed: [], overflow: [] };

@@ -59,7 +59,7 @@ export function pushPending(
   deps: Pick<ChannelDeps, 'emit' | 'warn'> & { names?: () => ReadonlyMap<string, string>; known?: () => ReadonlyMap<string, string> },
 ): string[] {
   const root = ctx.root();
-  return takePending(root, who, { now: ctx.now(), reporter: ctx.reporter, warn: deps.warn }, (p) => {
+  return takePending(root, who, { now: ctx.now(), reporter: ctx.reporter, warn: deps.warn, conduit: 'channel' }, (p) => {
     const known = p.fresh.length > DIGEST_THRESHOLD ? resolveParents(root, receiveScopes(root, who), p.fresh, ctx.reporter) : undefined;
     const plan = planStreamWake({ fresh: p.fresh, hidden: p.hidden, invited: p.invited, taught: p.ledger.taught, me: who.id, attention: { focus: readFocus(root, who.id, ctx.now()), now: ctx.now() }, ...(known ? { known } : {}), ...(p.again ? { again: p.again } : {}) });
     const notices: ChannelNotice[] = [];

@@ -48,7 +48,7 @@ export interface PostResult extends ScanResult {
 
 export async function postOnce(deps: PostDeps, who: Identity): Promise<PostResult> {
   const res: PostResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
-  await takePendingAsync(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
+  await takePendingAsync(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn, conduit: 'deliverer' }, (p) => {
     res.unsettled = p.unsettled === true;
     // Left unverified past the pass's cap: look again, whatever this wake shows.
     const more = (p.unchecked ?? 0) > 0;

@@ -39,7 +39,7 @@ export interface ScanResult {
 
 export function scanOnce(deps: ScanDeps, who: Identity): ScanResult {
   const res: ScanResult = { delivered: [], digest: false, later: false, closed: false, unsettled: false };
-  takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn }, (p) => {
+  takePending(deps.root, who, { now: deps.now(), reporter: deps.reporter, warn: deps.warn, conduit: 'sensor' }, (p) => {
     res.unsettled = p.unsettled === true;
     // Left unverified past the pass's cap: look again, whatever this wake shows.
     const more = (p.unchecked ?? 0) > 0;

@@ -7,11 +7,11 @@
 import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
 import { scopeDirName } from '../bus/store/index.js';
-import { isConsumedBy, listLedgerIds } from '../bus/delivery/index.js';
+import { type ShownBy, listLedgerIds, shownByOf } from '../bus/delivery/index.js';
 import { knownParties, localHostName, peersEverywhere, reachOf, readFocusAll, readKnownNames, relayHealth } from '../bus/presence/index.js';
 import type { Peer } from '../bus/presence/index.js';
 import { conduitOf, type PresenceRecord, readPresence } from '../bus/presence/index.js';
-import { type Message, listScopes, readScopes } from '../bus/store/index.js';
+import { type Message, listScopes, mergeDescending, readMessage, withListings } from '../bus/store/index.js';
 import { processAlive } from '../identity/system.js';
 import { type Urgency, addressees } from '../wire/envelope.js';
 import { focusNote, wakesNow } from '../wire/attention.js';
@@ -116,6 +116,32 @@ interface SentRow {
 }
 
 /**
+ * The caller's `limit` newest messages, newest first, each once (a fan-out writes one id into
+ * several directories): every directory's listing walked newest first as one, and a message
+ * opened only when its entry names the caller as its sender (or could not be read when it was
+ * listed). What it reads is what it shows, not the history (issue 24: the web's sent list).
+ */
+function newestSent(ctx: VerbCtx, limit: number): Message[] {
+  const root = ctx.root();
+  const me = ctx.identity().id;
+  const out: Message[] = [];
+  if (limit < 1) return out;
+  const seen = new Set<string>();
+  withListings(root, listScopes(root), { now: ctx.now(), reporter: ctx.reporter }, (ls) => {
+    const merged = mergeDescending(ls);
+    for (let p = merged.next(); p !== null && out.length < limit; p = merged.next()) {
+      const { listing, entry } = p;
+      if (seen.has(entry.id) || (!entry.unknown && entry.fromId !== me)) continue;
+      const m = readMessage(root, listing.scope, entry.id, ctx.reporter);
+      if (!m || m.fromId !== me) continue;
+      seen.add(m.id);
+      out.push(m);
+    }
+  });
+  return out;
+}
+
+/**
  * `attend inbox --sent`: the caller's newest sent messages and, for each, who has been shown
  * it according to their consumption ledgers. A message counts as shown once a conduit
  * surfaced it (or announced it in a digest or a cold-start note).
@@ -125,16 +151,22 @@ export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: Sen
   const me = ctx.identity().id;
   const live = new Map(ctx.live().map((p) => [p.id, p.name]));
   const known = readKnownNames(root, ctx.now());
-  const mine = new Map<string, Message>();
-  for (const m of readScopes(root, listScopes(root), ctx.reporter)) if (m.fromId === me && !mine.has(m.id)) mine.set(m.id, m);
-  const newest = [...mine.values()].sort((a, b) => b.time - a.time || (a.id < b.id ? 1 : -1)).slice(0, input.limit);
+  const newest = newestSent(ctx, input.limit);
   const store = readChannels(root);
   const ledgerIds = (): string[] => listLedgerIds(root);
-  // Which conduit shows each recipient, read once (tools/bus/presence/conduit.ts): what
-  // delivers to them now, which is what showed them a message seen shown just now.
+  // Each recipient's ledger read once for the whole list: whether it was shown each message,
+  // and by which conduit, as its ledger recorded when the wake was (Ledger.via). A ledger from
+  // before conduits were kept says only "shown": for it, what delivers to them now
+  // (tools/bus/presence/conduit.ts), which is what showed them a message seen shown just now.
   const now = ctx.now();
   let records: PresenceRecord[] | undefined;
   const presence = () => (records ??= readPresence(root));
+  const ledgers = new Map<string, (dirName: string, id: string) => ShownBy>();
+  const shownTo = (sid: string, dir: string, id: string): ShownBy => {
+    let f = ledgers.get(sid);
+    if (!f) ledgers.set(sid, (f = shownByOf(root, sid)));
+    return f(dir, id);
+  };
   const rows = newest.map((m): SentRow => {
     let ids: string[];
     if (m.to === '*') ids = ledgerIds();
@@ -144,9 +176,9 @@ export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: Sen
     return {
       message: m,
       recipients: ids.filter((id) => id !== me).map((id) => {
-        const shown = isConsumedBy(root, id, dir, m.id);
-        const by = shown ? conduitOf(presence(), id, now) : undefined;
-        return { id, name: partyName(id, live, known), shown, ...(by !== undefined ? { by } : {}) };
+        const s = shownTo(id, dir, m.id);
+        const by = s.shown ? (s.by ?? (s.kept ? undefined : conduitOf(presence(), id, now))) : undefined;
+        return { id, name: partyName(id, live, known), shown: s.shown, ...(by !== undefined ? { by } : {}) };
       }),
     };
   });

@@ -215,7 +215,7 @@ export const RUN_SLACK_MS = 2 * SETTLE_MS + 50;
  * held run (tools/bus/store/verdicts.ts), and a later walk steps over a run whose count the
  * listing still has, without parsing its entries (issue 20, must-have 5).
  */
-function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?: Key, onHeld?: (m: Message, reason: string) => void): Generator<Message> {
+function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?: Key, onHeld?: (m: Message, reason: string) => void, pick?: (k: Key) => Pick): Generator<Message> {
   const root = ctx.root();
   const merged = mergeDescending(inbox.listings, below);
   const seen = new Set<string>();
@@ -244,6 +244,12 @@ function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?:
     // one shown, as in a full read.
     for (let p = merged.next(); p !== null; p = merged.next()) {
       const { listing, entry } = p;
+      const picked = pick?.(entry);
+      if (picked === 'stop') break;
+      if (picked === 'skip') {
+        end(listing);
+        continue;
+      }
       // Runs are of ids that carry their own time (keyOf in tools/bus/store/verdicts.ts).
       const own = idTime(entry.id) === entry.time;
       const run = own ? gate.runAt(listing.scope, entry) : undefined;
@@ -297,18 +303,23 @@ function* walkInbox(ctx: VerbCtx, inbox: InboxListings, gate: HeldCheck, below?:
   }
 }
 
+/** What a walk does with a listing entry before it reads its message: read it, pass it by unread, or end there. */
+export type Pick = 'read' | 'skip' | 'stop';
+
 /**
  * The inbox newest first, as runInbox walks it, without marking anything shown: a conduit's
  * look (tools/adapters) that must not move what `attend reply` answers. `visit` returns false
  * to stop the walk (nothing older is read). `onHeld` hears each message the walk reads and
  * the gate holds back, with the reason (a verdict kept from an earlier walk skips the file
- * unread, and is not heard).
+ * unread, and is not heard). `pick`, given, is asked of each entry (its id and time) before
+ * its message is read: a conduit that knows an id already passes it by without opening it,
+ * and ends the walk at a time it need not go below.
  */
-export function scanInbox(ctx: VerbCtx, visit: (m: Message) => boolean, onHeld?: (m: Message, reason: string) => void): void {
+export function scanInbox(ctx: VerbCtx, visit: (m: Message) => boolean, onHeld?: (m: Message, reason: string) => void, pick?: (k: Key) => Pick): void {
   const gate = openGate(ctx);
   const check = createHeldCheck(ctx.root(), gate);
   withInboxListings(ctx, (ls) => {
-    for (const m of walkInbox(ctx, ls, check, undefined, onHeld)) if (!visit(m)) break;
+    for (const m of walkInbox(ctx, ls, check, undefined, onHeld, pick)) if (!visit(m)) break;
   });
   check.save();
 }

@@ -10,7 +10,7 @@
 // and request body goes through tools/web/schema.ts, the schema the page uses too.
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ServerResponse } from 'node:http';
 import fastifyCookie from '@fastify/cookie';
@@ -46,6 +46,8 @@ const SESSION_COOKIE = 'attend_session';
 const FIRST_SHOWN = 100;
 /** Arrivals are pushed at most this often, ms. */
 const WEB_BATCH_MS = 20;
+/** How often the roster is read again when no session started or ended (see readPeers). */
+const ROSTER_FULL_MS = 5_000;
 
 export interface WebOptions {
   /** A fresh context for each operation, always the human identity (as the chat's). */
@@ -211,8 +213,30 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
 
   let lastRoster = '';
   let pendingPeers: Peer[] = [];
+  // The roster costs ~0.1 ms a session to read (its record, its process, its presence): read
+  // every second it would keep a server with 100 live sessions above 1 % of a core at rest
+  // (docs/benchmarks.md, "attend web"). So the second's look is a stat of the directory of
+  // session records, which a session that starts or ends changes, and the roster is read again
+  // when it changed and at least every ROSTER_FULL_MS (a conduit that started or stopped, a
+  // process that died leaving its record, a record rewritten in place).
+  const sessionsDir = opts.makeCtx().paths.sessionsDir;
+  const dirMark = () => {
+    try {
+      const st = statSync(sessionsDir);
+      return `${st.ino}:${st.mtimeMs}`;
+    } catch {
+      return '-';
+    }
+  };
+  let rosterRead = { at: -Infinity, mark: '', peers: [] as Peer[] };
+  const readPeers = (): Peer[] => {
+    const at = Date.now();
+    const mark = dirMark();
+    if (mark !== rosterRead.mark || at - rosterRead.at >= ROSTER_FULL_MS) rosterRead = { at, mark, peers: actions.peers() };
+    return rosterRead.peers;
+  };
   const poller = createRosterPoller({
-    read: { peers: () => actions.peers(), channels: () => actions.channels() },
+    read: { peers: readPeers, channels: () => actions.channels() },
     timers: realTimers,
     everyMs: 1000,
     peers(p) {

@@ -11,7 +11,7 @@ import { isMessageId } from '../../wire/ids.js';
 import { stateDir } from '../store/layout.js';
 import { selfStart } from '../store/lock.js';
 import { FILE_MODE, ensureDir } from '../store/root.js';
-import type { Ledger } from './plan.js';
+import { type Ledger, isConduit } from './plan.js';
 
 export function ledgerDir(root: string): string {
   return join(stateDir(root), 'ledger');
@@ -112,6 +112,11 @@ export interface InFlight {
   ids: string[];
   pid: number;
   start: string;
+  /**
+   * The conduit showing them (issue 24: "who has been shown it by which conduit"), written
+   * with the record, before anything is shown; absent in records written before it was kept.
+   */
+  by?: string;
   st: 'f' | 'c' | 'x';
 }
 
@@ -125,7 +130,7 @@ export function flightOf(line: string): InFlight | undefined {
     const o = JSON.parse(line.slice(at + FLIGHT_KEY.length, -1)) as Partial<InFlight>;
     if (!Array.isArray(o.ids) || !o.ids.every((id) => typeof id === 'string' && isMessageId(id)) || !Number.isSafeInteger(o.pid) || typeof o.start !== 'string') return undefined;
     if (o.st !== 'f' && o.st !== 'c' && o.st !== 'x') return undefined;
-    return { ids: o.ids, pid: o.pid!, start: o.start, st: o.st };
+    return { ids: o.ids, pid: o.pid!, start: o.start, ...(isConduit(o.by) ? { by: o.by } : {}), st: o.st };
   } catch {
     return undefined;
   }
@@ -157,17 +162,18 @@ export function writeLedger(root: string, ledger: Ledger): string {
 }
 
 /**
- * writeLedger, or, given `ids`, the line of a wake in flight (owned by this process) with
- * where its state byte is. That append is not synced: the wake is shown right after it, and
+ * writeLedger, or, given `ids`, the line of a wake in flight (owned by this process, shown by
+ * the conduit `by`) with where its state byte is. That append is not synced: the wake is shown right after it, and
  * its settling (settleFlight) syncs the log once it is out, so the sync stays off the path
  * from a message to the model, where it was before. What the record in flight must do first
  * is take its space, which a write does (a full disk refuses it here, before anything is
  * shown); a power cut before the settling's sync leaves the wake pending, which repeats only
  * the messages in flight.
  */
-export function appendLedger(root: string, ledger: Ledger, ids?: string[]): { stamp: string; flight?: Flight } {
+export function appendLedger(root: string, ledger: Ledger, ids?: string[], by?: string): { stamp: string; flight?: Flight } {
   const file = ledgerFile(root, ledger.sid);
-  const line = ids === undefined ? JSON.stringify(ledger) : JSON.stringify({ ...ledger, inflight: { ids, pid: process.pid, start: selfStart(), st: 'f' } });
+  // `st` stays the record's last field: its byte is found from the line's end.
+  const line = ids === undefined ? JSON.stringify(ledger) : JSON.stringify({ ...ledger, inflight: { ids, pid: process.pid, start: selfStart(), ...(isConduit(by) ? { by } : {}), st: 'f' } });
   // The state byte's place from the line's end: what follows it (`"}}`) is ASCII.
   const fromEnd = ids === undefined ? 0 : line.length - line.lastIndexOf('"st":"f"') - '"st":"'.length;
   const bytes = Buffer.byteLength(line);

@@ -31,7 +31,7 @@ import { dropOwnerFile, withLock } from '../store/lock.js';
 import { ledgerIdOfName, legacyLedgerFile, plainLedgerFile, readLegacyLedger } from './ledger-legacy.js';
 import { processAlive } from '../../identity/system.js';
 import { type LedgerRead, flightOf, forgetKept, ledgerDir, ledgerFile, ledgerLock, readLog, sessionLedgerDir, writeLedger } from './ledger-log.js';
-import { type Ledger, consumedIn, parseLedger } from './plan.js';
+import { type Ledger, consumedIn, noteVia, parseLedger, viaOf } from './plan.js';
 
 export { COLD_ADDRESSED_MAX, COLD_RECENT_MS, LEDGER_GRACE_MS, type Invited, type Ledger, type Pending, noteShown } from './plan.js';
 
@@ -44,7 +44,10 @@ export function readLedger(root: string, sid: string): LedgerRead {
     // A wake the line had in flight: shown (its ids are consumed), withdrawn (they are not),
     // or still in flight, for the reader to judge by its owner (settleRead).
     const flight = flightOf(log);
-    if (flight?.st === 'c') addConsumed(ledger, flight.ids);
+    if (flight?.st === 'c') {
+      addConsumed(ledger, flight.ids);
+      noteVia(ledger, flight.by, flight.ids);
+    }
     return flight?.st === 'f' ? { state: 'ok', ledger, flight } : { state: 'ok', ledger };
   }
   return readLegacyLedger(root, sid);
@@ -74,6 +77,7 @@ export function settleRead(read: LedgerRead, alive: (pid: number, start: string)
   const f = read.flight;
   if (alive(f.pid, f.start)) {
     addConsumed(read.ledger, f.ids);
+    noteVia(read.ledger, f.by, f.ids);
     return { folded: true };
   }
   return { folded: false, again: new Set(f.ids) };
@@ -105,6 +109,31 @@ function removeLedgerDir(root: string, sid: string): void {
 export function isConsumedBy(root: string, sid: string, dirName: string, id: string): boolean {
   const r = readLedger(root, sid);
   return r.state === 'ok' && consumedIn(r.ledger, dirName, id);
+}
+
+/**
+ * Whether `sid` has been shown message `id` of `dirName`, and by which conduit when its ledger
+ * kept that (the in-flight record's `by`, for its newest VIA_MAX shown ids). `kept` is false
+ * for a ledger from before conduits were kept: a reader may then say what it knows instead.
+ */
+export interface ShownBy {
+  shown: boolean;
+  by?: string;
+  kept: boolean;
+}
+
+/** isConsumedBy with the conduit, for many messages of one party: its ledger read once. */
+export function shownByOf(root: string, sid: string): (dirName: string, id: string) => ShownBy {
+  const r = readLedger(root, sid);
+  if (r.state !== 'ok') return () => ({ shown: false, kept: true });
+  // A wake in flight whose owner lives is shown already (settleRead), by its conduit.
+  settleRead(r);
+  const ledger = r.ledger;
+  return (dirName, id) => {
+    if (!consumedIn(ledger, dirName, id)) return { shown: false, kept: true };
+    const by = viaOf(ledger, id);
+    return { shown: true, ...(by !== undefined ? { by } : {}), kept: ledger.via !== undefined };
+  };
 }
 
 /** Every identity that has a ledger (what has ever been delivered to). */

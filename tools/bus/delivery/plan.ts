@@ -53,6 +53,39 @@ export interface Ledger {
    * conduit, whatever the watermark says, until one takes them; each with its directory.
    */
   back?: BackEntry[];
+  /**
+   * Which conduit showed what (issue 24): per conduit, the ids its confirmed wakes showed,
+   * the newest VIA_MAX ids of all kept (oldest first in each). Taken from the in-flight
+   * record's `by` as a wake is confirmed; a ledger from before it was kept has none.
+   */
+  via?: Record<string, string[]>;
+}
+
+/** A conduit's name as the ledger keeps it (a short label of attend's own: `sensor`, `Stop hook`). */
+export const isConduit = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z][A-Za-z -]{0,23}$/.test(v);
+
+/** How many shown ids the ledger keeps the conduit of: a sent list's worth, a small line. */
+export const VIA_MAX = 128;
+
+/** Note that conduit `by` showed `ids` (a wake confirmed, or folded in as shown while its owner lives). */
+export function noteVia(ledger: Ledger, by: string | undefined, ids: readonly string[]): void {
+  if (by === undefined || ids.length === 0) return;
+  const via = (ledger.via ??= Object.create(null) as Record<string, string[]>);
+  const have = new Set(via[by] ?? []);
+  via[by] = [...(via[by] ?? []), ...ids.filter((id) => !have.has(id))];
+  const all: [string, string][] = [];
+  for (const [c, xs] of Object.entries(via)) for (const id of xs) all.push([id, c]);
+  if (all.length <= VIA_MAX) return;
+  all.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const next = Object.create(null) as Record<string, string[]>;
+  for (const [id, c] of all.slice(-VIA_MAX)) (next[c] ??= []).push(id);
+  ledger.via = next;
+}
+
+/** The conduit the ledger says showed `id`, if it kept it. */
+export function viaOf(ledger: Pick<Ledger, 'via'>, id: string): string | undefined {
+  for (const [c, xs] of Object.entries(ledger.via ?? {})) if (xs.includes(id)) return c;
+  return undefined;
 }
 
 export interface BackEntry {
@@ -107,6 +140,7 @@ export function parseLedger(text: string): Ledger | null {
       ...(isLate(o.late) ? { late: Object.assign(Object.create(null) as Record<string, number>, o.late) } : {}),
       ...(isShown(o.shown) ? { shown: { id: o.shown.id, time: o.shown.time } } : {}),
       ...(isBack(o.back) ? { back: o.back.map((b) => ({ id: b.id, dir: b.dir })) } : {}),
+      ...(isVia(o.via) ? { via: Object.assign(Object.create(null) as Record<string, string[]>, o.via) } : {}),
     };
   } catch {
     return null;
@@ -119,6 +153,10 @@ function isLate(v: unknown): v is Record<string, number> {
 
 function isBack(v: unknown): v is BackEntry[] {
   return Array.isArray(v) && v.length > 0 && v.every((b: Partial<BackEntry> | null) => typeof b === 'object' && b !== null && typeof b.id === 'string' && isMessageId(b.id) && typeof b.dir === 'string');
+}
+
+function isVia(v: unknown): v is Record<string, string[]> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.entries(v).every(([c, xs]) => isConduit(c) && Array.isArray(xs) && xs.every((id) => typeof id === 'string' && isMessageId(id)));
 }
 
 function isShown(v: unknown): v is Shown {

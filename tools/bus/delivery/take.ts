@@ -15,7 +15,7 @@ import { readLedger, settleRead } from './ledger.js';
 import { retireLegacy } from './ledger-legacy.js';
 import { type Flight, type LedgerRead, appendLedger, keep, ledgerFile, ledgerLock, settleFlight, takeKept, writeLedger } from './ledger-log.js';
 import { clearOwed, readOwed } from './owed.js';
-import { type BackEntry, type DirListing, type Ledger, type Pending, newLedger, noteBack, planPending, recordConsumed } from './plan.js';
+import { type BackEntry, type DirListing, type Ledger, type Pending, newLedger, noteBack, noteVia, planPending, recordConsumed } from './plan.js';
 import { scopeDirName } from '../store/layout.js';
 import { readDirs } from './walk.js';
 import { withLock, withLockAsync } from '../store/lock.js';
@@ -29,6 +29,12 @@ export interface TakeOptions {
    * presents with Pending.check before presenting it (the drain). Default `all`.
    */
   verify?: 'all' | 'presented';
+  /**
+   * The conduit this cycle shows through (`sensor`, `deliverer`, `Stop hook`, `channel`):
+   * written in the in-flight record and kept in the ledger once the wake is confirmed
+   * (Ledger.via), so "shown by which conduit" is recorded, not read from presence later.
+   */
+  conduit?: string;
 }
 
 /**
@@ -216,9 +222,9 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): Cycle {
     // watermark stops below it, the index keeps it known), and the line names it and its owner.
     const before = structuredCopy(ledger);
     recordConsumed(ledger, dirs, auto, now);
-    const { stamp: flown, flight } = appendLedger(root, ledger, consume);
+    const { stamp: flown, flight } = appendLedger(root, ledger, consume, opts.conduit);
     return {
-      settle: (unshown: string[]) => settle(root, { file, ledger, before, dirs, auto, consume, flown, flight: flight!, now, warn: opts.warn }, unshown, written),
+      settle: (unshown: string[]) => settle(root, { file, ledger, before, dirs, auto, consume, flown, flight: flight!, now, warn: opts.warn, ...(opts.conduit !== undefined ? { by: opts.conduit } : {}) }, unshown, written),
     };
   };
   return { pending, record };
@@ -237,6 +243,8 @@ interface InFlightCycle {
   flight: Flight;
   now: number;
   warn(line: string): void;
+  /** The conduit showing the wake (TakeOptions.conduit). */
+  by?: string;
 }
 
 /**
@@ -250,6 +258,8 @@ function settle(root: string, c: InFlightCycle, unshown: string[], written: () =
   const shown = c.consume.filter((id) => !skip.has(id));
   if (shown.length === c.consume.length) {
     recordConsumed(c.ledger, c.dirs, c.consume, c.now);
+    // As a reader of the settled record takes it (ledger.ts readLedger).
+    noteVia(c.ledger, c.by, c.consume);
     try {
       keep(c.file, settleFlight(c.flight, 'c'), c.ledger);
       written();
@@ -262,6 +272,7 @@ function settle(root: string, c: InFlightCycle, unshown: string[], written: () =
   }
   if (shown.length > 0) {
     recordConsumed(c.before, c.dirs, [...c.auto, ...shown], c.now);
+    noteVia(c.before, c.by, shown);
     try {
       keep(c.file, writeLedger(root, c.before), c.before);
       written();

@@ -35,7 +35,8 @@ import type { Reporter } from './messages.js';
 
 // 2: a tray entry's sender and addressees are read as readMessage reads them, localized when
 // the message is another machine's (issue 19); a version-1 cache kept them raw.
-const VERSION = 2;
+// 3: every entry keeps its sender, outside trays too (a person's sent list, issue 24).
+const VERSION = 3;
 const STATE = 'state.json';
 /** A base file older than this and no longer named by the state is removed. */
 const ORPHAN_MS = 60_000;

@@ -2,12 +2,13 @@
 // of one id of a scope directory without opening the message, its line in the cache's files,
 // and how it is read from the message itself.
 //
-//   <id> <time> <re> [<from> <to>]
+//   <id> <time> <re> <from> [<to>]
 //
 // `time` is `=` when it is the id's own (tools/wire/ids.ts idTime), else the file's mtime in
 // ms as readMessage gives it; `re` is `.` for none and `?` for a file that could not be read
-// when it was listed (read it to know). `from` and `to` are written for trays only,
-// with `%` and white space percent-encoded.
+// when it was listed (read it to know). `from` is written for every scope (a sender's own
+// messages are found newest first without opening the others', tools/verbs/delivery.ts
+// runSent), `to` for trays only, both with `%` and white space percent-encoded.
 
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ export interface Entry {
   unknown?: true;
   re?: string;
   /**
-   * Trays only: the sender's id and the `to` field, as readMessage reads them (a message of
+   * The sender's id and (trays only) the `to` field, as readMessage reads them (a message of
    * another machine's localized, tools/bus/trust/origin.ts), so tools/wire/visibility.ts
    * answers for an entry what it answers for its message.
    */
@@ -72,7 +73,7 @@ export function formatEntry(e: Entry, tray: boolean): string {
   const t = idTime(e.id) === e.time ? '=' : String(e.time);
   if (e.unknown) return `${e.id} ${t} ?`;
   const re = e.re ?? '.';
-  return tray ? `${e.id} ${t} ${re} ${esc(e.fromId ?? '')} ${esc(e.to ?? '')}` : `${e.id} ${t} ${re}`;
+  return tray ? `${e.id} ${t} ${re} ${esc(e.fromId ?? '')} ${esc(e.to ?? '')}` : `${e.id} ${t} ${re} ${esc(e.fromId ?? '')}`;
 }
 
 export function parseEntry(line: string, tray: boolean): Entry | null {
@@ -87,15 +88,13 @@ export function parseEntry(line: string, tray: boolean): Entry | null {
     if (!isMessageId(f[2])) return null;
     e.re = f[2];
   }
-  if (tray) {
-    if (f.length !== 5) return null;
-    try {
-      e.fromId = unesc(f[3]!);
-      e.to = unesc(f[4]!);
-    } catch {
-      return null;
-    }
-  } else if (f.length !== 3) return null;
+  if (f.length !== (tray ? 5 : 4)) return null;
+  try {
+    e.fromId = unesc(f[3]!);
+    if (tray) e.to = unesc(f[4]!);
+  } catch {
+    return null;
+  }
   return e;
 }
 
@@ -152,12 +151,11 @@ export function readEntry(dir: string, scope: Scope, id: string): Entry | null {
   const env = resolveEnvelope(res.envelope, scope);
   const e: Entry = { id, time: idTime(id) ?? res.mtimeMs };
   if (env.re !== undefined) e.re = env.re;
-  if (scope.kind === 'tray') {
-    // Who may see it is decided on these, so they are read as the message is (issue 19).
-    const parties = readParties(rootOfScopeDir(dir), scope, id, path, res.envelope);
-    e.fromId = parties.fromId;
-    e.to = parties.to;
-  } else if (scope.kind === 'open' && addressees(env.to).length > 0) e.to = env.to;
+  // Who may see it is decided on these, so they are read as the message is (issue 19).
+  const parties = readParties(rootOfScopeDir(dir), scope, id, path, res.envelope);
+  e.fromId = parties.fromId;
+  if (scope.kind === 'tray') e.to = parties.to;
+  else if (scope.kind === 'open' && addressees(env.to).length > 0) e.to = env.to;
   return e;
 }
 
