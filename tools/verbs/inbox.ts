@@ -3,12 +3,14 @@
 
 import type { VerbCtx } from './context.js';
 import { busError, notFoundError, refusedError, usageError, verbHint } from '../wire/errors.js';
-import { type Gate, type HeldCheck, type HeldRun, UNCHECKED, createGate, createHeldCheck } from '../bus/trust/index.js';
+import { type Gate, type HeldCheck, type HeldRun, UNCHECKED, createGate, createHeldCheck, trustDirOf, trustStamp } from '../bus/trust/index.js';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { SETTLE_MS, scopeDir } from '../bus/store/index.js';
 import { scopeName } from '../wire/display.js';
 import { type Key, type ScopeListing, compareKeys, entryTime, mergeDescending, withListings } from '../bus/store/index.js';
-import { receiveScopes } from '../bus/delivery/index.js';
-import { type Message, type Unreadable, findMessage, listScopes, readMessage, readScopes, unreadableDirs } from '../bus/store/index.js';
+import { LEDGER_GRACE_MS, receiveScopes } from '../bus/delivery/index.js';
+import { type Message, SIGNAL_EXT, type Unreadable, findMessage, listScopes, readMessage, readScopes, unreadableDirs } from '../bus/store/index.js';
 import { noteSurfaced } from '../bus/delivery/index.js';
 import { idTime, isMessageId } from '../wire/ids.js';
 import { printable } from '../wire/names.js';
@@ -122,6 +124,94 @@ export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {
     out.push(m);
   }
   return out;
+}
+
+/**
+ * The owner's held messages kept current by what is new, for a front end that asks again at
+ * every arrival (the web's owner tab): the first look reads every directory, as
+ * `readInbox({ held: true })` does; each later one reads, per directory, only the listing's
+ * entries above the newest it saw, so a look costs what arrived since, not the history. The
+ * trust inputs and the policy decide what is held: when their stamp moves, it starts again
+ * from nothing. A held message deleted since (cleanup) is dropped when it would be shown.
+ */
+/** The lineage and the delegations, which decide what is held besides the trust inputs: their directories' change times. */
+function dirsStamp(root: string): string {
+  const t = (p: string) => {
+    try {
+      return String(statSync(p).mtimeMs);
+    } catch {
+      return '-';
+    }
+  };
+  let dels: string[] = [];
+  try {
+    dels = readdirSync(join(root, 'delegations')).sort();
+  } catch {
+    // none
+  }
+  return [t(join(root, 'lineage')), t(join(root, 'delegations')), ...dels.map((d) => t(join(root, 'delegations', d)))].join(',');
+}
+
+export function createHeldWatch(): { list(ctx: VerbCtx, limit: number): Message[] } {
+  let stamp: string | null = null;
+  // Per directory: the newest entry time seen, and the ids looked at within GRACE of it (a
+  // file reaches its listing a moment after a newer one when its index line is on its way),
+  // so a later look goes GRACE below the newest and reads only the ids it has not. What lies
+  // below that floor is counted (the listing counts a range without parsing it): a file that
+  // arrived there since (a writer whose clock is behind) makes the next look read the whole
+  // directory again, so nothing held is missed.
+  const seen = new Map<string, { top: number; ids: Map<string, number>; floor: Key; below: number; base: string | null; baseBelow: number }>();
+  const held = new Map<string, Message>();
+  const FIRST: Key = { time: -Infinity, id: '' };
+  return {
+    list(ctx, limit) {
+      const root = ctx.root();
+      if (ctx.identity().kind !== 'human') throw refusedError('held messages are shown only to the person who owns the bus, never to a session', 'run attend inbox --held in your own terminal');
+      const gate = openGate(ctx);
+      const now = `${trustStamp(root, trustDirOf(ctx.paths.keysDir))}|${dirsStamp(root)}`;
+      if (now !== stamp) {
+        stamp = now;
+        seen.clear();
+        held.clear();
+      }
+      withListings(root, listScopes(root), { now: ctx.now(), reporter: ctx.reporter }, (ls) => {
+        for (const l of ls) {
+          let was = seen.get(l.dirName);
+          if (was) {
+            const c = l.countBetween(FIRST, was.floor, was.base !== null && was.base === l.base ? was.baseBelow : undefined);
+            if (c.base + c.tail > was.below) was = undefined; // a late arrival below the floor
+          }
+          const floor = was ? was.top - LEDGER_GRACE_MS : -Infinity;
+          const ids = was?.ids ?? new Map<string, number>();
+          const cur = l.descending();
+          let top = was?.top ?? -Infinity;
+          for (let e = cur.next(); e !== null && e.time >= floor; e = cur.next()) {
+            top = Math.max(top, e.time);
+            if (ids.has(e.id)) continue;
+            ids.set(e.id, e.time);
+            if (held.has(e.id)) continue; // a fan-out's other copy
+            const m = readMessage(root, l.scope, e.id, ctx.reporter);
+            const reason = m ? gate.held(m) : null;
+            if (m && reason !== null) held.set(m.id, Object.assign(m, { heldReason: reason }));
+          }
+          const next: Key = { time: top - LEDGER_GRACE_MS, id: '' };
+          for (const [id, t] of ids) if (t < next.time) ids.delete(id);
+          const c = l.countBetween(FIRST, next);
+          seen.set(l.dirName, { top, ids, floor: next, below: c.base + c.tail, base: l.base, baseBelow: c.base });
+        }
+      });
+      const out: Message[] = [];
+      for (const m of [...held.values()].sort((a, b) => (a.time !== b.time ? b.time - a.time : a.id < b.id ? 1 : -1))) {
+        if (out.length >= limit) break;
+        if (!existsSync(join(scopeDir(root, m.scope), `${m.id}${SIGNAL_EXT}`))) {
+          held.delete(m.id);
+          continue;
+        }
+        out.push(m);
+      }
+      return out;
+    },
+  };
 }
 
 function openGate(ctx: VerbCtx): Gate {

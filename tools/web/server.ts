@@ -29,7 +29,7 @@ import { runSend } from '../verbs/send.js';
 import { addresseeLabel, lastSeen, nameLookup, partyLabel, reachText, scopeName } from '../wire/display.js';
 import { errorLine } from '../chat/hints.js';
 import { messageHeader, neutralize } from '../wire/render.js';
-import { readInbox, runThread } from '../verbs/inbox.js';
+import { createHeldWatch, runThread } from '../verbs/inbox.js';
 import { runSent } from '../verbs/delivery.js';
 import { runAllow, runDeny, runGrants } from '../verbs/trust/grants.js';
 import { runTree } from '../verbs/trust/lineage.js';
@@ -370,12 +370,14 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   const shownBy = new Map<string, string>();
   const SHOWN_BY_MAX = 10_000;
   const HELD_MAX = 100;
+  // What is held, read at the first look and then only what arrived since (inbox.ts createHeldWatch).
+  const heldWatch = createHeldWatch();
   const SENT_MAX = 50;
   app.get('/api/owner', async (req, reply) => {
     if (!authed(req)) return refuse(reply, 401, 'not logged in');
     const ctx = opts.makeCtx();
-    const held = readInbox(ctx, { held: true })
-      .slice(0, HELD_MAX)
+    const held = heldWatch
+      .list(ctx, HELD_MAX)
       .map((m) => ({ ...toWeb(m), reason: neutralize(m.heldReason ?? 'held') }));
     const sent = runSent(ctx, { limit: SENT_MAX }).messages.map((r) => ({
       message: toWeb(r.message),
