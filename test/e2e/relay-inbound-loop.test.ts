@@ -140,4 +140,25 @@ describe('InboundBacklog', () => {
     expect(status.inboundBacklog).toBe(3);
     expect(status.lastContact).toBe(1_005_000);
   });
+
+  it('at rest (nought, nothing imported or failed since) asks only every 30 s; a figure above nought makes it every 5 s again', async () => {
+    expect(await new HubRepair(hub().jsm, 'charlie', () => false).ensure()).toBe(true);
+    const status = new StatusBoard(bus.root, Date.now, { pid: 1, host: 'charlie', hub: 'h', parked: 0 }, () => 0).status;
+    let t = 2_000_000;
+    const backlog = new InboundBacklog(hub().jsm, 'charlie', status, () => t);
+    await backlog.refresh();
+    expect(status.inboundBacklog).toBe(0);
+    await fromAlpha('while charlie rests');
+    t += 5_000;
+    await backlog.refresh();
+    expect(status.inboundBacklog).toBe(0);
+    t += 25_000;
+    await backlog.refresh();
+    expect(status.inboundBacklog).toBe(1);
+    // Not nought any more: every 5 s again.
+    await fromAlpha('another');
+    t += 5_000;
+    await backlog.refresh();
+    expect(status.inboundBacklog).toBe(2);
+  });
 });
