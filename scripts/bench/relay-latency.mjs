@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { busLib, fakeSession, pct, startSensor } from './latency.mjs';
+import { busLib, fakeSession, pct, person, startSensor } from './latency.mjs';
 
 export async function startHub(tmp) {
   const store = join(tmp, 'hub-store');
@@ -149,7 +149,9 @@ export default async function ({ bin, tmp, quick }) {
       const id = newId();
       const from = sensor.state.out.length;
       const t0 = performance.now();
-      writeSignal(a.root, { kind: 'tray', key }, id, { from: 'external:alpha-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'alpha-user', to: s.sessionId, body: `cross-machine ${i}` });
+      // As A's person (attend names the person from the passwd entry, not $USER): any other
+      // human is a stranger on B, whose lines are held, never shown (issue 20 §3).
+      writeSignal(a.root, { kind: 'tray', key }, id, { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: s.sessionId, body: `cross-machine ${i}` });
       const t1 = await sensor.waitFor(`id=${id}]`, from, 20_000);
       return t1 - t0;
     };

@@ -6,7 +6,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { busLib, fakeSession, startSensor } from './latency.mjs';
+import { busLib, fakeSession, person, startSensor } from './latency.mjs';
 import { pct, procUsage, readJson, startHub, startRelay, stopAll, waitUntil } from './relay-latency.mjs';
 
 const MACHINES = 10;
@@ -49,7 +49,8 @@ export default async function ({ bin, tmp, quick }) {
       const id = newId();
       const from = receivers.map((r) => r.state.out.length);
       const t0 = performance.now();
-      writeSignal(src.root, { kind: 'open' }, id, { from: 'external:m0-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'm0-user', to: '*', body: `fan-out ${i}` });
+      // As the first machine's person: any other human is a stranger elsewhere, held, never shown.
+      writeSignal(src.root, { kind: 'open' }, id, { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: '*', body: `fan-out ${i}` });
       const times = await Promise.all(receivers.map((r, k) => r.waitFor(`id=${id}]`, from[k], 30_000)));
       return times.map((t) => t - t0);
     };

@@ -38,6 +38,7 @@ function freePort() {
 /** `n` nats-servers in one cluster with JetStream (names n1…), each its own store under `dir`. */
 async function startCluster(dir, n) {
   const ports = [];
+  const leaders = [];
   for (let i = 0; i < n; i++) ports.push({ client: await freePort(), route: await freePort() });
   const routes = ports.map((p) => `nats://127.0.0.1:${p.route}`).join(',');
   const nodes = ports.map((p, i) => {
@@ -45,7 +46,11 @@ async function startCluster(dir, n) {
     mkdirSync(store, { recursive: true });
     const proc = spawn('nats-server', ['-js', '-n', `n${i + 1}`, '--cluster_name', 'bench', '-sd', store, '-a', '127.0.0.1', '-p', String(p.client), '--cluster', `nats://127.0.0.1:${p.route}`, '--routes', routes], { stdio: ['ignore', 'pipe', 'pipe'] });
     const node = { name: `n${i + 1}`, url: `nats://127.0.0.1:${p.client}`, proc, log: '' };
-    const on = (b) => (node.log += b);
+    const on = (b) => {
+      node.log += b;
+      // When each server said a stream got a new leader (the election's end, as the servers saw it).
+      for (const m of String(b).matchAll(/new (stream|consumer) leader for '[^'>]*> ([^'>]+?)(?: > ([^']+))?'/g)) leaders.push({ kind: m[1], stream: m[2], consumer: m[3], at: performance.now() });
+    };
     proc.stdout.on('data', on);
     proc.stderr.on('data', on);
     return node;
@@ -54,6 +59,11 @@ async function startCluster(dir, n) {
   const gone = (p) => p.exitCode !== null || p.signalCode !== null;
   return {
     urls: nodes.map((x) => x.url).join(','),
+    /** Milliseconds from `t` until a server logged a new leader for `stream` (or its `consumer`), or null. */
+    electedAfter: (stream, t, consumer) => {
+      const e = leaders.find((x) => x.stream === stream && x.at > t && (consumer ? x.consumer === consumer : x.kind === 'stream'));
+      return e ? e.at - t : null;
+    },
     byName: (name) => nodes.find((x) => x.name === name),
     async kill(name) {
       const x = nodes.find((y) => y.name === name);
@@ -78,6 +88,7 @@ async function until(fn, ms, what) {
 }
 
 const ms = (v) => `${v.toFixed(2)} ms`;
+const secs = (v) => (v === null ? 'not seen' : `${(v / 1000).toFixed(2)} s`);
 
 /** Writes on A every 20 ms, kills the leader of `stream` on `cluster`, and times the gap. */
 async function writeThroughKill({ write, arrivedAt, leaderOf, cluster, quick }) {
@@ -101,7 +112,7 @@ async function writeThroughKill({ write, arrivedAt, leaderOf, cluster, quick }) 
   await sleep(500);
   writing = false;
   await writer;
-  return { failoverMs, written, leader };
+  return { failoverMs, written, leader, killedAt };
 }
 
 async function relayFailover(bin, tmp, writeSignal, newId, quick) {
@@ -135,7 +146,8 @@ async function relayFailover(bin, tmp, writeSignal, newId, quick) {
     await waitUntil(() => [...want].every((id) => arrived.has(id)), 60_000, 'every message at bravo after the failover');
     const files = readdirSync(bDir).filter((n) => n.endsWith('.signal')).map((n) => n.slice(0, -'.signal'.length));
     const once = files.length === want.size && files.every((id) => want.has(id));
-    return { ...r, total: want.size, once };
+    const consumer = cluster.electedAfter('ATTEND', r.killedAt, 'attend-bravo-bcast');
+    return { ...r, total: want.size, once, elected: cluster.electedAfter('ATTEND', r.killedAt), consumer };
   } finally {
     watcher?.close();
     await nc.close().catch(() => {});
@@ -192,7 +204,7 @@ async function rawFailover(tmp, payload, quick) {
     await waitUntil(() => r.written.every((w) => arrived.has(w.id)), 60_000, 'every raw message after the failover');
     stop = true;
     await Promise.race([consumer, sleep(3_000)]);
-    return r;
+    return { ...r, elected: cluster.electedAfter('BENCHFO', r.killedAt), consumer: cluster.electedAfter('BENCHFO', r.killedAt, 'fo') };
   } finally {
     await nc.close().catch(() => {});
     await cluster.stop();
@@ -216,8 +228,7 @@ export default async function ({ bin, tmp, quick }) {
     procs.push(relayA, await startRelay(bin, b, hub.url));
 
     // 1. The relay: a broadcast written on A → its file in B's #open (an inotify watch on the
-    // directory). The sensor is left out: since the identity checks, a bench-made session's
-    // sensor is refused outside a real Claude Code process tree.
+    // directory), the relay's part alone; relay-latency.mjs times the line on B's sensor.
     const bDir = join(b.root, 'signals', '_broadcast');
     mkdirSync(bDir, { recursive: true });
     const waiting = new Map();
@@ -342,22 +353,37 @@ export default async function ({ bin, tmp, quick }) {
     watcher.close();
     watcher = null;
 
-    // 6. Ten relays at rest on one hub (the relay's default presence TTL), 10 s of CPU each,
-    // against a node process that holds one idle NATS connection with a subscription.
+    // 6. Ten relays at rest on one hub (the relay's default presence TTL), CPU each over
+    // restMs, against a node process that holds one idle NATS connection with a subscription.
+    // With ATTEND_BENCH_BASELINE (another build's dist/tools/cli/attend.cjs, e.g. main's) the
+    // same is measured for that build first, on the same hub, in this run.
     const restMs = quick ? 5_000 : 20_000;
-    const ten = [];
-    for (let i = 0; i < 10; i++) ten.push(await startRelay(bin, machineEnv(tmp, `rest${i}`), hub.url, { presenceTtl: null }));
-    procs.push(...ten);
     const idle = spawn(process.execPath, ['--input-type=module', '-e', `import { connect } from '@nats-io/transport-node'; const nc = await connect({ servers: ${JSON.stringify(hub.url)}, pingInterval: 5000 }); nc.subscribe('idle.>'); process.stdout.write('up\\n'); setInterval(() => {}, 1 << 30);`], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
     procs.push(idle);
     await new Promise((r) => idle.stdout.once('data', r));
-    await sleep(3_000); // the starts settle: presence put, buckets watched, first checks made
-    const c0 = [...ten, idle].map((p) => procUsage(p.pid).cpuMs);
-    const ts0 = performance.now();
-    await sleep(restMs);
-    const spanMs = performance.now() - ts0;
-    const cpuPct = [...ten, idle].map((p, i) => ((procUsage(p.pid).cpuMs - c0[i]) / spanMs) * 100);
-    const idlePct = cpuPct.pop();
+    // Each set on a hub of its own: on the first one they would begin by importing every
+    // broadcast measured above, and a loaded machine stretches that past the settle.
+    const restOf = async (relayBin, tag) => {
+      const restDir = join(tmp, `rest-${tag}`);
+      mkdirSync(restDir, { recursive: true });
+      const restHub = await startHub(restDir);
+      const ten = [];
+      for (let i = 0; i < 10; i++) ten.push(await startRelay(relayBin, machineEnv(restDir, `rest${tag}${i}`), restHub.url, { presenceTtl: null }));
+      await sleep(3_000); // the starts settle: presence put, buckets watched, first checks made
+      const c0 = [...ten, idle].map((p) => procUsage(p.pid).cpuMs);
+      const ts0 = performance.now();
+      await sleep(restMs);
+      const spanMs = performance.now() - ts0;
+      const pcts = [...ten, idle].map((p, i) => ((procUsage(p.pid).cpuMs - c0[i]) / spanMs) * 100);
+      await stopAll(ten);
+      restHub.stop();
+      return { cpu: pcts.slice(0, -1), idle: pcts[pcts.length - 1] };
+    };
+    const baselineBin = process.env.ATTEND_BENCH_BASELINE;
+    const baseline = baselineBin ? await restOf(baselineBin, 'b') : null;
+    const rest = await restOf(bin, 'c');
+    const cpuPct = rest.cpu;
+    const idlePct = rest.idle;
     await stopAll(procs.splice(0));
 
     // 7. Failover: the stream's leader of a 3-node cluster SIGKILLed while A writes a
@@ -379,7 +405,7 @@ export default async function ({ bin, tmp, quick }) {
     return {
       title: 'The relay against raw NATS (one run)',
       markdown: [
-        `One \`nats-server\` on loopback (a 3-node cluster for failover), bus roots with an \`attend relay\` each, everything below measured in one run; load average ${loadAtStart} at the start, ${load} at the end (2 cores, shared). Latency: ${n} messages one at a time (after 20 to warm up); the relay's is a broadcast written on A until its file is in B's \`signals/_broadcast/\` (an inotify watch; B's sensor is left out: a bench-made session's sensor is refused since the identity checks, which also stops \`relay-latency\` here); raw NATS's a 300-byte publish until a subscriber (core) or a durable consumer (JetStream, acked publish) has it. Backlog: ${backlog} broadcasts written on A while its relay was stopped, from the relay's spawn until B held all, against ${backlog} acked JetStream publishes and a new consumer reading them all.`,
+        `One \`nats-server\` on loopback (a 3-node cluster for failover), bus roots with an \`attend relay\` each, everything below measured in one run; load average ${loadAtStart} at the start, ${load} at the end (2 cores, shared). Latency: ${n} messages one at a time (after 20 to warm up); the relay's is a broadcast written on A until its file is in B's \`signals/_broadcast/\` (an inotify watch; the line on B's sensor is what \`relay-latency\` times); raw NATS's a 300-byte publish until a subscriber (core) or a durable consumer (JetStream, acked publish) has it. Backlog: ${backlog} broadcasts written on A while its relay was stopped, from the relay's spawn until B held all, against ${backlog} acked JetStream publishes and a new consumer reading them all.`,
         '',
         '| path | p50 | p99 | relay ÷ this (p50 / p99) | goal for the relay |',
         '|---|---|---|---|---|',
@@ -406,14 +432,14 @@ export default async function ({ bin, tmp, quick }) {
         `| crossed to B (first write until B held all) | ${Math.round(crossRate).toLocaleString('en')} msg/s in ${(crossMs / 1000).toFixed(2)} s | ${((crossRate / acceptRate) * 100).toFixed(0)} % of the accept rate (goal ≥ 80 %: ${met(crossRate >= 0.8 * acceptRate)}) |`,
         `| raw JetStream, the backlog above (publish all, read all) | ${Math.round(rawRate).toLocaleString('en')} msg/s | — |`,
         '',
-        `At rest, ten relays on one hub (default presence TTL, ${restMs / 1000} s after a 3 s settle): ${Math.min(...cpuPct).toFixed(2)}–${maxPct.toFixed(2)} % of a core each (${cpuPct.reduce((x, y) => x + y, 0).toFixed(1)} % for all ten; goal < 0.5 % each: ${met(maxPct < 0.5)}); a node process holding one idle NATS connection: ${idlePct.toFixed(2)} %. CPU from /proc (10 ms ticks).`,
+        `At rest, ten relays on a hub of their own (default presence TTL, ${restMs / 1000} s after a 3 s settle): ${Math.min(...cpuPct).toFixed(2)}–${maxPct.toFixed(2)} % of a core each (${cpuPct.reduce((x, y) => x + y, 0).toFixed(1)} % for all ten, ${idlePct > 0 ? `${(cpuPct.reduce((x, y) => x + y, 0) / 10 / idlePct).toFixed(1)}× the idle connection on average; ` : ''}goal < 0.5 % each: ${met(maxPct < 0.5)}); a node process holding one idle NATS connection: ${idlePct.toFixed(2)} %.${baseline ? ` The same ten of the baseline build (ATTEND_BENCH_BASELINE), just before on another fresh hub: ${Math.min(...baseline.cpu).toFixed(2)}–${Math.max(...baseline.cpu).toFixed(2)} % each (${baseline.cpu.reduce((x, y) => x + y, 0).toFixed(1)} % for all ten; the idle connection meanwhile ${baseline.idle.toFixed(2)} %).` : ''} CPU from /proc (10 ms ticks).`,
         '',
         '| failover: the stream\'s leader SIGKILLed, a message written every 20 ms | kill → first message written after it delivered | messages | relay ÷ raw |',
         '|---|---|---|---|',
         `| attend relay, 3-node cluster, R3 stream (leader ${fo.leader}) | ${(fo.failoverMs / 1000).toFixed(2)} s | ${fo.total}, ${fo.once ? 'each once at B' : 'NOT each once at B'} | ${(fo.failoverMs / foRaw.failoverMs).toFixed(2)}× (goal ≤ 5 s: ${met(fo.failoverMs <= 5000 && fo.once)}) |`,
         `| raw JetStream client, its own 3-node cluster, R3 stream (publish retried every 0.5 s until acked) | ${(foRaw.failoverMs / 1000).toFixed(2)} s | ${foRaw.written.length}, all delivered | 1× |`,
         '',
-        'nats-server 2.9 elects a new stream leader only after a follower\'s election timeout (4–9 s, fixed in its code), so a killed leader bounds failover for any client; a killed node that leads nothing costs only the reconnect (250 ms).',
+        `The elections alone (kill → the first server logging a new leader): the stream's ${secs(fo.elected)} and B's broadcast consumer's ${fo.consumer === null ? 'none (its leader lived)' : secs(fo.consumer)} for the relay's cluster; ${secs(foRaw.elected)} and ${foRaw.consumer === null ? 'none (its leader lived)' : secs(foRaw.consumer)} for the raw one. nats-server 2.9 elects a new stream leader only after a follower\'s election timeout (4–9 s, fixed in its code), so a killed leader bounds failover for any client; a killed node that leads nothing costs only the reconnect (250 ms).`,
       ].join('\n'),
     };
   } finally {

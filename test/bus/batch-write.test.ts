@@ -23,6 +23,15 @@ describe('writeFilesAtomic', () => {
     expect(Math.round(statSync(join(dir, 'm7.signal')).mtimeMs)).toBe(1_700_000_000_007);
   });
 
+  it('runs afterRename once every file is in place, before it resolves', async () => {
+    const dir = join(bus.root, 'signals', '_broadcast');
+    const files = Array.from({ length: 3 }, (_, i) => ({ path: join(dir, `m${i}.signal`), data: `line ${i}\n` }));
+    let seen: string[] | null = null;
+    const done = writeFilesAtomic(files, { afterRename: () => (seen = readdirSync(dir).sort()) });
+    await done;
+    expect(seen).toEqual(['m0.signal', 'm1.signal', 'm2.signal']);
+  });
+
   it('renames nothing and leaves no temporaries when one file cannot be written', async () => {
     if (process.getuid?.() === 0) return; // root writes anywhere: nothing to refuse
     const ok = join(bus.root, 'signals', 'a');

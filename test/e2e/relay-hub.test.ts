@@ -10,7 +10,7 @@ import { createUser } from '@nats-io/nkeys';
 import { type TempBus, useTempBus, waitFor } from '../helpers/bus.js';
 import { useHub } from '../helpers/hub.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
-import { HubRepair, MAX_MSG_BYTES, authenticatorFrom, connectHub, ensureConsumers, ensureStream, retry, watchConnection } from '../../tools/relay/hub.js';
+import { HubRepair, MAX_MSG_BYTES, authenticatorFrom, checkDue, connectHub, ensureConsumers, ensureStream, retry, watchConnection } from '../../tools/relay/hub.js';
 import { STREAM_NAME } from '../../tools/relay/subjects.js';
 
 let bus: TempBus;
@@ -59,11 +59,35 @@ describe('HubRepair', () => {
     expect(await consumerNames()).toEqual(['attend-bravo-bcast', 'attend-bravo-chan', 'attend-bravo-tray']);
   });
 
+  it('checks at every tick while something is urgent', async () => {
+    const { jsm } = hub();
+    let checks = 0;
+    const repair = new HubRepair(jsm, 'bravo', () => false, { onView: () => checks++ });
+    expect(await repair.ensure()).toBe(true);
+    const start = checks;
+    repair.every(30, 60_000, () => true);
+    try {
+      await waitFor(() => checks >= start + 3, { what: 'checks while urgent' });
+    } finally {
+      repair.close();
+    }
+  });
+
   it('ensure gives up once the relay is stopping and the hub cannot be reached', async () => {
     const nc = await connect({ servers: hub().url });
     const jsm = await jetstreamManager(nc);
     await nc.close();
     expect(await new HubRepair(jsm, 'bravo', () => true).ensure()).toBe(false);
+  });
+});
+
+describe('checkDue', () => {
+  it('every tick while something is off; at rest, once restMs (less half a tick) passed', () => {
+    expect(checkDue(0, false, 5_000, 30_000)).toBe(true);
+    expect(checkDue(5_000, true, 5_000, 30_000)).toBe(false);
+    expect(checkDue(27_400, true, 5_000, 30_000)).toBe(false);
+    expect(checkDue(27_500, true, 5_000, 30_000)).toBe(true);
+    expect(checkDue(Number.POSITIVE_INFINITY, true, 5_000, 30_000)).toBe(true);
   });
 });
 

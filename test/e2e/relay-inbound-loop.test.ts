@@ -63,16 +63,24 @@ describe('InboundLoops', () => {
       await waitFor(() => arrived(first) && status.imported === 1, { what: 'the first import' });
       expect(senders.get('alpha:ann')).toBe('alpha');
       // The hub lost the consumer and the connection came back (run.ts restarts the loops on
-      // a reconnect): the loop finds it missing, asks for the repair, and goes on. (A consumer
-      // deleted under a live connection is not noticed: its iterator keeps waiting.)
+      // a reconnect): the loop finds it missing, asks for the repair, and goes on.
       await hub().jsm.consumers.delete(STREAM_NAME, 'attend-bravo-bcast');
       loops.restart();
       await waitFor(() => repairs > 0, { timeoutMs: 15_000, what: 'a repair asked for' });
-      expect(status.lastError).toMatch(/^consume bcast: consumer not found/);
+      expect(status.lastError).toMatch(/^consume bcast: consumer (not found|deleted)/);
       const second = await fromAlpha('after the repair');
       await waitFor(() => arrived(second) && status.imported === 2, { timeoutMs: 15_000, what: 'an import after the repair' });
       // The consumer made again starts from the stream's start: the first is a duplicate here.
       await waitFor(() => status.duplicates >= 1, { what: 'the redelivered first message' });
+
+      // Deleted under a live connection, with no reconnect: the pull's long wait is not
+      // waited out; the iterator's own news (the consumer deleted, heartbeats missed) ends it
+      // and the loop asks for the repair.
+      const before = repairs;
+      await hub().jsm.consumers.delete(STREAM_NAME, 'attend-bravo-bcast');
+      await waitFor(() => repairs > before, { timeoutMs: 10_000, what: 'a repair asked for without a reconnect' });
+      const third = await fromAlpha('after a deletion under a live connection');
+      await waitFor(() => arrived(third) && status.imported === 3, { timeoutMs: 15_000, what: 'an import after the second repair' });
     } finally {
       stopping = true;
       stop();
@@ -131,5 +139,26 @@ describe('InboundBacklog', () => {
     await backlog.refresh();
     expect(status.inboundBacklog).toBe(3);
     expect(status.lastContact).toBe(1_005_000);
+  });
+
+  it('at rest (nought, nothing imported or failed since) asks only every 30 s; a figure above nought makes it every 5 s again', async () => {
+    expect(await new HubRepair(hub().jsm, 'charlie', () => false).ensure()).toBe(true);
+    const status = new StatusBoard(bus.root, Date.now, { pid: 1, host: 'charlie', hub: 'h', parked: 0 }, () => 0).status;
+    let t = 2_000_000;
+    const backlog = new InboundBacklog(hub().jsm, 'charlie', status, () => t);
+    await backlog.refresh();
+    expect(status.inboundBacklog).toBe(0);
+    await fromAlpha('while charlie rests');
+    t += 5_000;
+    await backlog.refresh();
+    expect(status.inboundBacklog).toBe(0);
+    t += 25_000;
+    await backlog.refresh();
+    expect(status.inboundBacklog).toBe(1);
+    // Not nought any more: every 5 s again.
+    await fromAlpha('another');
+    t += 5_000;
+    await backlog.refresh();
+    expect(status.inboundBacklog).toBe(2);
   });
 });

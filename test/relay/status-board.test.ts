@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
 import { StatusBoard, statusDue } from '../../tools/relay/status-board.js';
 import type { RelayStatus } from '../../tools/relay/store.js';
 
@@ -50,5 +50,18 @@ describe('StatusBoard', () => {
     board.status.connected = true;
     board.save(true);
     expect(read()).toMatchObject({ connected: true, updatedAt: 1_004_501 });
+  });
+
+  it('keeps the status fresh on its own while nothing saves it, until stopFresh', async () => {
+    const board = new StatusBoard(bus.root, Date.now, { pid: 42, host: 'alpha', hub: 'nats://x', parked: 0 }, () => 0);
+    board.save(true);
+    const first = read().updatedAt;
+    board.keepFresh();
+    try {
+      // Rewritten within the 4 s rest interval (and a margin), with no save from a loop.
+      await waitFor(() => read().updatedAt > first, { timeoutMs: 8_000, what: 'a rewrite with nobody saving' });
+    } finally {
+      board.stopFresh();
+    }
   });
 });

@@ -185,6 +185,15 @@ export async function ensureConsumers(jsm: JetStreamManager, host: string): Prom
   }
 }
 
+/**
+ * Whether a tick of HubRepair.every (one every `ms`) checks the hub: always while something
+ * is off (`calm` false), otherwise once `restMs` passed since the last check (less half a
+ * tick, so timer jitter does not push it a whole tick later).
+ */
+export function checkDue(sinceLastMs: number, calm: boolean, ms: number, restMs: number): boolean {
+  return !calm || sinceLastMs >= restMs - ms / 2;
+}
+
 /** What the last check of the hub found (`attend relay status`). */
 export interface HubView {
   /** The cluster's name, or null on a lone server. */
@@ -322,14 +331,32 @@ export class HubRepair {
     });
   }
 
-  /** A check every `ms` (a store lost without a reconnect, a leader that moved, replicas to raise). */
-  every(ms: number): void {
-    this.timer = setInterval(() => this.repair(), ms);
+  /**
+   * A check every `ms` while something is off or `urgent()` (the last check failed, the
+   * stream has no leader, a replica behind or too few, messages waiting to be published), and
+   * every `restMs` while all is well (checkDue). A hub that loses something under a live
+   * connection is noticed sooner by the call that meets it (a publish, a consumer, a presence
+   * put asks for a repair); the slow check is the net under those, and what keeps `relay
+   * status` naming the leader. The tick itself asks the hub nothing.
+   */
+  every(ms: number, restMs = ms, urgent: () => boolean = () => false): void {
+    this.timer = setInterval(() => {
+      const now = this.hooks.now?.() ?? Date.now();
+      if (checkDue(now - (this.view?.checkedAt ?? -Infinity), this.healthy() && !urgent(), ms, restMs)) this.repair();
+    }, ms);
     this.timer.unref();
+  }
+
+  /** The last check found the stream whole: led, every replica current, as many as wanted. */
+  private healthy(): boolean {
+    const v = this.view;
+    if (!v || v.problem !== null || v.replicas !== v.wanted) return false;
+    return v.cluster === null || (v.leader !== null && v.current === v.replicas);
   }
 
   close(): void {
     if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 
   get busy(): boolean {

@@ -4,7 +4,7 @@
 // (the connection went, the consumer was lost and made again) resumes where its acks did.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { rememberParties } from '../bus/presence/index.js';
 import { localizeId, splitQualified } from '../wire/hosts.js';
 import type { ImporterDeps, Result } from './importer.js';
@@ -15,6 +15,12 @@ import { STREAM_NAME, consumerFilters, durableName, parseSubject } from './subje
 
 /** How often the consumers' pending counts are asked for at most (the inbound backlog). */
 const BACKLOG_EVERY_MS = 5_000;
+/** …and at rest: the last figure was nought, nothing arrived and nothing failed since. */
+const BACKLOG_QUIET_MS = 30_000;
+/** How long one pull request waits on the hub for messages. */
+const PULL_EXPIRES_MS = 30_000;
+/** The hub's sign of life on an open pull; two missed end it (InboundLoops.follow). */
+const PULL_HEARTBEAT_MS = 1_000;
 
 interface InboundDeps {
   js: JetStreamClient;
@@ -47,19 +53,40 @@ export class InboundLoops {
     for (const it of this.iterators) it.stop();
   }
 
+  /**
+   * What the iterator says about itself: missed heartbeats (the consumer's leader died, or
+   * the server lost the request) and a consumer or stream gone (the hub lost its store
+   * under a live connection) end it, so the loop starts it over at once, asking for the
+   * repair when something is missing.
+   */
+  private async follow(iter: ConsumerMessages, suffix: string): Promise<void> {
+    for await (const s of iter.status()) {
+      if (s.type === 'heartbeats_missed' || s.type === 'consumer_not_found' || s.type === 'stream_not_found' || s.type === 'consumer_deleted') {
+        if (s.type !== 'heartbeats_missed') {
+          this.d.status.lastError = `consume ${suffix}: ${s.type.replace(/_/g, ' ')}`;
+          this.d.repair();
+        }
+        iter.stop();
+        return;
+      }
+    }
+  }
+
   private async consume(suffix: string): Promise<void> {
     const d = this.d;
     await d.ready;
     while (!d.stopping()) {
       try {
         const c = await d.js.consumers.get(STREAM_NAME, durableName(d.host, suffix));
-        // expires 2 s: a hub that died is noticed within two missed heartbeats (1 s each).
-        // Not longer to save requests at rest: after missed heartbeats the client asks for the
-        // consumer's info, and while a cluster elects its leader that fails and is retried
-        // only after `expires` (30 s in a bench probe with 30 s pulls, 5–8 s with these).
-        const iter = await c.consume({ max_messages: 1024, expires: 2_000 });
+        // A long pull (PULL_EXPIRES_MS) with a short idle heartbeat: at rest a consumer costs
+        // one request per half minute and a heartbeat a second, not a request every 2 s. The
+        // client's own answer to missed heartbeats is a consumer info retried only every
+        // `expires` (while a cluster elects a leader that would be 30 s), so the loop takes
+        // them itself: the iterator is stopped and the consumer asked for again every 500 ms.
+        const iter = await c.consume({ max_messages: 1024, expires: PULL_EXPIRES_MS, idle_heartbeat: PULL_HEARTBEAT_MS });
         void d.stopped.then(() => iter.stop());
         this.iterators.add(iter);
+        void this.follow(iter, suffix);
         for await (const m of iter) d.importer.add(m);
         this.iterators.delete(iter);
         // An iterator that ends at once (the connection is away) must not turn this into a
@@ -128,9 +155,21 @@ export class InboundBacklog {
     private readonly now: () => number,
   ) {}
 
+  /** What the status counted by the last ask (imports, duplicates, parked, the last error). */
+  private seen = '';
+
+  /**
+   * Every BACKLOG_EVERY_MS at most; at rest (the last figure nought, nothing imported,
+   * refused or failed since) every BACKLOG_QUIET_MS: what arrives meanwhile is counted as it
+   * is imported, and three requests every few seconds were most of an idle relay's work.
+   */
   async refresh(): Promise<void> {
-    if (this.now() - this.last < BACKLOG_EVERY_MS) return;
+    const st = this.status;
+    const seen = `${st.imported} ${st.duplicates} ${st.parked} ${st.lastError ?? ''}`;
+    const quiet = st.inboundBacklog === 0 && seen === this.seen;
+    if (this.now() - this.last < (quiet ? BACKLOG_QUIET_MS : BACKLOG_EVERY_MS)) return;
     this.last = this.now();
+    this.seen = seen;
     try {
       let n = 0;
       for (const { suffix } of consumerFilters(this.host)) {

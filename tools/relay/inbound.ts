@@ -230,8 +230,8 @@ export function planImport(ctx: ImportContext, m: Incoming): Plan {
 /**
  * Write a batch: each id recorded as imported first (the loop guard: the outbound side never
  * sees one unmarked), then every sidecar and message with the bus's atomic writer (all
- * synced, sidecar renamed before its message, each directory synced once), then one index
- * line per message. Throws (exit 3) when the bus refused a write: nothing may be acked then.
+ * synced, sidecar renamed before its message, one index line per message, then each
+ * directory synced once). Throws (exit 3) when the bus refused a write: nothing may be acked then.
  */
 export async function writeImports(imported: ImportedSet, writes: Write[]): Promise<void> {
   if (writes.length === 0) return;
@@ -248,8 +248,16 @@ export async function writeImports(imported: ImportedSet, writes: Write[]): Prom
     if (!list) ids.set(w.dir, (list = []));
     list.push(w.id);
   }
-  await writeFilesAtomic(files);
-  for (const [dir, list] of ids) appendIndexMany(dir, list, before.get(dir)!);
+  // The index lines go in before the directories are synced, as a local writer's do
+  // (tools/bus/store/messages.ts writeSignal): a sensor woken by the rename takes the message
+  // from its line at once instead of waiting a directory sync for it (or SETTLE_MS). The
+  // batch is acked only once this resolves, syncs included, so a relay killed before then is
+  // offered it again and finds the same bytes already here.
+  await writeFilesAtomic(files, {
+    afterRename: () => {
+      for (const [dir, list] of ids) appendIndexMany(dir, list, before.get(dir)!);
+    },
+  });
 }
 
 /** One message on its own (tests, and anything that does not batch). */

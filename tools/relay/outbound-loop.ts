@@ -33,8 +33,10 @@ const FAILED_PAUSE_MS = 250;
 /** During a burst the cursor is written this often at most (each write is synced). */
 const CURSOR_EVERY_MS = 2_000;
 const PRUNE_EVERY_MS = 5_000;
-/** The slow poll that covers missed directory events. */
+/** The slow poll that covers missed directory events, while a directory is not watched (signals/ not made yet)… */
 const POLL_MS = 2_000;
+/** …and while every one is: inotify does not miss a rename, so this is only a net (and an idle relay's most frequent wake). */
+const POLL_WATCHED_MS = 10_000;
 
 /** What one chunk's answers mean, message by message (a message has one entry per route). */
 interface ChunkOutcome {
@@ -242,9 +244,9 @@ export class OutboundLoop {
       // hub away, publishes failing at once) must never starve the client's reconnect.
       await yieldToIo();
       this.wake.clear();
-      this.wake.watch(signalsDir(root));
+      let watched = this.wake.watch(signalsDir(root));
       const pending = outbox.scan(now());
-      for (const d of outbox.dirNames) this.wake.watch(join(signalsDir(root), d));
+      for (const d of outbox.dirNames) watched = this.wake.watch(join(signalsDir(root), d)) && watched;
       if (pending.length > 0 && !status.connected) {
         // The hub is away: publishing now only waits for timeouts. Keep them for the
         // reconnect (which wakes this loop); the local bus goes on as ever.
@@ -279,7 +281,7 @@ export class OutboundLoop {
       // a write. No settling delay after a wake: a burst batches by itself (what is written
       // while a chunk waits for its acks is the next scan's chunk), and a scan that came
       // between a message's rename and its index line is woken again by the line (wake.ts).
-      if (!this.wake.pending) await this.wake.wait(Math.max(5, Math.min(POLL_MS, outbox.recheckAt - now() + 1, cursor.dueIn() + 1)));
+      if (!this.wake.pending) await this.wake.wait(Math.max(5, Math.min(watched ? POLL_WATCHED_MS : POLL_MS, outbox.recheckAt - now() + 1, cursor.dueIn() + 1)));
     }
     this.wake.close();
     await cursor.close();

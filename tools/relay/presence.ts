@@ -167,9 +167,13 @@ export class Presence {
     }
   }
 
-  /** Within a quarter of the TTL, so a host's `seen` on disk never lags enough to age it out. */
+  /**
+   * Within a quarter of the TTL, so a host's `seen` on disk never lags enough to age it out;
+   * no sooner, since with ten machines a beat arrives every second or two and each write is a
+   * file renamed into place.
+   */
   private writeSoon(roster: RemoteRoster): void {
-    const gap = Math.min(1_000, (this.ttlS * 1000) / 4);
+    const gap = (this.ttlS * 1000) / 4;
     const due = this.lastWrite + gap - this.now();
     if (due <= 0) return this.write(roster);
     if (this.soon) return;

@@ -43,8 +43,10 @@ interface RelayDeps {
   trace?: boolean;
 }
 
-/** How often the relay checks the hub: its stream, consumers and buckets, the leader, replicas. */
+/** How often the relay checks the hub (its stream, consumers and buckets, the leader, replicas) while something is off… */
 const HUB_CHECK_MS = 5_000;
+/** …and while all is well (hub.ts HubRepair.every): six requests, the better part of an idle relay's work. */
+const HUB_REST_MS = 30_000;
 
 /** How long one step of stopping may wait for the hub (a goodbye, a drain) before it is skipped. */
 const STOP_STEP_MS = 1_500;
@@ -160,11 +162,14 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
     },
   });
   if (!(await repair.ensure())) return void (await nc.close());
-  repair.every(HUB_CHECK_MS);
+  // Messages waiting, or the connection away: something may be off that the last check did not see.
+  repair.every(HUB_CHECK_MS, HUB_REST_MS, () => outbound.backlog > 0 || !status.connected);
   hub = repair;
   const pub = new Publisher(nc, `_INBOX_${host}`);
   status.ready = true;
   board.save(true);
+  // The outbound loop sleeps up to 10 s at rest: the board keeps status.json fresh itself.
+  board.keepFresh();
 
   const trace = deps.trace === true ? log : null;
   const stopStalls = trace ? watchStalls(trace) : () => {};
@@ -184,6 +189,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   // Stopping: the outbound loop wrote the cursor; the rest, in order, then the connection.
   // Each step is bounded: a hub that is away (reconnecting) must not hold a stop.
   board.save(true);
+  board.stopFresh();
   repair.close();
   // Away from the hub, a goodbye or a drain could only time out: the presence key ages out.
   const away = !status.connected;

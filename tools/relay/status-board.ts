@@ -50,6 +50,31 @@ export class StatusBoard {
     };
   }
 
+  private fresh: NodeJS.Timeout | null = null;
+  private keeping = false;
+
+  /**
+   * Rewrite the status REST_MS after each write while nothing else does, so readers see
+   * a live relay however long its loops sleep; `stopFresh` ends it.
+   */
+  keepFresh(): void {
+    this.keeping = true;
+    this.arm();
+  }
+
+  stopFresh(): void {
+    this.keeping = false;
+    if (this.fresh) clearTimeout(this.fresh);
+    this.fresh = null;
+  }
+
+  private arm(): void {
+    if (!this.keeping) return;
+    if (this.fresh) clearTimeout(this.fresh);
+    this.fresh = setTimeout(() => this.save(), Math.max(0, this.last.at + REST_MS - this.now()) + 1);
+    this.fresh.unref();
+  }
+
   save(force = false): void {
     const now = this.now();
     if (!force && now - this.last.at < BUSY_MS) return;
@@ -65,5 +90,6 @@ export class StatusBoard {
     } catch {
       // the bus is unusable for a moment: next tick
     }
+    this.arm();
   }
 }

@@ -36,9 +36,12 @@ export class Wake {
     });
   }
 
-  /** Watch one directory (once; a directory that is not there yet is tried on the next call). */
-  watch(dir: string): void {
-    if (this.watchers.has(dir)) return;
+  /**
+   * Watch one directory (once; a directory that is not there yet is tried on the next call).
+   * False when it could not be watched: only the slow poll will see what is written there.
+   */
+  watch(dir: string): boolean {
+    if (this.watchers.has(dir)) return true;
     try {
       // Temporaries are dot-files; a new message is `<id>.signal`, a new directory its own
       // name, and the index hint's line (`.index`) what the scan follows. Only those are worth
@@ -53,8 +56,10 @@ export class Wake {
         w.close();
       });
       this.watchers.set(dir, w);
+      return true;
     } catch {
       // not there yet
+      return false;
     }
   }
 

@@ -209,7 +209,8 @@ function fsyncAsync(fd: number): Promise<void> {
  * Many files, each as writeFileAtomic writes one, for a writer that has a batch (the relay's
  * imports, issue 13): every temporary is written, then all are synced at once, then all are
  * renamed in the order given (a signature sidecar before its message), then each directory
- * is synced, so the renames too are durable when this resolves. The syncs run concurrently
+ * is synced, so the renames too are durable when this resolves (`afterRename` runs just before
+ * those syncs: a hint such as an index line, which need not wait for them). The syncs run concurrently
  * (libuv's thread pool), so the filesystem commits them together instead of once per file,
  * and the event loop is never blocked waiting for the disk.
  *
@@ -218,7 +219,7 @@ function fsyncAsync(fd: number): Promise<void> {
  * synced) and removes the rest. Either way it rejects with a bus error (exit 3) and the
  * caller must not report the batch written.
  */
-export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
+export async function writeFilesAtomic(files: AtomicFile[], opts: { afterRename?: () => void } = {}): Promise<void> {
   const made: { tmp: string; path: string }[] = [];
   const dirs = new Set<string>();
   for (let at = 0; at < files.length; at += BATCH_FDS) {
@@ -272,6 +273,9 @@ export async function writeFilesAtomic(files: AtomicFile[]): Promise<void> {
     for (let j = i; j < made.length; j++) safeUnlink(made[j]!.tmp);
     throw writeError(failed, err);
   }
+  // Between the renames and the directory syncs (the index lines, as writeSignal appends its
+  // line before its sync): readers woken by a rename need not wait for the disk.
+  opts.afterRename?.();
   // As syncDir, concurrently (the directories of one batch commit together).
   await Promise.all(
     [...dirs].map(async (dir) => {
