@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ME, type TempBus, runBin, useFamilyPolicy, useTempBus, waitFor } from '../helpers/bus.js';
 import { type SensorProc, startAttend } from '../helpers/delivery.js';
-import { busDigest } from '../../tools/bus/trust/private.js';
+import { privateDirName } from '../../tools/bus/trust/private.js';
 import { decodeKeyId } from '../../tools/wire/sign.js';
 
 let bus: TempBus;
@@ -132,7 +132,7 @@ describe('attend adapter (issue 24 §3)', () => {
     const o = await fakeOutlet();
     const secret = addWebhook(o);
     // Kept in the person's private directory of the bus, in the key directory, not the bus root.
-    const file = join(bus.home, '.config', 'attend', 'keys', 'buses', busDigest(bus.root), 'adapters', 'config.json');
+    const file = join(bus.home, '.config', 'attend', 'keys', 'buses', privateDirName(bus.root), 'adapters', 'config.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8')).toContain(secret);
     expect(existsSync(join(bus.root, 'adapters'))).toBe(false);

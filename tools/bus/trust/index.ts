@@ -15,4 +15,4 @@ export { allow, deny, nodeArg, policyFile, readClaimsMode, readPolicy, requireOw
 export { claimProblem, isLocalNode, readRemoteKeys, recordRemoteKeys } from './remote-keys.js';
 export { createDetachedSigner, createSigner, type DetachedSign, SIG_EXT, type Signer } from './signing.js';
 export { askSigner, createRemoteSigner, createSignerService, inClaudeSandbox, sandboxSigner, type SignerAddress, signerPort, signerSession } from './signer.js';
-export { busDigest, openPrivateDir, privateDirOf, privatePath } from './private.js';
+export { privateDirName, openPrivateDir, privateDirOf, privatePath } from './private.js';

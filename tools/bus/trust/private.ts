@@ -8,22 +8,23 @@
 //              outlet here is an inbound route whose replies are signed with the person's key)
 //
 // They are kept in the key directory, not in the bus root: `<keysDir>/buses/<bus>/`, where
-// <bus> is a digest of the bus root's path (one key directory serves every bus of the user).
+// <bus> is the bus root's attend key (its path's slug and hash, as a project tray is named;
+// one key directory serves every bus of the user).
 // Every process that can write the bus can write its root, `state/` and `cache/` (the
 // sandbox's allowWrite lists them), but the key directory is hidden from sandboxed commands
 // (denyRead puts a tmpfs over it) and denied to the Read and Edit tools by attend install's
 // permission rules — the same reach as a private key, which is what these files amount to.
 // Nothing reads these files from the bus root any more: a file planted there is not honoured.
 
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { AttendError, EXIT } from '../../wire/errors.js';
+import { attendKey } from '../../wire/names.js';
 import { ensureDir } from '../store/root.js';
 import { keyDirectoryOf, keyDirectoryProblem, openKeyDirectory } from './anchors.js';
 
-/** The per-bus directory's name: 16 hex digits of the root's SHA-256 (paths vary in length and characters). */
-export function busDigest(root: string): string {
-  return createHash('sha256').update(root).digest('hex').slice(0, 16);
+/** The per-bus directory's name: the root's attend key (no node:crypto: whoami and peers never load it). */
+export function privateDirName(root: string): string {
+  return attendKey(root);
 }
 
 function keysDirFor(root: string): string {
@@ -34,7 +35,7 @@ function keysDirFor(root: string): string {
 
 /** Where the person's private files of the bus at `root` are; nothing is created or checked. */
 export function privateDirOf(root: string): string {
-  return join(keysDirFor(root), 'buses', busDigest(root));
+  return join(keysDirFor(root), 'buses', privateDirName(root));
 }
 
 /**
