@@ -91,6 +91,7 @@ export default async function ({ bin, tmp, quick }) {
     });
   const { createVerbCtx } = await import(pathToFileURL(join(tools, 'verbs/context.js')).href);
   const { runSent } = await import(pathToFileURL(join(tools, 'verbs/delivery.js')).href);
+  const { createHeldWatch } = await import(pathToFileURL(join(tools, 'verbs/inbox.js')).href);
   const { readScopes, listScopes, silentReporter } = await import(pathToFileURL(join(tools, 'bus/store/index.js')).href);
   const sentRuns = quick ? 5 : 20;
   const sent = {};
@@ -125,7 +126,19 @@ export default async function ({ bin, tmp, quick }) {
         readScopes(root, listScopes(root), silentReporter);
         full.push(performance.now() - t);
       }
-      sent[n] = { shown: first, cold, warm: median(warm), full: median(full) };
+      // The owner tab's held list (createHeldWatch): its first look reads every directory,
+      // each later one what arrived since.
+      const watch = createHeldWatch();
+      t = performance.now();
+      watch.list(ctx(), 100);
+      const heldFirst = performance.now() - t;
+      const heldLater = [];
+      for (let r = 0; r < sentRuns; r++) {
+        t = performance.now();
+        watch.list(ctx(), 100);
+        heldLater.push(performance.now() - t);
+      }
+      sent[n] = { shown: first, cold, warm: median(warm), full: median(full), heldFirst, heldLater: median(heldLater) };
     }
     for (const n of sizes) {
       const root = join(tmp, `web-${n}`);
@@ -220,6 +233,13 @@ export default async function ({ bin, tmp, quick }) {
     '| --- | --- | --- | --- | --- |',
     ...sizes.map((n) => `| ${n.toLocaleString('en')} | ${sent[n].shown} | ${f(sent[n].cold)} ms | ${f(sent[n].warm)} ms | ${f(sent[n].full)} ms |`),
     `| ratio | | | ${(sent[big].warm / sent[small].warm).toFixed(2)}× | ${(sent[big].full / sent[small].full).toFixed(2)}× |`,
+    '',
+    `The owner tab's held list (\`createHeldWatch\`, what \`/api/owner\` calls at each arrival while the tab is open), on the same histories, in process: its first look reads every directory (what every look did before), a later one only what arrived since (median of ${sentRuns}):`,
+    '',
+    '| history | first look | a later look |',
+    '| --- | --- | --- |',
+    ...sizes.map((n) => `| ${n.toLocaleString('en')} | ${f(sent[n].heldFirst)} ms | ${f(sent[n].heldLater)} ms |`),
+    `| ratio | ${(sent[big].heldFirst / sent[small].heldFirst).toFixed(2)}× | ${(sent[big].heldLater / sent[small].heldLater).toFixed(2)}× |`,
     '',
     `History: files as attend writes them in #open, from the person of the bus (unsigned, as \`attend send\` from a terminal). First paint is the page's performance mark \`attend:first-messages\` (set when the first message list is on screen), from the navigation's start, the login redirect included; the server reads the newest 500 messages once, at its start (the chat's first load, through the listing), and sends a page that opens the newest 100 of them, so opening the page reads nothing of the history. Live: each message written through attend's writer (writeSignal, synced) at 20/s, timed to its text in the page's DOM (a MutationObserver, the same wall clock).`,
   ].join('\n');

@@ -10,14 +10,16 @@
 // and request body goes through tools/web/schema.ts, the schema the page uses too.
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Message } from '../bus/store/index.js';
-import type { Peer } from '../bus/presence/index.js';
+import { type Peer, presenceDir } from '../bus/presence/index.js';
+import { processAlive } from '../identity/system.js';
 import { createChatActions } from '../chat/actions.js';
 import { createBusSource } from '../chat/bus-source.js';
 import { peerStatus } from '../chat/peer-status.js';
@@ -47,7 +49,8 @@ const FIRST_SHOWN = 100;
 /** Arrivals are pushed at most this often, ms. */
 const WEB_BATCH_MS = 20;
 /** How often the roster is read again when no session started or ended (see readPeers). */
-const ROSTER_FULL_MS = 5_000;
+const ROSTER_FULL_MS = 30_000;
+const ROSTER_PIDS_MS = 5_000;
 
 export interface WebOptions {
   /** A fresh context for each operation, always the human identity (as the chat's). */
@@ -213,26 +216,45 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
 
   let lastRoster = '';
   let pendingPeers: Peer[] = [];
-  // The roster costs ~0.1 ms a session to read (its record, its process, its presence): read
-  // every second it would keep a server with 100 live sessions above 1 % of a core at rest
-  // (docs/benchmarks.md, "attend web"). So the second's look is a stat of the directory of
-  // session records, which a session that starts or ends changes, and the roster is read again
-  // when it changed and at least every ROSTER_FULL_MS (a conduit that started or stopped, a
-  // process that died leaving its record, a record rewritten in place).
+  // The roster costs ~0.1 ms a session to read (its record, its process, its presence, the
+  // registry and the names): read every second it would keep a server with 100 live sessions
+  // above 1 % of a core at rest (docs/benchmarks.md, "attend web"). So the second's look is a
+  // mark of what changes it — the session records' names and change times (a session that
+  // starts, ends, or turns busy or idle) and the names in the presence directory (a conduit
+  // that starts or stops) — with, every ROSTER_PIDS_MS, whether each live session's process
+  // still runs (one that died leaving its record); the roster is read again when the mark
+  // moved, and at least every ROSTER_FULL_MS (a heartbeat gone stale, a focus that ended).
   const sessionsDir = opts.makeCtx().paths.sessionsDir;
-  const dirMark = () => {
+  const beatsDir = presenceDir(root);
+  const names_ = (dir: string) => {
     try {
-      const st = statSync(sessionsDir);
-      return `${st.ino}:${st.mtimeMs}`;
+      return readdirSync(dir).sort();
     } catch {
-      return '-';
+      return [];
     }
   };
-  let rosterRead = { at: -Infinity, mark: '', peers: [] as Peer[] };
+  const dirMark = () => {
+    const parts: string[] = [];
+    for (const n of names_(sessionsDir)) {
+      try {
+        parts.push(`${n}@${statSync(join(sessionsDir, n)).mtimeMs}`);
+      } catch {
+        // gone between the listing and the stat: the next look has it
+      }
+    }
+    return `${parts.join('/')}|${names_(beatsDir).join('/')}`;
+  };
+  const anyDied = (peers: readonly Peer[]) => peers.some((p) => p.record?.pid !== undefined && !processAlive(p.record.pid, p.record.procStart));
+  let rosterRead = { at: -Infinity, pids: -Infinity, mark: '', peers: [] as Peer[] };
   const readPeers = (): Peer[] => {
     const at = Date.now();
     const mark = dirMark();
-    if (mark !== rosterRead.mark || at - rosterRead.at >= ROSTER_FULL_MS) rosterRead = { at, mark, peers: actions.peers() };
+    let stale = mark !== rosterRead.mark || at - rosterRead.at >= ROSTER_FULL_MS;
+    if (!stale && at - rosterRead.pids >= ROSTER_PIDS_MS) {
+      rosterRead.pids = at;
+      stale = anyDied(rosterRead.peers);
+    }
+    if (stale) rosterRead = { at, pids: at, mark, peers: actions.peers() };
     return rosterRead.peers;
   };
   const poller = createRosterPoller({

@@ -2,7 +2,7 @@
 // its names, address resolution, the remote parties a relay reports. Outside tools/bus/ this
 // file is the only way into presence.
 
-export { type Delivery, deliveryOf, HEARTBEAT_FRESH_MS, isFresh, type PresenceRecord, readPresence, readPresenceOf, removePresence, writePresence } from './heartbeats.js';
+export { type Delivery, deliveryOf, HEARTBEAT_FRESH_MS, isFresh, presenceDir, type PresenceRecord, readPresence, readPresenceOf, removePresence, writePresence } from './heartbeats.js';
 export { conduitOf } from './conduit.js';
 export { knownNamesSource, nameParties, readKnownNames, rememberParties } from './names.js';
 export { knownParties, remoteHostOf } from './known.js';
