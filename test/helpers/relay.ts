@@ -46,7 +46,7 @@ export function makeMachine(host: string, server: () => string, opts: { creds?: 
     relay: null,
     relayLog: () => log,
     spawnRelay(extra = []) {
-      const args = [BIN, 'relay', '--server', server(), '--host', host, '--presence-ttl', '2', ...(opts.creds ? ['--creds', opts.creds] : []), ...extra];
+      const args = [BIN, 'relay', '--server', server(), '--host', host, '--presence-ttl', '4', ...(opts.creds ? ['--creds', opts.creds] : []), ...extra];
       const p = spawn(process.execPath, args, { env: bus.env, stdio: ['ignore', 'ignore', 'pipe'] });
       p.stderr!.on('data', (b: Buffer) => (log += b.toString('utf8')));
       m.relay = p;

@@ -12,8 +12,15 @@ import { isMissingOnHub } from './nats-errors.js';
 
 export const PRESENCE_BUCKET = 'attend-presence';
 
-/** How often this machine's roster is looked at for a change (local files only, no hub). */
+/**
+ * How often this machine's roster is looked at for a change (local files only, no hub): every
+ * 2 s, and never less than eight times per TTL, so the slow heartbeat (half the TTL) is put
+ * on time and a short TTL never ages out a host that is there.
+ */
 const CHECK_MS = 2_000;
+export function checkEveryMs(ttlS: number): number {
+  return Math.min(CHECK_MS, (ttlS * 1000) / 8);
+}
 
 export class Presence {
   private kv: KV | null = null;
@@ -88,14 +95,15 @@ export class Presence {
     // filesystem only), and put when it changed or when half the TTL passed since the last
     // put. A machine at rest costs the hub and every other relay one put per half TTL.
     const beatMs = (this.ttlS * 1000) / 2;
+    const checkMs = checkEveryMs(this.ttlS);
     let busy = false;
     this.timer = setInterval(() => {
       if (busy) return;
       const members = this.local();
-      if (JSON.stringify(members) === lastMembers && this.now() - lastPut < beatMs - CHECK_MS / 2) return;
+      if (JSON.stringify(members) === lastMembers && this.now() - lastPut < beatMs - checkMs / 2) return;
       busy = true;
       void publish(members).finally(() => (busy = false));
-    }, CHECK_MS);
+    }, checkMs);
     this.timer.unref();
     // Refresh `seen` only from puts received here; the watcher re-opens after a reconnect.
     while (!this.stopped) {
