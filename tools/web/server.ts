@@ -216,6 +216,10 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
 
   let lastRoster = '';
   let pendingPeers: Peer[] = [];
+  let channelDirsKey: string | null = null;
+  // What the last roster was made of: the same peers (readPeers keeps its array until it reads
+  // again) and the same channels make the same roster, so nothing is recomputed.
+  let rosterInputs: { peers: Peer[] | null; channels: string } = { peers: null, channels: '' };
   // The roster costs ~0.1 ms a session to read (its record, its process, its presence, the
   // registry and the names): read every second it would keep a server with 100 live sessions
   // above 1 % of a core at rest (docs/benchmarks.md, "attend web"). So the second's look is a
@@ -266,7 +270,11 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       livePeers = p;
     },
     channels(cs) {
-      const next = rosterOf(pendingPeers, cs.map((c) => c.name));
+      const names = cs.map((c) => c.name);
+      const inputs = { peers: pendingPeers, channels: names.join('\0') };
+      if (inputs.peers === rosterInputs.peers && inputs.channels === rosterInputs.channels) return;
+      rosterInputs = inputs;
+      const next = rosterOf(pendingPeers, names);
       // Status words carry no clock, so an unchanged roster is not pushed again.
       const key = JSON.stringify(next.peers.map((p) => [p.id, p.status, p.gone, p.host])) + JSON.stringify(next.channels);
       roster = next;
@@ -484,7 +492,12 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       status = text;
       broadcast({ type: 'status', text });
     },
-    channels() {
+    // Said after every rescan (each second): the roster is read again only when a channel
+    // directory came or went, the poller reading it on its own second anyway.
+    channels(names) {
+      const key = names.join('\0');
+      if (key === channelDirsKey) return;
+      channelDirsKey = key;
       poller.refresh();
     },
   });
