@@ -17,9 +17,8 @@ import type { ServerResponse } from 'node:http';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Message } from '../bus/store/index.js';
+import { type Message, wakeOnChange } from '../bus/store/index.js';
 import { type Peer, presenceDir } from '../bus/presence/index.js';
-import { processAlive } from '../identity/system.js';
 import { createChatActions } from '../chat/actions.js';
 import { createBusSource } from '../chat/bus-source.js';
 import { peerStatus } from '../chat/peer-status.js';
@@ -225,9 +224,11 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   // above 1 % of a core at rest (docs/benchmarks.md, "attend web"). So the second's look is a
   // mark of what changes it — the session records' names and change times (a session that
   // starts, ends, or turns busy or idle) and the names in the presence directory (a conduit
-  // that starts or stops) — with, every ROSTER_PIDS_MS, whether each live session's process
-  // still runs (one that died leaving its record); the roster is read again when the mark
-  // moved, and at least every ROSTER_FULL_MS (a heartbeat gone stale, a focus that ended).
+  // that starts or stops), each taken again only after an inotify event in its directory
+  // (wakeOnChange) — with, every ROSTER_PIDS_MS, whether each live session's process still
+  // runs (signal 0: one that died leaving its record; the full read checks its start time);
+  // the roster is read again when the mark moved, and at least every ROSTER_FULL_MS (a
+  // heartbeat gone stale, a focus that ended, an event the platform never gave).
   const sessionsDir = opts.makeCtx().paths.sessionsDir;
   const beatsDir = presenceDir(root);
   const names_ = (dir: string) => {
@@ -237,7 +238,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       return [];
     }
   };
-  const dirMark = () => {
+  const recordsMark = () => {
     const parts: string[] = [];
     for (const n of names_(sessionsDir)) {
       try {
@@ -246,14 +247,37 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
         // gone between the listing and the stat: the next look has it
       }
     }
-    return `${parts.join('/')}|${names_(beatsDir).join('/')}`;
+    return parts.join('/');
   };
-  const anyDied = (peers: readonly Peer[]) => peers.some((p) => p.record?.pid !== undefined && !processAlive(p.record.pid, p.record.procStart));
+  const dirty = { records: true, beats: true };
+  const wakes = [wakeOnChange([sessionsDir], () => (dirty.records = true)), wakeOnChange([beatsDir], () => (dirty.beats = true))];
+  const mark = { records: '', beats: '' };
+  const dirMark = (full: boolean) => {
+    if (dirty.records || full) {
+      dirty.records = false;
+      mark.records = recordsMark();
+    }
+    if (dirty.beats || full) {
+      dirty.beats = false;
+      mark.beats = names_(beatsDir).join('/');
+    }
+    return `${mark.records}|${mark.beats}`;
+  };
+  const running = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  const anyDied = (peers: readonly Peer[]) => peers.some((p) => p.record?.pid !== undefined && !running(p.record.pid));
   let rosterRead = { at: -Infinity, pids: -Infinity, mark: '', peers: [] as Peer[] };
   const readPeers = (): Peer[] => {
     const at = Date.now();
-    const mark = dirMark();
-    let stale = mark !== rosterRead.mark || at - rosterRead.at >= ROSTER_FULL_MS;
+    const full = at - rosterRead.at >= ROSTER_FULL_MS;
+    const mark = dirMark(full);
+    let stale = mark !== rosterRead.mark || full;
     if (!stale && at - rosterRead.pids >= ROSTER_PIDS_MS) {
       rosterRead.pids = at;
       stale = anyDied(rosterRead.peers);
@@ -522,6 +546,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       closed = true;
       removeServerRecord(root, opts.pid);
       poller.stop();
+      for (const w of wakes) w.close();
       source.stop();
       presence.stop();
       for (const c of clients) c.end();
