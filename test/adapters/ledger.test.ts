@@ -70,4 +70,31 @@ describe('adapter ledger: in flight, and what may repeat', () => {
     l.close();
     expect(readFileSync(join(dir, 'sent.log'), 'utf8').trim().split('\n').at(-1)).toBe(JSON.stringify({ id: 'c', sending: true }));
   });
+
+  it('a log past twice what it keeps is compacted when opened: the newest deliveries with their references, and what may have been shown', () => {
+    const id = (i: number) => `m${String(i).padStart(3, '0')}`;
+    const l = openLedger(bus.root, 'tg', 5);
+    for (let i = 0; i < 12; i++) {
+      l.begin(id(i));
+      l.record(id(i), String(100 + i));
+    }
+    l.begin('m900'); // in flight when the run died
+    l.close();
+    const file = join(stateDir(bus.root, 'tg'), 'sent.log');
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(25);
+    const next = openLedger(bus.root, 'tg', 5);
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(6);
+    expect(next.size()).toBe(5);
+    expect([next.has(id(6)), next.has(id(7)), next.has(id(11))]).toEqual([false, true, true]);
+    expect([next.byRef('106'), next.byRef('107')]).toEqual([undefined, id(7)]);
+    expect(next.newest()).toBe(id(11));
+    // What was in flight stays a possible repeat, across the rewrite and the next open.
+    expect(next.begin('m900')).toBe(true);
+    next.record('m900');
+    next.close();
+    const third = openLedger(bus.root, 'tg', 5);
+    expect([third.has('m900'), third.has(id(7)), third.size()]).toEqual([true, true, 6]);
+    expect(third.begin('m901')).toBe(false);
+    third.close();
+  });
 });

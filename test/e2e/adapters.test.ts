@@ -402,8 +402,13 @@ describe('attend adapter (issue 24 §3)', () => {
 
   it('attend adapter hook registers the bot\'s webhook (setWebhook: the route, the secret_token, message updates only); refuses http://, and claims nothing when Telegram says no', async () => {
     let refuse = true;
+    let refuseDelete = true;
     const o = await fakeOutlet((r) =>
-      r.path.endsWith('/setWebhook') && refuse ? new Answer(400, { ok: false, error_code: 400, description: 'Bad Request: bad webhook: Failed to resolve host' }) : { ok: true, result: true, description: 'Webhook was set' },
+      r.path.endsWith('/setWebhook') && refuse
+        ? new Answer(400, { ok: false, error_code: 400, description: 'Bad Request: bad webhook: Failed to resolve host' })
+        : r.path.endsWith('/deleteWebhook') && refuseDelete
+          ? new Answer(401, { ok: false, error_code: 401, description: 'Unauthorized' })
+          : { ok: true, result: true, description: 'Webhook was set' },
     );
     const token = '123456:ABCdefGHIjklMNOpqrSTUvwx';
     const secretToken = (JSON.parse(ok(person(['adapter', 'add', 'telegram', 'tg', '--token', token, '--chat-id', '4242', '--api', o.url, '--json'])).stdout) as { secretToken: string }).secretToken;
@@ -439,6 +444,39 @@ describe('attend adapter (issue 24 §3)', () => {
     expect(wh.exitCode).toBe(2);
     expect(wh.stderr).toContain('https://attend.example.net/in/phone');
     expect(person(['adapter', 'hook', 'nope', '--url', 'https://attend.example.net']).exitCode).toBe(1);
+
+    // Removed, Telegram is told first (deleteWebhook); a refusal keeps the outlet here.
+    const names = () => (JSON.parse(ok(person(['adapter', 'list', '--json'])).stdout) as { outlets: { name: string }[] }).outlets.map((x) => x.name);
+    const kept = await personAwait(['adapter', 'remove', 'tg']);
+    expect(kept.exitCode).toBe(4);
+    expect(kept.stderr).toContain('Telegram refused deleteWebhook: Unauthorized; tg is not removed');
+    expect(kept.stderr).toContain('--keep-hook');
+    expect(kept.stderr).not.toContain(token);
+    expect(names()).toEqual(['tg', 'phone']);
+    refuseDelete = false;
+    const gone = ok(await personAwait(['adapter', 'remove', 'tg']));
+    expect(gone.stdout).toContain('its webhook deleted at Telegram');
+    expect(o.requests.filter((r) => r.path.endsWith('/deleteWebhook')).map((r) => r.path)).toEqual([`/bot${token}/deleteWebhook`, `/bot${token}/deleteWebhook`]);
+    expect(names()).toEqual(['phone']);
+  });
+
+  it('the Bot API out of reach: hook is exit 5 and records nothing; remove keeps the outlet unless told --keep-hook', async () => {
+    const o = await fakeOutlet(() => ({ ok: true, result: true }));
+    ok(person(['adapter', 'add', 'telegram', 'tg', '--token', '123456:ABCdefGHIjklMNOpqrSTUvwx', '--chat-id', '4242', '--api', o.url]));
+    ok(await personAwait(['adapter', 'hook', 'tg', '--url', 'https://attend.example.net']));
+    await o.close();
+    const hook = await personAwait(['adapter', 'hook', 'tg', '--url', 'https://elsewhere.example.net']);
+    expect(hook.exitCode).toBe(5);
+    expect(hook.stderr.trim().split('\n')[0]).toMatch(/the Telegram Bot API at http:\/\/127\.0\.0\.1:\d+ could not be reached \(ECONNREFUSED\); no webhook was set/);
+    const listed = () => (JSON.parse(ok(person(['adapter', 'list', '--json'])).stdout) as { outlets: { name: string; hook?: string | null }[] }).outlets;
+    expect(listed()[0]?.hook).toBe('https://attend.example.net/telegram/tg');
+    const kept = await personAwait(['adapter', 'remove', 'tg']);
+    expect(kept.exitCode).toBe(5);
+    expect(kept.stderr).toContain('the webhook is still set; tg is not removed');
+    expect(listed().map((x) => x.name)).toEqual(['tg']);
+    const gone = ok(await personAwait(['adapter', 'remove', 'tg', '--keep-hook']));
+    expect(gone.stdout).toContain('its webhook https://attend.example.net/telegram/tg is still set at Telegram');
+    expect(listed()).toEqual([]);
   });
 
   it('an urgent #open post and a mention in a channel reach the outlet, other channel traffic does not; a held message is told as a notice without its body', async () => {

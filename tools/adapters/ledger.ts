@@ -11,6 +11,12 @@
 // knows it may have been shown, and sends it again marked as a possible repeat (the webhook's
 // `mayRepeat`, the others' "(may repeat)" prefix), with the same Idempotency-Key (the message
 // id) and ntfy sequence id, so a receiver or client that keys on them shows it once.
+//
+// It does not grow with the history: when a run opens a log of more than twice LEDGER_KEEP
+// lines, it is rewritten (a new file renamed into place) with the newest LEDGER_KEEP
+// deliveries and every request that may have been shown. What is dropped is older than any
+// walk reaches (the walk stops at the cursor less the grace window); a reply in the app to
+// a message that old is refused as not sent to this outlet.
 
 import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,7 +63,10 @@ export interface Ledger {
   close(): void;
 }
 
-export function openLedger(root: string, outlet: string): Ledger {
+/** Deliveries a compacted sent.log keeps (with their references, for replies). */
+export const LEDGER_KEEP = 10_000;
+
+export function openLedger(root: string, outlet: string, keep = LEDGER_KEEP): Ledger {
   const dir = stateDir(root, outlet);
   ensureDir(dir);
   const file = join(dir, 'sent.log');
@@ -76,11 +85,15 @@ export function openLedger(root: string, outlet: string): Ledger {
     maybe.delete(id);
   };
   let torn = false;
+  let lines = 0;
+  // A delivery's reference, by id (the compaction writes it back).
+  const refOf = new Map<string, string>();
   if (existsSync(file)) {
     const text = readFileSync(file, 'utf8');
     torn = text.length > 0 && !text.endsWith('\n');
     for (const line of text.split('\n')) {
       if (line.length === 0) continue;
+      lines++;
       try {
         const r = JSON.parse(line) as { id?: unknown; ref?: unknown; sending?: unknown; unsent?: unknown };
         if (typeof r.id !== 'string') continue;
@@ -90,7 +103,10 @@ export function openLedger(root: string, outlet: string): Ledger {
           done(r.id);
           ids.add(r.id);
           if (newest === undefined || r.id > newest) newest = r.id;
-          if (typeof r.ref === 'string') refs.set(r.ref, r.id);
+          if (typeof r.ref === 'string') {
+            refs.set(r.ref, r.id);
+            refOf.set(r.id, r.ref);
+          }
         }
       } catch {
         // A torn last line (killed mid-append): a delivery's line is tried again; a `sending`
@@ -100,6 +116,22 @@ export function openLedger(root: string, outlet: string): Ledger {
   }
   // What was in flight when the last run ended may have been shown.
   for (const id of open) if (!ids.has(id)) maybe.add(id);
+  if (lines > 2 * keep) {
+    const kept = [...ids].sort().slice(-keep);
+    ids.clear();
+    refs.clear();
+    const out: string[] = [];
+    for (const id of kept) {
+      ids.add(id);
+      const ref = refOf.get(id);
+      if (ref !== undefined) refs.set(ref, id);
+      out.push(JSON.stringify(ref === undefined ? { id } : { id, ref }));
+    }
+    // One open `sending` line reads back as a request that may have been shown.
+    for (const id of maybe) out.push(JSON.stringify({ id, sending: true }));
+    writeFileAtomic(file, out.length > 0 ? `${out.join('\n')}\n` : '');
+    torn = false;
+  }
   const fd = openSync(file, 'a', FILE_MODE);
   // A torn last line is ended, so the next line is not glued to it (and lost with it).
   if (torn) appendFileSync(fd, '\n');

@@ -167,27 +167,36 @@ export function telegramHookUrl(publicUrl: string, outletName: string): string {
 }
 
 /**
- * Register the bot's webhook (Bot API setWebhook): updates of kind `message` only, to `url`,
- * each carrying the outlet's secret_token. Telegram's own answer is checked: ok:false, or no
+ * One Bot API call about the bot's webhook. Telegram's own answer is checked: ok:false, or no
  * answer, throws with Telegram's description (never the bot token, which is in the path).
  */
-export async function setTelegramWebhook(o: Extract<Outlet, { kind: 'telegram' }>, url: string): Promise<void> {
+async function webhookCall(o: Extract<Outlet, { kind: 'telegram' }>, method: 'setWebhook' | 'deleteWebhook', body: object, unreached: string): Promise<void> {
   let res: Response;
   try {
-    res = await fetch(`${o.api.replace(/\/$/, '')}/bot${o.token}/setWebhook`, {
+    res = await fetch(`${o.api.replace(/\/$/, '')}/bot${o.token}/${method}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ url, secret_token: o.secretToken, allowed_updates: ['message'] }),
+      body: JSON.stringify(body),
       signal: AbortSignal.timeout(TIMEOUT_MS),
       redirect: 'error',
     });
   } catch (e) {
     const err = e as Error & { cause?: { code?: string } };
-    throw new AttendError(`the Telegram Bot API at ${o.api} could not be reached (${err.cause?.code ?? err.name}); no webhook was set`, EXIT.environment);
+    throw new AttendError(`the Telegram Bot API at ${o.api} could not be reached (${err.cause?.code ?? err.name}); ${unreached}`, EXIT.environment);
   }
   // Telegram answers JSON with ok and, on a refusal, a description, whatever the HTTP status.
   const r = (await res.json().catch(() => null)) as { ok?: unknown; description?: unknown } | null;
   if (r?.ok === true) return;
   const why = typeof r?.description === 'string' ? neutralize(r.description).slice(0, 300) : `HTTP ${res.status}, no answer from the Bot API`;
-  throw refusedError(`Telegram refused setWebhook: ${why}`, 'check the bot token and that the URL is public HTTPS on port 443, 80, 88 or 8443');
+  throw refusedError(`Telegram refused ${method}: ${why}`, method === 'setWebhook' ? 'check the bot token and that the URL is public HTTPS on port 443, 80, 88 or 8443' : 'check the bot token');
+}
+
+/** Register the bot's webhook (Bot API setWebhook): updates of kind `message` only, to `url`, each carrying the outlet's secret_token. */
+export function setTelegramWebhook(o: Extract<Outlet, { kind: 'telegram' }>, url: string): Promise<void> {
+  return webhookCall(o, 'setWebhook', { url, secret_token: o.secretToken, allowed_updates: ['message'] }, 'no webhook was set');
+}
+
+/** Unregister it (Bot API deleteWebhook), for an outlet that is removed. */
+export function deleteTelegramWebhook(o: Extract<Outlet, { kind: 'telegram' }>): Promise<void> {
+  return webhookCall(o, 'deleteWebhook', {}, 'the webhook is still set');
 }

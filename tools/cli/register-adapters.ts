@@ -3,7 +3,7 @@
 
 import type { Command } from 'commander';
 import { createVerbCtx } from '../verbs/context.js';
-import { notFoundError, usageError } from '../wire/errors.js';
+import { AttendError, notFoundError, usageError } from '../wire/errors.js';
 import { neutralize } from '../wire/render.js';
 import { type Registrar, examples } from './registrar.js';
 import type { Ctx } from './context.js';
@@ -128,13 +128,27 @@ export const registerAdapters: Registrar = (program: Command, ctx, io) => {
 
   adapter
     .command('remove')
-    .description('remove an outlet (its ledger stays until cleanup)')
+    .description("remove an outlet (its ledger stays until cleanup); a Telegram outlet's webhook is deleted first (Bot API deleteWebhook)")
     .argument('<name>')
-    .action(async (name: string) => {
-      const { removeOutlet } = await import('../adapters/config.js');
+    .option('--keep-hook', "remove it here even when Telegram cannot be told (its webhook stays set; updates sent to it are refused)")
+    .action(async (name: string, opts: { keepHook?: boolean }) => {
+      const { readConfig, removeOutlet } = await import('../adapters/config.js');
       const p = asPerson(ctx);
       p.identity();
-      io.out(`removed ${neutralize(name)} from ${removeOutlet(p.root(), name)}`);
+      const o = readConfig(p.root()).outlets.find((x) => x.name === name);
+      // Telegram would go on sending the bot's updates to a listener that no longer knows the
+      // outlet: told first, and a refusal or no answer keeps the outlet (and its token) here.
+      if (o?.kind === 'telegram' && o.hook !== undefined && !opts.keepHook) {
+        const { deleteTelegramWebhook } = await import('../adapters/outlets.js');
+        try {
+          await deleteTelegramWebhook(o);
+        } catch (err) {
+          if (err instanceof AttendError) throw new AttendError(`${err.message}; ${o.name} is not removed`, err.exitCode, `try again, or attend adapter remove ${o.name} --keep-hook to remove it here only`);
+          throw err;
+        }
+      }
+      const file = removeOutlet(p.root(), name);
+      io.out(`removed ${neutralize(name)} from ${file}${o?.kind === 'telegram' && o.hook !== undefined ? (opts.keepHook ? ` (its webhook ${neutralize(o.hook)} is still set at Telegram)` : ' (its webhook deleted at Telegram)') : ''}`);
     });
 
   adapter
