@@ -429,7 +429,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   const SENT_MAX = 50;
   app.get('/api/owner', async (req, reply) => {
     if (!authed(req)) return refuse(reply, 401, 'not logged in');
-    const ctx = opts.makeCtx();
+    // Who is live is the roster the server keeps (read on change, above), not a read of every
+    // session for each look: the page asks again at every arrival while this tab is open.
+    const ctx: VerbCtx = { ...opts.makeCtx(), live: () => livePeers };
     const held = heldWatch
       .list(ctx, HELD_MAX)
       .map((m) => ({ ...toWeb(m), reason: neutralize(m.heldReason ?? 'held') }));
