@@ -5,7 +5,7 @@
 
 import { StrictMode, useEffect, useMemo, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { OwnerView, SendResponse, SessionResponse, ThreadResponse, type TreeNode, WebEvent, type WebMessage, type WebPeer } from '../tools/web/schema.js';
+import { BOOT_ELEMENT, OwnerView, PageBoot, SendResponse, SessionResponse, ThreadResponse, type TreeNode, WebEvent, type WebMessage, type WebPeer } from '../tools/web/schema.js';
 
 type View = { kind: 'all' } | { kind: 'open' } | { kind: 'direct' } | { kind: 'channel'; name: string } | { kind: 'owner' } | { kind: 'thread'; id: string };
 
@@ -232,13 +232,40 @@ function Thread({ id, tick, say }: { id: string; tick: number; say(s: Status): v
   return <div className="thread-view">{(ms ?? []).map((m) => <Message key={`${m.id}/${m.scope}`} m={m} />)}</div>;
 }
 
+/** What the page was served with (PageBoot), validated like every event; null when missing or bad. */
+function readBoot(): PageBoot | null {
+  const text = document.getElementById(BOOT_ELEMENT)?.textContent;
+  if (!text) return null;
+  try {
+    const r = PageBoot.safeParse(JSON.parse(text));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The state the first events give (the same reading as the stream's, below). */
+function fromEvents(events: WebEvent[]) {
+  const out = { messages: [] as WebMessage[], peers: [] as WebPeer[], channels: [] as string[], busStatus: null as string | null, me: '' };
+  for (const ev of events) {
+    if (ev.type === 'history') out.messages = ev.messages;
+    else if (ev.type === 'roster') (out.peers = ev.peers), (out.channels = ev.channels);
+    else if (ev.type === 'status') out.busStatus = ev.text;
+    else if (ev.type === 'hello') out.me = ev.meName;
+  }
+  return out;
+}
+
+const BOOT = readBoot();
+const FIRST = fromEvents(BOOT?.events ?? []);
+
 function App() {
-  const [messages, setMessages] = useState<WebMessage[]>([]);
-  const [peers, setPeers] = useState<WebPeer[]>([]);
-  const [channels, setChannels] = useState<string[]>([]);
-  const [me, setMe] = useState<string>('');
-  const [csrf, setCsrf] = useState<string | null>(null);
-  const [busStatus, setBusStatus] = useState<string | null>(null);
+  const [messages, setMessages] = useState<WebMessage[]>(FIRST.messages);
+  const [peers, setPeers] = useState<WebPeer[]>(FIRST.peers);
+  const [channels, setChannels] = useState<string[]>(FIRST.channels);
+  const [me, setMe] = useState<string>(BOOT?.session.meName ?? FIRST.me);
+  const [csrf, setCsrf] = useState<string | null>(BOOT?.session.csrf ?? null);
+  const [busStatus, setBusStatus] = useState<string | null>(FIRST.busStatus);
   const [status, setStatus] = useState<Status | null>(null);
   const [connected, setConnected] = useState(false);
   const [view, setView] = useState<View>({ kind: 'all' });
@@ -249,14 +276,17 @@ function App() {
   const input = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
-    void fetch('/api/session', { credentials: 'same-origin' })
-      .then((r) => r.json())
-      .then((j) => {
-        const s = SessionResponse.parse(j);
-        setMe(s.meName);
-        setCsrf(s.csrf);
-      })
-      .catch((e: unknown) => setStatus({ text: `cannot start: ${String(e)}`, error: true }));
+    // Served with the page; asked for only when it was not (a page kept from before).
+    if (!BOOT) {
+      void fetch('/api/session', { credentials: 'same-origin' })
+        .then((r) => r.json())
+        .then((j) => {
+          const s = SessionResponse.parse(j);
+          setMe(s.meName);
+          setCsrf(s.csrf);
+        })
+        .catch((e: unknown) => setStatus({ text: `cannot start: ${String(e)}`, error: true }));
+    }
     const es = new EventSource('/api/events');
     es.onopen = () => setConnected(true);
     es.onerror = () => setConnected(false);

@@ -131,6 +131,24 @@ describe('attend web', () => {
     expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
   });
 
+  it('serves the history with the page, a hostile body in it as data: it cannot close the boot element or run', async () => {
+    const hostile = '</script><script>window.__pwned=3</script><!-- \u2028 --> </SCRIPT ><img src=x onerror="window.__pwned=4">';
+    expect(runBin(['send', hostile], { env: nick.env }).exitCode).toBe(0);
+    const { login } = await startWeb();
+    // The page's own HTML (the login's redirect followed in the browser): the body is inside
+    // the one JSON element, every < escaped, so the document has exactly the two scripts it had.
+    const served = await page.goto(login);
+    const html = (await served?.text()) ?? '';
+    expect(html.match(/<\/script/gi)).toHaveLength(2);
+    expect(html).not.toMatch(/<img|<!--/i);
+    expect(html).toContain('\\u003c/script>\\u003cscript>window.__pwned=3');
+    await waitFor(async () => (await feedText()).includes('window.__pwned=3'), { what: 'the hostile history as text' });
+    expect(await page.$$eval('script', (xs) => xs.map((x) => x.getAttribute('type') ?? x.getAttribute('src')))).toEqual(['application/json', '/app.js']);
+    expect(await page.$$('.feed .body *, .feed img, .feed script')).toHaveLength(0);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await feedText()).toContain('</script><script>window.__pwned=3</script>');
+  });
+
   it('refuses a used token, a missing cookie, a missing CSRF token and a foreign origin', async () => {
     const { origin, login } = await startWeb();
     await page.goto(login);

@@ -73,6 +73,15 @@ export const ErrorResponse = z.object({ error: z.string() });
 export const SessionResponse = z.object({ me: z.string(), meName: z.string(), csrf: z.string() });
 export type SessionResponse = z.infer<typeof SessionResponse>;
 
+/**
+ * What the page is served with (a JSON script element in GET /, BOOT_ELEMENT): its session
+ * and the events a new stream begins with (hello, history, roster, status), so the first
+ * paint waits for no second request; the stream sends them again when it opens.
+ */
+export const PageBoot = z.object({ session: SessionResponse, events: z.array(WebEvent) });
+export type PageBoot = z.infer<typeof PageBoot>;
+export const BOOT_ELEMENT = 'attend-boot';
+
 /** A message the gate holds back, with why (the owner's `attend inbox --held`). */
 export const HeldMessage = WebMessage.extend({ reason: z.string() });
 

@@ -36,7 +36,7 @@ import { runAllow, runDeny, runGrants } from '../verbs/trust/grants.js';
 import { runTree } from '../verbs/trust/lineage.js';
 import { runPolicy } from '../verbs/trust/policy.js';
 import { removeServerRecord, takeLogin, writeServerRecord } from './logins.js';
-import { ErrorResponse, GrantRequest, OwnerView, PolicyRequest, SendRequest, SendResponse, SessionResponse, ThreadResponse, type TreeNode, WebEvent, type WebMessage, type WebPeer } from './schema.js';
+import { BOOT_ELEMENT, ErrorResponse, GrantRequest, OwnerView, PageBoot, PolicyRequest, SendRequest, SendResponse, SessionResponse, ThreadResponse, type TreeNode, WebEvent, type WebMessage, type WebPeer } from './schema.js';
 
 /** How long the printed login URL works, once. */
 export const LOGIN_TTL_MS = 120_000;
@@ -85,7 +85,9 @@ function sameString(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-const PAGE = (nonce: string) => `<!doctype html>
+// The boot data is JSON inside a script element: every `<` is written as \u003c, so no text
+// from the bus can close the element or open another (JSON.parse reads it back the same).
+const PAGE = (nonce: string, boot: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>attend</title>
@@ -98,7 +100,7 @@ header button[aria-pressed=true]{background:#eee;color:#111}
 .main{display:flex;flex:1;min-height:0}
 .feed{flex:1;overflow:auto;padding:.5em;min-width:0}
 .roster{width:16em;overflow:auto;border-left:1px solid #ccc;padding:.5em;background:#f0f0f0}
-.msg{margin:.3em 0;padding:.3em .5em;background:#fff;border:1px solid #ddd;border-radius:4px}
+.msg{margin:.3em 0;padding:.3em .5em;background:#fff;border:1px solid #ddd;border-radius:4px;content-visibility:auto;contain-intrinsic-size:auto 4.5em}
 .msg:focus{outline:2px solid #36c}
 .msg .hdr{font:11px/1.3 ui-monospace,monospace;color:#666;word-break:break-all}
 .msg .meta{font-size:12px;color:#333}
@@ -121,7 +123,7 @@ form.grant,form.policy{display:flex;gap:.4em;flex-wrap:wrap;align-items:center;m
 button:focus,select:focus,input:focus,textarea:focus{outline:2px solid #36c}
 @media (max-width:640px){.main{flex-direction:column}.roster{width:auto;border-left:0;border-top:1px solid #ccc;max-height:30vh}}
 </style></head>
-<body><div id="root"></div><script nonce="${nonce}" src="/app.js"></script></body></html>`;
+<body><div id="root"></div><script type="application/json" id="${BOOT_ELEMENT}" nonce="${nonce}">${boot.replace(/</g, '\\u003c')}</script><script nonce="${nonce}" src="/app.js"></script></body></html>`;
 
 export async function startWebServer(opts: WebOptions): Promise<WebServer> {
   const base = opts.makeCtx();
@@ -368,7 +370,9 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       'content-security-policy',
       `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
     );
-    return reply.type('text/html; charset=utf-8').send(PAGE(nonce));
+    const session = SessionResponse.parse({ me: me.id, meName: neutralize(names().name(me.id)), csrf: reply.generateCsrf() });
+    reply.header('cache-control', 'no-store');
+    return reply.type('text/html; charset=utf-8').send(PAGE(nonce, JSON.stringify(PageBoot.parse({ session, events: firstEvents() }))));
   });
 
   app.get('/app.js', async (req, reply) => {
@@ -380,6 +384,16 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
     if (!authed(req)) return refuse(reply, 401, 'not logged in');
     return SessionResponse.parse({ me: me.id, meName: neutralize(names().name(me.id)), csrf: reply.generateCsrf() });
   });
+
+  // What a new stream begins with, and what the page is served with (PageBoot). A page that
+  // opens gets a few screens of the newest, not all the server keeps: its first paint
+  // validates and draws each one (scripts/bench/web.mjs).
+  const firstEvents = (): WebEvent[] => [
+    { type: 'hello', me: me.id, meName: neutralize(names().name(me.id)) },
+    { type: 'history', messages: recent.slice(-FIRST_SHOWN), hasOlder: hasOlder || recent.length > FIRST_SHOWN },
+    { type: 'roster', ...roster },
+    { type: 'status', text: status },
+  ];
 
   app.get('/api/events', (req, reply) => {
     if (!authed(req)) {
@@ -393,12 +407,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
-    send(res, { type: 'hello', me: me.id, meName: neutralize(names().name(me.id)) });
-    // A page that opens gets a few screens of the newest, not all the server keeps: its first
-    // paint validates and draws each one (scripts/bench/web.mjs).
-    send(res, { type: 'history', messages: recent.slice(-FIRST_SHOWN), hasOlder: hasOlder || recent.length > FIRST_SHOWN });
-    send(res, { type: 'roster', ...roster });
-    send(res, { type: 'status', text: status });
+    for (const ev of firstEvents()) send(res, ev);
     clients.add(res);
     req.raw.on('close', () => clients.delete(res));
   });
