@@ -11,7 +11,7 @@ import { basename, dirname } from 'node:path';
 import type { VerbCtx } from './context.js';
 import { AttendError, EXIT, usageError } from '../wire/errors.js';
 import { type IndexState, type Message, SETTLE_MS, follow, readMessage, scopeOfDirName, wakeOnChange } from '../bus/store/index.js';
-import { isConsumedBy, ledgerDir, receiveScopes, sessionLedgerDir } from '../bus/delivery/index.js';
+import { conduitShown, ledgerDir, receiveScopes, sessionLedgerDir, shownByOf } from '../bus/delivery/index.js';
 import { readChannels } from '../bus/channels/index.js';
 import { conduitOf, readPresence } from '../bus/presence/index.js';
 import { createGate } from '../bus/trust/index.js';
@@ -144,9 +144,12 @@ export function waitForAnswer(ctx: VerbCtx, sent: SendResult, opts: { mode: Wait
     let changed = false;
     for (const p of parties) {
       if (shownIds.has(p.id)) continue;
-      if (sentDirNames.some((dir) => isConsumedBy(root, p.id, dir, sent.id))) {
+      // By the conduit its ledger recorded with the wake (Ledger.via), not what delivers now.
+      const shownTo = shownByOf(root, p.id);
+      const s = sentDirNames.map((dir) => shownTo(dir, sent.id)).find((x) => x.shown);
+      if (s) {
         shownIds.add(p.id);
-        const by = conduitOf(readPresence(root), p.id, ctx.now());
+        const by = conduitShown(s, () => conduitOf(readPresence(root), p.id, ctx.now()));
         if (by !== undefined) p.by = by;
         changed = true;
       }

@@ -7,7 +7,7 @@
 import type { VerbCtx } from './context.js';
 import { readChannels } from '../bus/channels/index.js';
 import { scopeDirName } from '../bus/store/index.js';
-import { type ShownBy, listLedgerIds, shownByOf } from '../bus/delivery/index.js';
+import { type ShownBy, conduitShown, listLedgerIds, shownByOf } from '../bus/delivery/index.js';
 import { knownParties, localHostName, peersEverywhere, reachOf, readFocusAll, readKnownNames, relayHealth } from '../bus/presence/index.js';
 import type { Peer } from '../bus/presence/index.js';
 import { conduitOf, type PresenceRecord, readPresence } from '../bus/presence/index.js';
@@ -177,7 +177,7 @@ export function runSent(ctx: VerbCtx, input: { limit: number }): { messages: Sen
       message: m,
       recipients: ids.filter((id) => id !== me).map((id) => {
         const s = shownTo(id, dir, m.id);
-        const by = s.shown ? (s.by ?? (s.kept ? undefined : conduitOf(presence(), id, now))) : undefined;
+        const by = conduitShown(s, () => conduitOf(presence(), id, now));
         return { id, name: partyName(id, live, known), shown: s.shown, ...(by !== undefined ? { by } : {}) };
       }),
     };

@@ -4,7 +4,7 @@
 // Outside tools/bus/ this file is the only way into delivery.
 
 export { handOver } from './handover.js';
-export { isConsumedBy, LEDGER_GRACE_MS, listLedgerIds, moveLedger, noteShown, readLedger, type ShownBy, shownByOf } from './ledger.js';
+export { conduitShown, LEDGER_GRACE_MS, listLedgerIds, moveLedger, noteShown, readLedger, type ShownBy, shownByOf } from './ledger.js';
 export { type LedgerRead, ledgerDir, sessionLedgerDir } from './ledger-log.js';
 export { type ShownQuery, type ShownVerdict, shownVerdict } from './shown.js';
 export { giveBackAsync, peekPending, takePending, takePendingAsync } from './take.js';

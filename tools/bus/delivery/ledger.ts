@@ -105,12 +105,6 @@ function removeLedgerDir(root: string, sid: string): void {
   }
 }
 
-/** Has `sid`'s ledger consumed message `id` of directory `dirName`? No ledger: no. */
-export function isConsumedBy(root: string, sid: string, dirName: string, id: string): boolean {
-  const r = readLedger(root, sid);
-  return r.state === 'ok' && consumedIn(r.ledger, dirName, id);
-}
-
 /**
  * Whether `sid` has been shown message `id` of `dirName`, and by which conduit when its ledger
  * kept that (the in-flight record's `by`, for its newest VIA_MAX shown ids). `kept` is false
@@ -122,7 +116,7 @@ export interface ShownBy {
   kept: boolean;
 }
 
-/** isConsumedBy with the conduit, for many messages of one party: its ledger read once. */
+/** Has `sid` been shown message `id` of `dirName`, and by which conduit; its ledger read once for many messages (no ledger: not shown). */
 export function shownByOf(root: string, sid: string): (dirName: string, id: string) => ShownBy {
   const r = readLedger(root, sid);
   if (r.state !== 'ok') return () => ({ shown: false, kept: true });
@@ -134,6 +128,14 @@ export function shownByOf(root: string, sid: string): (dirName: string, id: stri
     const by = viaOf(ledger, id);
     return { shown: true, ...(by !== undefined ? { by } : {}), kept: ledger.via !== undefined };
   };
+}
+
+/**
+ * The conduit that showed it, for a reader: the ledger's own record, or for a ledger from
+ * before conduits were kept, what delivers to them now (`current`, asked only then).
+ */
+export function conduitShown(s: ShownBy, current: () => string | undefined): string | undefined {
+  return s.shown ? (s.by ?? (s.kept ? undefined : current())) : undefined;
 }
 
 /** Every identity that has a ledger (what has ever been delivered to). */
