@@ -62,11 +62,15 @@ describe('DirWatch', () => {
 
 describe('nextLookAt', () => {
   const beatMs = 15_000;
-  it('the slow look every 10 s, the beat at half the TTL, an event at once, never two looks within 2 s', () => {
-    expect(nextLookAt({ lastLook: 0, lastPut: 0, beatMs, event: false })).toBe(10_000);
-    expect(nextLookAt({ lastLook: 10_000, lastPut: 0, beatMs, event: false })).toBe(15_000);
-    expect(nextLookAt({ lastLook: 0, lastPut: 0, beatMs, event: true })).toBe(2_000);
-    expect(nextLookAt({ lastLook: 5_000, lastPut: 0, beatMs: 2_000, event: false })).toBe(7_000);
-    expect(nextLookAt({ lastLook: 0, lastPut: 0, beatMs: 1_000, event: false })).toBe(2_000);
+  const at = (o: Partial<Parameters<typeof nextLookAt>[0]>) => nextLookAt({ lastLook: 0, lastEventLook: -Infinity, lastPut: 0, beatMs, event: false, ...o });
+  it('the slow look every 10 s, the beat at half the TTL, an event at once but never two within 2 s, a failed beat again after 2 s', () => {
+    expect(at({})).toBe(10_000);
+    expect(at({ lastLook: 10_000 })).toBe(15_000);
+    // An event after a quiet spell: at once, even just after a slow look.
+    expect(at({ lastLook: 9_000, event: true })).toBe(9_000);
+    expect(at({ lastLook: 9_000, lastEventLook: 8_500, event: true })).toBe(10_500);
+    expect(at({ lastLook: 0, lastEventLook: 0, event: true })).toBe(2_000);
+    // The beat due but not put (the hub away): again 2 s after the look that failed.
+    expect(at({ lastLook: 20_000, lastPut: 0 })).toBe(22_000);
   });
 });

@@ -24,13 +24,21 @@ export const PRESENCE_BUCKET = 'attend-presence';
 const LOOK_MS = 10_000;
 /** A beat this close to due is put now (a timer may fire a millisecond early by the clock). */
 const BEAT_SLACK_MS = 50;
-/** Looks that events ask for come at most this often (a hundred sessions' heartbeats are rewrites). */
+/**
+ * Looks that events ask for come at most this often (a hundred sessions' heartbeats are
+ * rewrites, each an event); the first event after a quiet spell is looked at at once.
+ */
 const EVENT_GAP_MS = 2_000;
+/** A put that failed (the hub away) is tried again this long after, not at once. */
+const RETRY_MS = 2_000;
 
-/** When the next look is due: the slow look, the heartbeat, an event's look, never sooner than EVENT_GAP_MS after the last. */
-export function nextLookAt(s: { lastLook: number; lastPut: number; beatMs: number; event: boolean }): number {
-  const due = Math.min(s.lastLook + LOOK_MS, s.lastPut + s.beatMs, s.event ? s.lastLook : Infinity);
-  return Math.max(due, s.lastLook + EVENT_GAP_MS);
+/**
+ * When the next look is due: the slow look, the heartbeat, or an event's look (at once, but
+ * never within EVENT_GAP_MS of the last event's); a due beat that failed waits RETRY_MS.
+ */
+export function nextLookAt(s: { lastLook: number; lastEventLook: number; lastPut: number; beatMs: number; event: boolean }): number {
+  if (s.event) return Math.min(s.lastLook + LOOK_MS, Math.max(s.lastEventLook + EVENT_GAP_MS, s.lastLook));
+  return Math.max(Math.min(s.lastLook + LOOK_MS, s.lastPut + s.beatMs), s.lastLook + RETRY_MS);
 }
 
 export class Presence {
@@ -112,12 +120,13 @@ export class Presence {
     const beatMs = (this.ttlS * 1000) / 2;
     let busy = false;
     let lastLook = this.now();
+    let lastEventLook = -Infinity;
     let event = false;
     const arm = () => {
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
       if (this.stopped || busy) return;
-      const at = nextLookAt({ lastLook, lastPut, beatMs, event });
+      const at = nextLookAt({ lastLook, lastEventLook, lastPut, beatMs, event });
       this.timer = setTimeout(look, Math.max(0, at - this.now()));
       this.timer.unref();
     };
@@ -126,6 +135,7 @@ export class Presence {
       if (this.stopped) return;
       for (const w of this.dirWatches) w.ensure();
       lastLook = this.now();
+      if (event) lastEventLook = lastLook;
       event = false;
       const members = this.local();
       if (JSON.stringify(members) === lastMembers && this.now() - lastPut < beatMs - BEAT_SLACK_MS) return arm();
