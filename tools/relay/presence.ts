@@ -60,6 +60,8 @@ export class Presence {
     private readonly replicas: () => number = () => 1,
     /** Where the roster comes from (the session records, the presence directory): watched. */
     private readonly rosterDirs: string[] = [],
+    /** The bucket's watch found it missing: check the hub now (hub.ts HubRepair.repair). */
+    private readonly onMissing: () => void = () => {},
   ) {}
 
   private open(): Promise<KV> {
@@ -183,7 +185,9 @@ export class Presence {
         this.watching = null;
         // A watch that ends at once (the hub is away) must not spin.
         await new Promise((r) => setTimeout(r, 500));
-      } catch {
+      } catch (err) {
+        // The bucket is gone under a live connection: ask for the hub check now (as SharedState).
+        if (isMissingOnHub(err)) this.onMissing();
         await new Promise((r) => setTimeout(r, 1_000));
       }
     }

@@ -93,6 +93,8 @@ export class SharedState {
     private readonly log: (line: string) => void,
     /** Copies of the bucket the hub keeps (hub.ts replicasFor). */
     private readonly replicas: () => number = () => 1,
+    /** The bucket's watch found it missing: check the hub now (hub.ts HubRepair.repair). */
+    private readonly onMissing: () => void = () => {},
   ) {}
 
   /** The hub lost the bucket (hub.ts HubRepair): make it again, put everything again, watch afresh. */
@@ -387,7 +389,10 @@ export class SharedState {
         }
         this.watching = null;
         await delay(500);
-      } catch {
+      } catch (err) {
+        // The bucket is gone under a live connection (the hub lost it): the check that makes
+        // it again, and puts this machine's entries again (lost), is asked for now.
+        if (isMissingOnHub(err)) this.onMissing();
         await delay(1_000);
       }
     }
