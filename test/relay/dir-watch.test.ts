@@ -3,8 +3,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
-import { waitFor } from '../helpers/bus.js';
+import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
 import { DirWatch } from '../../tools/relay/dir-watch.js';
 import { nextLookAt } from '../../tools/relay/presence.js';
 
