@@ -355,35 +355,40 @@ export default async function ({ bin, tmp, quick }) {
 
     // 6. Ten relays at rest on one hub (the relay's default presence TTL), CPU each over
     // restMs, against a node process that holds one idle NATS connection with a subscription.
-    // With ATTEND_BENCH_BASELINE (another build's dist/tools/cli/attend.cjs, e.g. main's) the
-    // same is measured for that build first, on the same hub, in this run.
-    const restMs = quick ? 5_000 : 20_000;
+    // With ATTEND_BENCH_BASELINE (another build's dist/tools/cli/attend.cjs, e.g. main's) ten
+    // of that build rest at the same time on a hub of their own, so both sets see the same
+    // load; a window of a minute, since /proc counts CPU in 10 ms ticks (0.05 % of 20 s).
+    const restMs = quick ? 5_000 : 60_000;
+    const settleMs = quick ? 3_000 : 10_000;
     const idle = spawn(process.execPath, ['--input-type=module', '-e', `import { connect } from '@nats-io/transport-node'; const nc = await connect({ servers: ${JSON.stringify(hub.url)}, pingInterval: 5000 }); nc.subscribe('idle.>'); process.stdout.write('up\\n'); setInterval(() => {}, 1 << 30);`], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
     procs.push(idle);
     await new Promise((r) => idle.stdout.once('data', r));
     // Each set on a hub of its own: on the first one they would begin by importing every
     // broadcast measured above, and a loaded machine stretches that past the settle.
-    const restOf = async (relayBin, tag) => {
+    const restSet = async (relayBin, tag) => {
       const restDir = join(tmp, `rest-${tag}`);
       mkdirSync(restDir, { recursive: true });
       const restHub = await startHub(restDir);
       const ten = [];
       for (let i = 0; i < 10; i++) ten.push(await startRelay(relayBin, machineEnv(restDir, `rest${tag}${i}`), restHub.url, { presenceTtl: null }));
-      await sleep(3_000); // the starts settle: presence put, buckets watched, first checks made
-      const c0 = [...ten, idle].map((p) => procUsage(p.pid).cpuMs);
-      const ts0 = performance.now();
-      await sleep(restMs);
-      const spanMs = performance.now() - ts0;
-      const pcts = [...ten, idle].map((p, i) => ((procUsage(p.pid).cpuMs - c0[i]) / spanMs) * 100);
-      await stopAll(ten);
-      restHub.stop();
-      return { cpu: pcts.slice(0, -1), idle: pcts[pcts.length - 1] };
+      return { ten, restHub };
     };
     const baselineBin = process.env.ATTEND_BENCH_BASELINE;
-    const baseline = baselineBin ? await restOf(baselineBin, 'b') : null;
-    const rest = await restOf(bin, 'c');
-    const cpuPct = rest.cpu;
-    const idlePct = rest.idle;
+    const sets = [await restSet(bin, 'c'), ...(baselineBin ? [await restSet(baselineBin, 'b')] : [])];
+    await sleep(settleMs); // the starts settle: presence put, buckets watched, first checks made
+    const watched = [...sets.flatMap((x) => x.ten), idle];
+    const c0 = watched.map((p) => procUsage(p.pid).cpuMs);
+    const ts0 = performance.now();
+    await sleep(restMs);
+    const spanMs = performance.now() - ts0;
+    const pcts = watched.map((p, i) => ((procUsage(p.pid).cpuMs - c0[i]) / spanMs) * 100);
+    for (const x of sets) {
+      await stopAll(x.ten);
+      x.restHub.stop();
+    }
+    const cpuPct = pcts.slice(0, 10);
+    const baseline = baselineBin ? { cpu: pcts.slice(10, 20) } : null;
+    const idlePct = pcts[pcts.length - 1];
     await stopAll(procs.splice(0));
 
     // 7. Failover: the stream's leader of a 3-node cluster SIGKILLed while A writes a
@@ -432,7 +437,7 @@ export default async function ({ bin, tmp, quick }) {
         `| crossed to B (first write until B held all) | ${Math.round(crossRate).toLocaleString('en')} msg/s in ${(crossMs / 1000).toFixed(2)} s | ${((crossRate / acceptRate) * 100).toFixed(0)} % of the accept rate (goal ≥ 80 %: ${met(crossRate >= 0.8 * acceptRate)}) |`,
         `| raw JetStream, the backlog above (publish all, read all) | ${Math.round(rawRate).toLocaleString('en')} msg/s | — |`,
         '',
-        `At rest, ten relays on a hub of their own (default presence TTL, ${restMs / 1000} s after a 3 s settle): ${Math.min(...cpuPct).toFixed(2)}–${maxPct.toFixed(2)} % of a core each (${cpuPct.reduce((x, y) => x + y, 0).toFixed(1)} % for all ten, ${idlePct > 0 ? `${(cpuPct.reduce((x, y) => x + y, 0) / 10 / idlePct).toFixed(1)}× the idle connection on average; ` : ''}goal < 0.5 % each: ${met(maxPct < 0.5)}); a node process holding one idle NATS connection: ${idlePct.toFixed(2)} %.${baseline ? ` The same ten of the baseline build (ATTEND_BENCH_BASELINE), just before on another fresh hub: ${Math.min(...baseline.cpu).toFixed(2)}–${Math.max(...baseline.cpu).toFixed(2)} % each (${baseline.cpu.reduce((x, y) => x + y, 0).toFixed(1)} % for all ten; the idle connection meanwhile ${baseline.idle.toFixed(2)} %).` : ''} CPU from /proc (10 ms ticks).`,
+        `At rest, ten relays on a hub of their own (default presence TTL, ${restMs / 1000} s after a ${settleMs / 1000} s settle): ${Math.min(...cpuPct).toFixed(2)}–${maxPct.toFixed(2)} % of a core each (${cpuPct.reduce((x, y) => x + y, 0).toFixed(1)} % for all ten, ${idlePct > 0 ? `${(cpuPct.reduce((x, y) => x + y, 0) / 10 / idlePct).toFixed(1)}× the idle connection on average; ` : ''}goal < 0.5 % each: ${met(maxPct < 0.5)}); a node process holding one idle NATS connection: ${idlePct.toFixed(2)} %.${baseline ? ` Ten of the baseline build (ATTEND_BENCH_BASELINE), resting at the same time on another fresh hub: ${Math.min(...baseline.cpu).toFixed(2)}–${Math.max(...baseline.cpu).toFixed(2)} % each (${baseline.cpu.reduce((x, y) => x + y, 0).toFixed(1)} % for all ten).` : ''} CPU from /proc (10 ms ticks).`,
         '',
         '| failover: the stream\'s leader SIGKILLed, a message written every 20 ms | kill → first message written after it delivered | messages | relay ÷ raw |',
         '|---|---|---|---|',

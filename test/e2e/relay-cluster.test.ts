@@ -49,7 +49,12 @@ describe('attend relay on a three-node cluster', { timeout: 180_000 }, () => {
       await waitForHub(async () => (await jsm.streams.info(bucket).catch(() => null))?.config.num_replicas === 3, { timeoutMs: 20_000, what: `${bucket} with 3 replicas` });
     }
     const leader = info.cluster!.leader!;
-    await waitFor(() => (a!.status()?.hubView as { leader?: string } | undefined)?.leader === leader, { timeoutMs: 15_000, what: 'alpha naming the leader' });
+    // The first check can come while the new stream's followers still catch up ("1 of 3
+    // current"); one behind is checked again every 5 s.
+    await waitFor(() => {
+      const v = a!.status()?.hubView as { leader?: string; current?: number } | undefined;
+      return v?.leader === leader && v.current === 3;
+    }, { timeoutMs: 15_000, what: 'alpha naming the leader, 3 of 3 current' });
     const st = runBin(['relay', 'status'], { env: a!.bus.env });
     expect(st.stdout).toMatch(new RegExp(`replicas: +3 \\(cluster attend-test, leader ${leader}, 3 of 3 current\\)`));
 

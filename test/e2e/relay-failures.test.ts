@@ -164,7 +164,10 @@ describe('attend relay: a hub that lost its store', { timeout: 120_000 }, () => 
       };
       await waitForHub(async () => (await keys('attend-state')).includes('alpha.channels'), { timeoutMs: 15_000, what: 'alpha.channels on the hub' });
       for (const b of ['KV_attend-state', 'KV_attend-presence']) await jsm.streams.delete(b);
-      await waitForHub(async () => (await keys('attend-state')).includes('alpha.channels') && (await keys('attend-presence')).join() === 'alpha,bravo', { timeoutMs: 20_000, what: 'the entries put again' });
+      // A watch on a deleted bucket hears nothing, and at rest nothing else puts to the state
+      // bucket: the hub check that notices comes within 30 s while the hub looks whole (a
+      // presence put makes its own bucket again at the next beat).
+      await waitForHub(async () => (await keys('attend-state')).includes('alpha.channels') && (await keys('attend-presence')).join() === 'alpha,bravo', { timeoutMs: 45_000, what: 'the entries put again' });
     } finally {
       await nc.close();
     }

@@ -54,7 +54,9 @@ describe('InboundLoops', () => {
     const stopped = new Promise<void>((r) => (stop = r));
     let stopping = false;
     let repairs = 0;
-    const loops = new InboundLoops({ js: jetstream(hub().nc), host: 'bravo', importer, status, repair: () => (repairs++, repair.repair()), ready: Promise.resolve(), stopping: () => stopping, stopped });
+    // A lone server, as the relay judges it: the slow heartbeat (10 s), so what ends a pull
+    // below is the hub's own news, not two missed heartbeats.
+    const loops = new InboundLoops({ js: jetstream(hub().nc), host: 'bravo', importer, status, repair: () => (repairs++, repair.repair()), ready: Promise.resolve(), stopping: () => stopping, stopped, clustered: () => false });
     const running = loops.start();
     expect(running).toHaveLength(3);
     try {
@@ -74,8 +76,8 @@ describe('InboundLoops', () => {
       await waitFor(() => status.duplicates >= 1, { what: 'the redelivered first message' });
 
       // Deleted under a live connection, with no reconnect: the pull's long wait is not
-      // waited out; the iterator's own news (the consumer deleted, heartbeats missed) ends it
-      // and the loop asks for the repair.
+      // waited out; the iterator's own news (the consumer deleted) ends it and the loop asks
+      // for the repair, well before two slow heartbeats (20 s) could have been missed.
       const before = repairs;
       await hub().jsm.consumers.delete(STREAM_NAME, 'attend-bravo-bcast');
       await waitFor(() => repairs > before, { timeoutMs: 10_000, what: 'a repair asked for without a reconnect' });

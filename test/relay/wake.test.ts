@@ -24,6 +24,19 @@ describe('Wake', () => {
     expect(w.pending).toBe(true);
   });
 
+  it('a wait ended by a wake takes its timeout with it: it cannot end a later wait', async () => {
+    const w = new Wake();
+    const first = w.wait(50);
+    w.wake();
+    await first;
+    w.clear();
+    const t0 = Date.now();
+    await w.wait(400);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(350);
+    expect(w.pending).toBe(true);
+    w.close();
+  });
+
   it('a new message or directory in a watched directory wakes it; a dot-file (a temporary, the index) does not', async () => {
     const dir = join(bus.root, 'signals');
     mkdirSync(dir, { recursive: true });

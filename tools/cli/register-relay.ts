@@ -3,7 +3,7 @@
 
 import type { Command } from 'commander';
 import { usageError } from '../wire/errors.js';
-import { listLive } from '../bus/presence/index.js';
+import { listLive, presenceDir } from '../bus/presence/index.js';
 import { processAlive } from '../identity/system.js';
 import { type Registrar, examples } from './registrar.js';
 import type { Io } from './io.js';
@@ -52,6 +52,7 @@ export const registerRelay: Registrar = (program: Command, ctx: Ctx, io: Io) => 
         now: ctx.now,
         log: (line) => io.err(line),
         live: () => listLive({ root: ctx.paths.root, sessionsDir: ctx.paths.sessionsDir, now: ctx.now(), procInfo: ctx.procInfo }),
+        rosterDirs: [ctx.paths.sessionsDir, presenceDir(ctx.paths.root)],
         presenceTtlS: Number(opts.presenceTtl),
         // The composition root reads the environment (ctx.env); the relay takes it as an option.
         trace: ctx.env.ATTEND_RELAY_TRACE === '1',

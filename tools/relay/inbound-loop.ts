@@ -19,8 +19,21 @@ const BACKLOG_EVERY_MS = 5_000;
 const BACKLOG_QUIET_MS = 30_000;
 /** How long one pull request waits on the hub for messages. */
 const PULL_EXPIRES_MS = 30_000;
-/** The hub's sign of life on an open pull; two missed end it (InboundLoops.follow). */
+/**
+ * The hub's sign of life on an open pull; two missed end it (InboundLoops.follow). On a
+ * cluster a consumer's leader can die under a live connection, and its pulls with it: a 1 s
+ * heartbeat leaves it within about 2 s. A lone server cannot lose a pull without the
+ * connection going too (the reconnect restarts the loops, a deleted consumer is said at once),
+ * so there the heartbeat is only a net, and a slow one: each is a message and a timer per
+ * consumer, three consumers, the most frequent thing a relay at rest did.
+ */
 const PULL_HEARTBEAT_MS = 1_000;
+const PULL_HEARTBEAT_LONE_MS = 10_000;
+
+/** The idle heartbeat of a pull: short on a cluster, slow on a lone server. */
+export function pullHeartbeatMs(clustered: boolean): number {
+  return clustered ? PULL_HEARTBEAT_MS : PULL_HEARTBEAT_LONE_MS;
+}
 
 interface InboundDeps {
   js: JetStreamClient;
@@ -33,6 +46,8 @@ interface InboundDeps {
   ready: Promise<void>;
   stopping(): boolean;
   stopped: Promise<void>;
+  /** The hub is a cluster (the server's INFO, read at each pull): pullHeartbeatMs. */
+  clustered?(): boolean;
 }
 
 export class InboundLoops {
@@ -78,12 +93,13 @@ export class InboundLoops {
     while (!d.stopping()) {
       try {
         const c = await d.js.consumers.get(STREAM_NAME, durableName(d.host, suffix));
-        // A long pull (PULL_EXPIRES_MS) with a short idle heartbeat: at rest a consumer costs
-        // one request per half minute and a heartbeat a second, not a request every 2 s. The
+        // A long pull (PULL_EXPIRES_MS) with an idle heartbeat (pullHeartbeatMs): at rest a
+        // consumer costs one request per half minute and a heartbeat every 10 s on a lone
+        // server, every second on a cluster, not a request every 2 s. The
         // client's own answer to missed heartbeats is a consumer info retried only every
         // `expires` (while a cluster elects a leader that would be 30 s), so the loop takes
         // them itself: the iterator is stopped and the consumer asked for again every 500 ms.
-        const iter = await c.consume({ max_messages: 1024, expires: PULL_EXPIRES_MS, idle_heartbeat: PULL_HEARTBEAT_MS });
+        const iter = await c.consume({ max_messages: 1024, expires: PULL_EXPIRES_MS, idle_heartbeat: pullHeartbeatMs(d.clustered?.() ?? true) });
         void d.stopped.then(() => iter.stop());
         this.iterators.add(iter);
         void this.follow(iter, suffix);

@@ -43,6 +43,8 @@ export async function relayRun(opts: {
   now(): number;
   log(line: string): void;
   live(): Peer[];
+  /** Where `live` reads from (the session records, the presence directory): watched for changes. */
+  rosterDirs?: string[];
   presenceTtlS?: number;
   trace?: boolean;
 }): Promise<void> {
@@ -62,6 +64,7 @@ export async function relayRun(opts: {
       log: opts.log,
       stopped,
       localMembers: () => opts.live().map((p) => toRemoteMember(p, settings.host, opts.now())),
+      ...(opts.rosterDirs !== undefined ? { rosterDirs: opts.rosterDirs } : {}),
       ...(opts.presenceTtlS !== undefined ? { presenceTtlS: opts.presenceTtlS } : {}),
       ...(opts.trace !== undefined ? { trace: opts.trace } : {}),
     });

@@ -8,7 +8,7 @@
 
 import { join } from 'node:path';
 import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
-import { signalsDir } from '../bus/store/index.js';
+import { ensureDir, signalsDir } from '../bus/store/index.js';
 import { isMissingOnHub, isTooLarge } from './nats-errors.js';
 import type { Outbox, Pending } from './outbound.js';
 import { type PubAck, type Publisher, pubHeaders } from './publish.js';
@@ -239,6 +239,13 @@ export class OutboundLoop {
     });
     const chunkDeps: ChunkDeps = { root, host, now, pub: r.pub, keys: r.keys, outbox, status };
     let lastPrune = 0;
+    // Made if missing (as any writer would): a directory that is not there cannot be watched,
+    // and a fresh machine's relay would otherwise poll every POLL_MS until a first message.
+    try {
+      ensureDir(signalsDir(root));
+    } catch {
+      // the bus is unusable for a moment: the poll tries to watch it again
+    }
     while (!r.stopping()) {
       // Every round yields to I/O and timers: a round made only of resolved promises (the
       // hub away, publishes failing at once) must never starve the client's reconnect.

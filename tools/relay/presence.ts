@@ -1,6 +1,7 @@
 // Presence across machines: each relay puts its live roster under its host's key in a KV
 // bucket whose TTL (per bucket on nats-server 2.9) ages out a machine that stopped
-// refreshing; it puts on change and otherwise once per half TTL (the slow heartbeat), and writes the other hosts' rosters to relay/remote.json for the bus to read
+// refreshing; it puts on change (its roster's directories are watched) and otherwise once per
+// half TTL (the slow heartbeat), and writes the other hosts' rosters to relay/remote.json for the bus to read
 // (tools/bus/presence/remote.ts). A host's entry counts as seen when this relay received it, on this
 // machine's clock, so clock skew between machines never ages anyone out early.
 
@@ -8,18 +9,36 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type RemoteMember, type RemoteRoster, readRemoteRoster, rememberParties, writeRemoteRoster } from '../bus/presence/index.js';
 import { qualifyId } from '../wire/hosts.js';
+import { DirWatch } from './dir-watch.js';
 import { isMissingOnHub } from './nats-errors.js';
 
 export const PRESENCE_BUCKET = 'attend-presence';
 
 /**
- * How often this machine's roster is looked at for a change (local files only, no hub): every
- * 2 s, and never less than eight times per TTL, so the slow heartbeat (half the TTL) is put
- * on time and a short TTL never ages out a host that is there.
+ * How often this machine's roster is looked at when nothing said it changed (local files
+ * only, no hub): what no watch sees, a session's process that died leaving its record or a
+ * heartbeat gone stale. A session that starts or ends, or a record or presence file that
+ * changes, is seen by the watch on its directory (DirWatch), and looked at within
+ * EVENT_GAP_MS; the slow heartbeat has its own time (half the TTL), whatever the look's.
  */
-const CHECK_MS = 2_000;
-export function checkEveryMs(ttlS: number): number {
-  return Math.min(CHECK_MS, (ttlS * 1000) / 8);
+const LOOK_MS = 10_000;
+/** A beat this close to due is put now (a timer may fire a millisecond early by the clock). */
+const BEAT_SLACK_MS = 50;
+/**
+ * Looks that events ask for come at most this often (a hundred sessions' heartbeats are
+ * rewrites, each an event); the first event after a quiet spell is looked at at once.
+ */
+const EVENT_GAP_MS = 2_000;
+/** A put that failed (the hub away) is tried again this long after, not at once. */
+const RETRY_MS = 2_000;
+
+/**
+ * When the next look is due: the slow look, the heartbeat, or an event's look (at once, but
+ * never within EVENT_GAP_MS of the last event's); a due beat that failed waits RETRY_MS.
+ */
+export function nextLookAt(s: { lastLook: number; lastEventLook: number; lastPut: number; beatMs: number; event: boolean }): number {
+  if (s.event) return Math.min(s.lastLook + LOOK_MS, Math.max(s.lastEventLook + EVENT_GAP_MS, s.lastLook));
+  return Math.max(Math.min(s.lastLook + LOOK_MS, s.lastPut + s.beatMs), s.lastLook + RETRY_MS);
 }
 
 export class Presence {
@@ -27,6 +46,7 @@ export class Presence {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private watching: { stop(): void } | null = null;
+  private dirWatches: DirWatch[] = [];
 
   constructor(
     private readonly nc: NatsConnection,
@@ -38,6 +58,10 @@ export class Presence {
     private readonly log: (line: string) => void,
     /** Copies of the bucket the hub keeps (hub.ts replicasFor). */
     private readonly replicas: () => number = () => 1,
+    /** Where the roster comes from (the session records, the presence directory): watched. */
+    private readonly rosterDirs: string[] = [],
+    /** The bucket's watch found it missing: check the hub now (hub.ts HubRepair.repair). */
+    private readonly onMissing: () => void = () => {},
   ) {}
 
   private open(): Promise<KV> {
@@ -91,20 +115,46 @@ export class Presence {
     };
     this.beat = () => publish();
     await publish();
-    // On change, and a slow heartbeat: the roster here is looked at every CHECK_MS (the
-    // filesystem only), and put when it changed or when half the TTL passed since the last
-    // put. A machine at rest costs the hub and every other relay one put per half TTL.
+    // On change, and a slow heartbeat: the roster is looked at when its directories changed
+    // (at most every EVENT_GAP_MS), and otherwise every LOOK_MS (nextLookAt); it is put when
+    // it changed or when half the TTL passed since the last put. A machine at rest costs the
+    // hub and every other relay one put per half TTL, and itself a look every LOOK_MS.
     const beatMs = (this.ttlS * 1000) / 2;
-    const checkMs = checkEveryMs(this.ttlS);
     let busy = false;
-    this.timer = setInterval(() => {
-      if (busy) return;
+    let lastLook = this.now();
+    let lastEventLook = -Infinity;
+    let event = false;
+    const arm = () => {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      if (this.stopped || busy) return;
+      const at = nextLookAt({ lastLook, lastEventLook, lastPut, beatMs, event });
+      this.timer = setTimeout(look, Math.max(0, at - this.now()));
+      this.timer.unref();
+    };
+    const look = () => {
+      this.timer = null;
+      if (this.stopped) return;
+      for (const w of this.dirWatches) w.ensure();
+      lastLook = this.now();
+      if (event) lastEventLook = lastLook;
+      event = false;
       const members = this.local();
-      if (JSON.stringify(members) === lastMembers && this.now() - lastPut < beatMs - checkMs / 2) return;
+      if (JSON.stringify(members) === lastMembers && this.now() - lastPut < beatMs - BEAT_SLACK_MS) return arm();
       busy = true;
-      void publish(members).finally(() => (busy = false));
-    }, checkMs);
-    this.timer.unref();
+      void publish(members).finally(() => {
+        busy = false;
+        arm();
+      });
+    };
+    const changed = (name: string | null) => {
+      // A temporary (a dot-file) is followed by its rename into place, which is what counts.
+      if (name?.startsWith('.') || event) return;
+      event = true;
+      arm();
+    };
+    this.dirWatches = this.rosterDirs.map((d) => new DirWatch(d, changed));
+    arm();
     // Refresh `seen` only from puts received here; the watcher re-opens after a reconnect.
     while (!this.stopped) {
       try {
@@ -135,7 +185,9 @@ export class Presence {
         this.watching = null;
         // A watch that ends at once (the hub is away) must not spin.
         await new Promise((r) => setTimeout(r, 500));
-      } catch {
+      } catch (err) {
+        // The bucket is gone under a live connection: ask for the hub check now (as SharedState).
+        if (isMissingOnHub(err)) this.onMissing();
         await new Promise((r) => setTimeout(r, 1_000));
       }
     }
@@ -191,7 +243,8 @@ export class Presence {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
+    for (const w of this.dirWatches) w.close();
     if (this.soon) clearTimeout(this.soon);
     try {
       await this.kv?.delete(this.host);

@@ -37,6 +37,8 @@ interface RelayDeps {
   stopped: Promise<void>;
   /** Presence: this machine's live roster (tools/bus/presence/roster.ts listLive, mapped). */
   localMembers(): RemoteMember[];
+  /** The directories that roster is read from (session records, presence), watched for changes. */
+  rosterDirs?: string[];
   /** Seconds a host's roster stays without a refresh (KV bucket TTL). */
   presenceTtlS?: number;
   /** Log each published chunk, imported batch and event-loop stall (ATTEND_RELAY_TRACE=1, read by the CLI). */
@@ -173,13 +175,13 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
 
   const trace = deps.trace === true ? log : null;
   const stopStalls = trace ? watchStalls(trace) : () => {};
-  state = new SharedState(nc, host, root, deps.keysDir, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log, replicas);
+  state = new SharedState(nc, host, root, deps.keysDir, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log, replicas, () => repair.repair());
   const stateReady = state.start(isStopping);
   const importer = new Importer({ root, self: host, imported, now, state, trace, ...importOutcomes({ root, status, senders, host, now, log }) });
-  const inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped });
+  const inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped, clustered: () => Boolean(nc.info?.cluster) });
   const loops = inbound.start();
 
-  presence = new Presence(nc, host, deps.presenceTtlS ?? 30, root, now, deps.localMembers, log, replicas);
+  presence = new Presence(nc, host, deps.presenceTtlS ?? 30, root, now, deps.localMembers, log, replicas, deps.rosterDirs, () => repair.repair());
   void presence.start(isStopping);
   restarts.push(inbound, presence, state);
 

@@ -13,7 +13,7 @@
 // for it; another machine's key for it (or any machine's for a session of this machine) is
 // refused loudly: logged, parked (`attend relay status`, `attend doctor`), never recorded.
 
-import { readdirSync, rmSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
@@ -23,10 +23,15 @@ import { scopeDir, stateDir } from '../bus/store/index.js';
 import { isGlobalId } from '../wire/hosts.js';
 import { parseChannelName } from '../wire/names.js';
 import { applySnapshot, parseHostChannels, snapshotOf } from './channel-sync.js';
+import { DirWatch } from './dir-watch.js';
 import { isMissingOnHub } from './nats-errors.js';
 import { park } from './store.js';
 
 export const STATE_BUCKET = 'attend-state';
+/** The beat that covers a missed change of the channel store or the keys, while a directory is not watched… */
+const BEAT_MS = 5_000;
+/** …and while both are (inotify does not miss a rename: only a net). */
+const BEAT_WATCHED_MS = 30_000;
 /** How long "is this session this machine's" is kept (state.ts SharedState.local). */
 const LOCAL_TTL_MS = 5_000;
 
@@ -60,7 +65,7 @@ export async function putKeyLists(kv: KV, host: string, keysDir: string, nodes: 
 export class SharedState {
   private kv: KV | null = null;
   private stopped = false;
-  private watchers: FSWatcher[] = [];
+  private watchers: DirWatch[] = [];
   private timer: NodeJS.Timeout | null = null;
   private lastChannels = '';
   /** Per local node: the key list text last put. */
@@ -88,6 +93,8 @@ export class SharedState {
     private readonly log: (line: string) => void,
     /** Copies of the bucket the hub keeps (hub.ts replicasFor). */
     private readonly replicas: () => number = () => 1,
+    /** The bucket's watch found it missing: check the hub now (hub.ts HubRepair.repair). */
+    private readonly onMissing: () => void = () => {},
   ) {}
 
   /** The hub lost the bucket (hub.ts HubRepair): make it again, put everything again, watch afresh. */
@@ -132,28 +139,28 @@ export class SharedState {
     }
     if (!this.kv || this.stopped) return;
     await this.push();
-    // Local changes: the channel store and published keys. A slow beat covers missed events.
+    // Local changes: the channel store and published keys, each directory watched (or, while
+    // it is missing, its parent for its making: DirWatch). A beat covers missed events: slow
+    // while both are watched, BEAT_MS while one could not be.
     const onChange = () => void this.push();
-    for (const dir of [stateDir(this.root), publishedKeysDir(this.root)]) {
-      try {
-        const w = watch(dir, { persistent: false }, (_e, name) => {
-          const n = String(name ?? '');
-          if (n === 'channels.json' || n.endsWith('.pub')) onChange();
-        });
-        w.on('error', () => w.close());
-        this.watchers.push(w);
-      } catch {
-        // not there yet: the beat finds it
-      }
-    }
-    this.timer = setInterval(onChange, 5_000);
+    this.watchers = [
+      new DirWatch(stateDir(this.root), (n) => (n === null || n === 'channels.json') && onChange()),
+      new DirWatch(publishedKeysDir(this.root), (n) => (n === null || n.endsWith('.pub')) && onChange()),
+    ];
+    const beat = () => {
+      for (const w of this.watchers) w.ensure();
+      onChange();
+      this.timer = setTimeout(beat, this.watchers.every((w) => w.watching) ? BEAT_WATCHED_MS : BEAT_MS);
+      this.timer.unref();
+    };
+    this.timer = setTimeout(beat, BEAT_MS);
     this.timer.unref();
     void this.watchLoop();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     for (const w of this.watchers) w.close();
   }
 
@@ -382,7 +389,10 @@ export class SharedState {
         }
         this.watching = null;
         await delay(500);
-      } catch {
+      } catch (err) {
+        // The bucket is gone under a live connection (the hub lost it): the check that makes
+        // it again, and puts this machine's entries again (lost), is asked for now.
+        if (isMissingOnHub(err)) this.onMissing();
         await delay(1_000);
       }
     }

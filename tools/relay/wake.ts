@@ -8,11 +8,15 @@ import { INDEX_NAME } from '../bus/store/index.js';
 export class Wake {
   private resolve: (() => void) | null = null;
   private dirty = false;
+  /** The timeout of the wait under way: cleared by a wake, so it cannot end a later wait. */
+  private timer: NodeJS.Timeout | null = null;
   private readonly watchers = new Map<string, FSWatcher>();
 
   /** Something changed: the loop looks again now (or as soon as it waits). */
   readonly wake = (): void => {
     this.dirty = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     const r = this.resolve;
     this.resolve = null;
     r?.();
@@ -28,11 +32,17 @@ export class Wake {
     return this.dirty;
   }
 
-  /** Until a wake, or `ms` (which counts as one). */
+  /**
+   * Until a wake, or `ms` (which counts as one). The timeout goes with the wait: left armed
+   * after a wake, every wait of a burst would end a later one (a relay at rest after traffic
+   * scanned every few milliseconds for a poll's length, one stale timeout after another).
+   */
   wait(ms: number): Promise<void> {
     return new Promise<void>((r) => {
       this.resolve = r;
-      setTimeout(() => this.wake(), ms).unref();
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.wake(), ms);
+      this.timer.unref();
     });
   }
 
@@ -64,6 +74,8 @@ export class Wake {
   }
 
   close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     for (const w of this.watchers.values()) w.close();
     this.watchers.clear();
   }
