@@ -179,10 +179,15 @@ async function measure(bin, tmp, n) {
     };
     for (let i = 0; i < 20; i++) await send(-i); // warm the path (connections, watchers)
     toSensor.length = 0;
+    // CPU each process spent on the timed messages (from /proc): steadier than wall times on a
+    // shared machine, and what the path costs whatever the load.
+    const who = [procs[1], procs[2], sensor.proc, { pid: hub.pid }];
+    const cpu0 = who.map((p) => procUsage(p.pid).cpuMs);
     for (let i = 0; i < n; i++) samples.push(await send(i));
+    const cpu = who.map((p, i) => (procUsage(p.pid).cpuMs - cpu0[i]) / n);
     samples.sort((x, y) => x - y);
     toSensor.sort((x, y) => x - y);
-    return { samples, toSensor };
+    return { samples, toSensor, cpu };
   } finally {
     watcher?.close();
     await stopAll(procs);
@@ -198,14 +203,14 @@ export default async function ({ bin, tmp, quick }) {
   const baselineBin = process.env.ATTEND_BENCH_BASELINE;
   const base = baselineBin ? await measure(baselineBin, join(tmp, 'baseline'), n) : null;
   const cur = await measure(bin, join(tmp, 'current'), n);
-  const row = (what, r) => `| ${what} | ${pct(r.samples, 50).toFixed(1)} ms | ${pct(r.samples, 99).toFixed(1)} ms | ${r.samples[r.samples.length - 1].toFixed(1)} ms | ${pct(r.toSensor, 50).toFixed(1)} / ${pct(r.toSensor, 99).toFixed(1)} ms | p50 ≤ 3 ms, p99 ≤ 10 ms |`;
+  const row = (what, r) => `| ${what} | ${pct(r.samples, 50).toFixed(1)} ms | ${pct(r.samples, 99).toFixed(1)} ms | ${r.samples[r.samples.length - 1].toFixed(1)} ms | ${pct(r.toSensor, 50).toFixed(1)} / ${pct(r.toSensor, 99).toFixed(1)} ms | ${r.cpu.map((c) => c.toFixed(2)).join(' / ')} ms | p50 ≤ 3 ms, p99 ≤ 10 ms |`;
   return {
     title: 'Cross-machine send → remote Monitor line latency',
     markdown: [
-      `${n} messages written one at a time on machine A to a session on machine B (two bus roots, two \`attend relay\` processes, one \`nats-server\` ${'2.9'} on loopback), timed until each header line appeared on B's sensor. The last column is the sensor's own part: from the message's file in B's tray (an inotify watch) to its line.${base ? ' The baseline build (ATTEND_BENCH_BASELINE) was measured first, on a hub of its own.' : ''}`,
+      `${n} messages written one at a time on machine A to a session on machine B (two bus roots, two \`attend relay\` processes, one \`nats-server\` ${'2.9'} on loopback), timed until each header line appeared on B's sensor. The sensor's own part is from the message's file in B's tray (an inotify watch) to its line; CPU per message is each process's user and system time over the timed messages, from /proc (10 ms ticks).${base ? ' The baseline build (ATTEND_BENCH_BASELINE) was measured first, on a hub of its own.' : ''}`,
       '',
-      '| build | p50 | p99 | max | file in B → line (p50 / p99) | goal |',
-      '|---|---|---|---|---|---|',
+      '| build | p50 | p99 | max | file in B → line (p50 / p99) | CPU per message: relay A / relay B / B\'s sensor / hub | goal |',
+      '|---|---|---|---|---|---|---|',
       ...(base ? [row('baseline', base)] : []),
       row(base ? 'this build' : 'attend relay', cur),
     ].join('\n'),
