@@ -6,8 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { busLib } from './latency.mjs';
-import { countSignals, machineEnv, procUsage, startHub, startRelay, stopAll, waitUntil } from './relay-latency.mjs';
+import { countSignals, procUsage, startRelay, stopAll, twoMachines, waitUntil } from './relay-latency.mjs';
 
 const WRITERS = 4;
 
@@ -28,11 +27,7 @@ function writer(bin, root, count, tag) {
 
 export default async function ({ bin, tmp, quick }) {
   const n = quick ? 2_000 : 10_000;
-  const hub = await startHub(tmp);
-  const a = machineEnv(tmp, 'alpha');
-  const b = machineEnv(tmp, 'bravo');
-  const { writeSignal, createIdFactory } = await busLib(bin);
-  const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  const { hub, a, b, writeSignal, newId } = await twoMachines(bin, tmp);
   const procs = [];
   const write = (i) => writeSignal(a.root, { kind: 'open' }, newId(), { from: 'external:alpha-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'alpha-user', to: '*', body: `burst ${i}` });
   const bDir = join(b.root, 'signals', '_broadcast');

@@ -5,7 +5,7 @@
 // The helpers are exported for relay-burst.mjs.
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, watch } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { busLib, fakeSession, pct, person, startSensor } from './latency.mjs';
@@ -79,6 +79,15 @@ export function readJson(path) {
   }
 }
 
+/** A hub of its own under `dir`, machines alpha and bravo, and `bin`'s writer with an id factory. */
+export async function twoMachines(bin, dir) {
+  mkdirSync(dir, { recursive: true });
+  const hub = await startHub(dir);
+  const { writeSignal, createIdFactory } = await busLib(bin);
+  const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  return { hub, a: machineEnv(dir, 'alpha'), b: machineEnv(dir, 'bravo'), writeSignal, newId };
+}
+
 /** `presenceTtl`: seconds (5 unless given; null for the relay's default). */
 export async function startRelay(bin, m, url, { presenceTtl = 5 } = {}) {
   const started = Date.now();
@@ -122,8 +131,8 @@ export async function names(bin) {
   return import(pathToFileURL(join(tools, 'wire/names.js')).href);
 }
 
-export default async function ({ bin, tmp, quick }) {
-  const n = quick ? 200 : 1000;
+/** `n` sends one at a time, A → a session on B, each timed until its line on B's sensor. */
+async function measure(bin, tmp, n) {
   const hub = await startHub(tmp);
   const a = machineEnv(tmp, 'alpha');
   const bTmp = join(tmp, 'bravo');
@@ -139,12 +148,22 @@ export default async function ({ bin, tmp, quick }) {
   const procs = [];
   const sensor = startSensor(bin, s);
   procs.push(sensor.proc);
+  let watcher = null;
   try {
     procs.push(await startRelay(bin, a, hub.url), await startRelay(bin, b, hub.url));
     await sensor.ready();
     await waitUntil(() => (readJson(join(a.root, 'relay', 'remote.json'))?.hosts?.bravo?.members ?? []).some((m) => m.id === s.sessionId), 20_000, 'bee known at alpha');
     const key = attendKey(s.cwd);
+    // When each message's file is in B's tray (an inotify watch): the leg the sensor adds after it.
+    const tray = join(b.root, 'signals', key);
+    mkdirSync(tray, { recursive: true });
+    const landed = new Map();
+    watcher = watch(tray, (_e, name) => {
+      const id = typeof name === 'string' && name.endsWith('.signal') ? name.slice(0, -'.signal'.length) : null;
+      if (id && !landed.has(id)) landed.set(id, performance.now());
+    });
     const samples = [];
+    const toSensor = [];
     const send = async (i) => {
       const id = newId();
       const from = sensor.state.out.length;
@@ -153,24 +172,47 @@ export default async function ({ bin, tmp, quick }) {
       // human is a stranger on B, whose lines are held, never shown (issue 20 §3).
       writeSignal(a.root, { kind: 'tray', key }, id, { from: `external:${person}@pts-1`, project: 'b', cwd: '/b', fromKind: 'human', fromId: person, to: s.sessionId, body: `cross-machine ${i}` });
       const t1 = await sensor.waitFor(`id=${id}]`, from, 20_000);
+      const tl = landed.get(id);
+      landed.delete(id);
+      if (tl !== undefined) toSensor.push(Math.max(0, t1 - tl));
       return t1 - t0;
     };
     for (let i = 0; i < 20; i++) await send(-i); // warm the path (connections, watchers)
+    toSensor.length = 0;
+    // CPU each process spent on the timed messages (from /proc): steadier than wall times on a
+    // shared machine, and what the path costs whatever the load.
+    const who = [procs[1], procs[2], sensor.proc, { pid: hub.pid }];
+    const cpu0 = who.map((p) => procUsage(p.pid).cpuMs);
     for (let i = 0; i < n; i++) samples.push(await send(i));
+    const cpu = who.map((p, i) => (procUsage(p.pid).cpuMs - cpu0[i]) / n);
     samples.sort((x, y) => x - y);
-    return {
-      title: 'Cross-machine send → remote Monitor line latency',
-      markdown: [
-        `${n} messages written one at a time on machine A to a session on machine B (two bus roots, two \`attend relay\` processes, one \`nats-server\` ${'2.9'} on loopback), timed until each header line appeared on B's sensor.`,
-        '',
-        '| p50 | p99 | max | goal |',
-        '|---|---|---|---|',
-        `| ${pct(samples, 50).toFixed(1)} ms | ${pct(samples, 99).toFixed(1)} ms | ${samples[samples.length - 1].toFixed(1)} ms | p99 ≤ 100 ms |`,
-      ].join('\n'),
-    };
+    toSensor.sort((x, y) => x - y);
+    return { samples, toSensor, cpu };
   } finally {
+    watcher?.close();
     await stopAll(procs);
     s.proc.kill('SIGKILL');
     hub.stop();
   }
+}
+
+export default async function ({ bin, tmp, quick }) {
+  const n = quick ? 200 : 1000;
+  // With ATTEND_BENCH_BASELINE (another build's dist/tools/cli/attend.cjs, e.g. main's): the same
+  // for that build first, on a hub of its own, in this run.
+  const baselineBin = process.env.ATTEND_BENCH_BASELINE;
+  const base = baselineBin ? await measure(baselineBin, join(tmp, 'baseline'), n) : null;
+  const cur = await measure(bin, join(tmp, 'current'), n);
+  const row = (what, r) => `| ${what} | ${pct(r.samples, 50).toFixed(1)} ms | ${pct(r.samples, 99).toFixed(1)} ms | ${r.samples[r.samples.length - 1].toFixed(1)} ms | ${pct(r.toSensor, 50).toFixed(1)} / ${pct(r.toSensor, 99).toFixed(1)} ms | ${r.cpu.map((c) => c.toFixed(2)).join(' / ')} ms | p50 ≤ 3 ms, p99 ≤ 10 ms |`;
+  return {
+    title: 'Cross-machine send → remote Monitor line latency',
+    markdown: [
+      `${n} messages written one at a time on machine A to a session on machine B (two bus roots, two \`attend relay\` processes, one \`nats-server\` ${'2.9'} on loopback), timed until each header line appeared on B's sensor. The sensor's own part is from the message's file in B's tray (an inotify watch) to its line; CPU per message is each process's user and system time over the timed messages, from /proc (10 ms ticks).${base ? ' The baseline build (ATTEND_BENCH_BASELINE) was measured first, on a hub of its own.' : ''}`,
+      '',
+      '| build | p50 | p99 | max | file in B → line (p50 / p99) | CPU per message: relay A / relay B / B\'s sensor / hub | goal |',
+      '|---|---|---|---|---|---|---|',
+      ...(base ? [row('baseline', base)] : []),
+      row(base ? 'this build' : 'attend relay', cur),
+    ].join('\n'),
+  };
 }

@@ -19,8 +19,8 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { busLib, pct } from './latency.mjs';
-import { countSignals, machineEnv, procUsage, startHub, startRelay, stopAll, waitUntil } from './relay-latency.mjs';
+import { pct } from './latency.mjs';
+import { countSignals, machineEnv, procUsage, startHub, startRelay, stopAll, twoMachines, waitUntil } from './relay-latency.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -211,15 +211,37 @@ async function rawFailover(tmp, payload, quick) {
   }
 }
 
+/**
+ * The backlog on a hub of its own, for a build given (`relayBin`): both relays up, A's stopped,
+ * `count` broadcasts written on A, then A started again, timed from its spawn until B holds all.
+ */
+async function backlogOn(relayBin, dir, count) {
+  const { hub, a, b, writeSignal, newId } = await twoMachines(relayBin, dir);
+  const procs = [];
+  try {
+    const first = await startRelay(relayBin, a, hub.url);
+    procs.push(first, await startRelay(relayBin, b, hub.url));
+    const bDir = join(b.root, 'signals', '_broadcast');
+    const write = (body) => writeSignal(a.root, { kind: 'open' }, newId(), { from: 'external:alpha-user@pts-1', project: 'b', cwd: '/b', fromKind: 'human', fromId: 'alpha-user', to: '*', body });
+    write('warm');
+    await waitUntil(() => countSignals(bDir) >= 1, 20_000, 'the first message at bravo');
+    await stopAll([first]);
+    for (let i = 0; i < count; i++) write(`backlog ${i}`);
+    const t0 = performance.now();
+    procs.push(await startRelay(relayBin, a, hub.url));
+    await waitUntil(() => countSignals(bDir) >= count + 1, 60_000, 'the backlog at bravo');
+    return performance.now() - t0;
+  } finally {
+    await stopAll(procs);
+    hub.stop();
+  }
+}
+
 export default async function ({ bin, tmp, quick }) {
   const n = quick ? 100 : 500;
   const loadAtStart = loadavg()[0].toFixed(1);
   const backlog = 1000;
-  const hub = await startHub(tmp);
-  const a = machineEnv(tmp, 'alpha');
-  const b = machineEnv(tmp, 'bravo');
-  const { writeSignal, createIdFactory } = await busLib(bin);
-  const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  const { hub, a, b, writeSignal, newId } = await twoMachines(bin, tmp);
   const procs = [];
   const nc = await connect({ servers: hub.url });
   let watcher = null;
@@ -374,6 +396,8 @@ export default async function ({ bin, tmp, quick }) {
       return { ten, restHub };
     };
     const baselineBin = process.env.ATTEND_BENCH_BASELINE;
+    // The backlog again, each build on a hub of its own, baseline first, then this build.
+    const backlogs = baselineBin ? { base: await backlogOn(baselineBin, join(tmp, 'bl-base'), backlog), cur: await backlogOn(bin, join(tmp, 'bl-cur'), backlog) } : null;
     const sets = [await restSet(bin, 'c'), ...(baselineBin ? [await restSet(baselineBin, 'b')] : [])];
     await sleep(settleMs); // the starts settle: presence put, buckets watched, first checks made
     const watched = [...sets.flatMap((x) => x.ten), idle];
@@ -430,6 +454,7 @@ export default async function ({ bin, tmp, quick }) {
         '|---|---|---|',
         `| attend relay (from its spawn, process start included) | ${(relayBacklog / 1000).toFixed(2)} s | ${(relayBacklog / rawBacklog).toFixed(1)}× (goal ≤ 1 s: ${met(relayBacklog <= 1000)}) |`,
         `| raw JetStream: publish all, a consumer reads all | ${(rawBacklog / 1000).toFixed(2)} s | 1× |`,
+        ...(backlogs ? [`| the same on a fresh hub of its own: the baseline build (ATTEND_BENCH_BASELINE), then this build | ${(backlogs.base / 1000).toFixed(2)} s, then ${(backlogs.cur / 1000).toFixed(2)} s | ${(backlogs.base / rawBacklog).toFixed(1)}×, ${(backlogs.cur / rawBacklog).toFixed(1)}× |`] : []),
         '',
         `| one writer's burst of ${burstN.toLocaleString('en')} | rate | ratio |`,
         '|---|---|---|',

@@ -25,6 +25,7 @@ import { type Envelope, type Scope, addressees, parseSignal } from '../wire/enve
 import { idTime, isMessageId } from '../wire/ids.js';
 import { parseChannelName } from '../wire/names.js';
 import { destinationOf, messageSigningBytes, parseSidecar } from '../wire/sign.js';
+import type { OwnWrites } from './own-writes.js';
 import { type ImportedSet, park } from './store.js';
 import { parseSubject } from './subjects.js';
 
@@ -233,7 +234,7 @@ export function planImport(ctx: ImportContext, m: Incoming): Plan {
  * synced, sidecar renamed before its message, one index line per message, then each
  * directory synced once). Throws (exit 3) when the bus refused a write: nothing may be acked then.
  */
-export async function writeImports(imported: ImportedSet, writes: Write[]): Promise<void> {
+export async function writeImports(imported: ImportedSet, writes: Write[], own?: Pick<OwnWrites, 'indexed'>): Promise<void> {
   if (writes.length === 0) return;
   imported.addMany(writes.map((w) => [w.dirName, w.id]));
   const before = new Map<string, string>();
@@ -255,7 +256,10 @@ export async function writeImports(imported: ImportedSet, writes: Write[]): Prom
   // offered it again and finds the same bytes already here.
   await writeFilesAtomic(files, {
     afterRename: () => {
-      for (const [dir, list] of ids) appendIndexMany(dir, list, before.get(dir)!);
+      for (const [dir, list] of ids) {
+        const end = appendIndexMany(dir, list, before.get(dir)!);
+        own?.indexed(dir, end);
+      }
     },
   });
 }

@@ -11,6 +11,7 @@ import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/prom
 import { ensureDir, signalsDir } from '../bus/store/index.js';
 import { isMissingOnHub, isTooLarge } from './nats-errors.js';
 import type { Outbox, Pending } from './outbound.js';
+import type { OwnWrites } from './own-writes.js';
 import { type PubAck, type Publisher, pubHeaders } from './publish.js';
 import type { SharedState } from './state.js';
 import type { StatusBoard } from './status-board.js';
@@ -186,6 +187,8 @@ interface OutboundDeps {
   host: string;
   now(): number;
   outbox: Outbox;
+  /** This relay's own imports, which wake nothing (own-writes.ts). */
+  own?: Pick<OwnWrites, 'isOwn'>;
 }
 
 /** What the loop needs once the hub is there. */
@@ -203,11 +206,14 @@ interface OutboundRun {
 
 export class OutboundLoop {
   /** Wakes the loop: a directory changed, the relay stops, the connection came back. */
-  readonly wake = new Wake();
+  readonly wake: Wake;
   /** Local messages found while the hub is away, kept for the reconnect. */
   private waiting = 0;
 
-  constructor(private readonly d: OutboundDeps) {}
+  constructor(private readonly d: OutboundDeps) {
+    const own = d.own;
+    this.wake = new Wake(own ? (dir, name) => own.isOwn(dir, name) : undefined);
+  }
 
   /** Local messages found and not yet acknowledged (status.json's outboundBacklog). */
   get backlog(): number {

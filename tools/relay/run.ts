@@ -20,6 +20,7 @@ import { Importer } from './importer.js';
 import { InboundBacklog, InboundLoops, importOutcomes } from './inbound-loop.js';
 import { Outbox } from './outbound.js';
 import { OutboundLoop } from './outbound-loop.js';
+import { OwnWrites } from './own-writes.js';
 import { PRESENCE_BUCKET, Presence } from './presence.js';
 import { Publisher } from './publish.js';
 import { STATE_BUCKET, SharedState } from './state.js';
@@ -74,7 +75,8 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   // Who is where: remote members from presence, and senders of imported messages.
   const senders = new Map<string, string>();
   const outbox = new Outbox(root, host, imported, cursor, (id) => senders.get(id) ?? remoteHostOf(root, id));
-  const outbound = new OutboundLoop({ root, host, now, outbox });
+  const own = new OwnWrites(imported);
+  const outbound = new OutboundLoop({ root, host, now, outbox, own });
   const board = new StatusBoard(root, now, { pid: process.pid, host, hub: settings.servers.join(','), parked: listParked(root).length }, () => outbound.backlog, () => outbound.backlogSince);
   const { status } = board;
   board.save();
@@ -177,7 +179,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   const stopStalls = trace ? watchStalls(trace) : () => {};
   state = new SharedState(nc, host, root, deps.keysDir, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log, replicas, () => repair.repair());
   const stateReady = state.start(isStopping);
-  const importer = new Importer({ root, self: host, imported, now, state, trace, ...importOutcomes({ root, status, senders, host, now, log }) });
+  const importer = new Importer({ root, self: host, imported, now, state, trace, own, ...importOutcomes({ root, status, senders, host, now, log }) });
   const inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped, clustered: () => Boolean(nc.info?.cluster) });
   const loops = inbound.start();
 

@@ -45,29 +45,47 @@ export function dirStamp(dir: string): string {
  * before the write began. Never throws: a missing line only costs the reader a full listing.
  */
 export function appendIndex(dir: string, id: string, before: string): void {
-  appendIndexMany(dir, [id], before);
+  appendLines(dir, [id], before, false);
+}
+
+/** An index file as its writer left it: its inode and its size just after the writer's lines. */
+export interface IndexEnd {
+  ino: number;
+  size: number;
 }
 
 /**
  * Writer side for a batch renamed into `dir` at once (the relay's imports): one line per id,
  * each with the stamp taken before the batch's first write and the one after its last
- * rename, in one write(2), so the chain still explains every change in between.
+ * rename, in one write(2), so the chain still explains every change in between. Returns the
+ * index and its size just after those lines when nobody else appended meanwhile (the relay tells
+ * its own lines' event from another writer's by it), else null.
  */
-export function appendIndexMany(dir: string, ids: string[], before: string): void {
-  if (ids.length === 0) return;
+export function appendIndexMany(dir: string, ids: string[], before: string): IndexEnd | null {
+  return appendLines(dir, ids, before, true);
+}
+
+function appendLines(dir: string, ids: string[], before: string, measure: boolean): IndexEnd | null {
+  if (ids.length === 0) return null;
   try {
     const after = dirStamp(dir);
     const fd = openSync(join(dir, INDEX_NAME), fsc.O_WRONLY | fsc.O_APPEND | fsc.O_CREAT, FILE_MODE);
     try {
+      const lines = Buffer.from(ids.map((id) => `${id} ${before} ${after}\n`).join(''));
+      const start = measure ? fstatSync(fd).size : 0;
       // Every byte or a failure, never a silent short line (issue #10 item 1). A line cut by a
       // full disk cannot be taken back under O_APPEND (another writer may follow it); it
       // reads as a garbage line, which sends readers to a full listing: late, never lost.
-      writeAll(fd, Buffer.from(ids.map((id) => `${id} ${before} ${after}\n`).join('')));
+      writeAll(fd, lines);
+      if (!measure) return null;
+      const end = fstatSync(fd);
+      return end.size - start === lines.length ? { ino: end.ino, size: end.size } : null;
     } finally {
       closeSync(fd);
     }
   } catch {
     // the directory went away, or the disk is full: the reader lists in full
+    return null;
   }
 }
 

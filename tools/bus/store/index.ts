@@ -5,7 +5,7 @@
 export { type AtomicFile, fileStamp, readAll, writeAll, writeError, writeFileAtomic, writeFilesAtomic } from './atomic.js';
 export { envelopeFrom } from './compose.js';
 // The index's readers go through the follower: a second "index, else a full listing" is how copies began (issue 19).
-export { appendIndexMany, dirStamp, INDEX_NAME, type IndexState, SETTLE_MS } from './dir-index.js';
+export { appendIndexMany, dirStamp, INDEX_NAME, type IndexEnd, type IndexState, SETTLE_MS } from './dir-index.js';
 export { type Followed, follow, followTail, newTailState, type TailState } from './follower.js';
 export { sandboxWritableDirs, scopeDir, scopeDirName, scopeOfDirName, signalsDir, stateDir } from './layout.js';
 export { emptyListing, mergeDescending, type Placed, type ScopeListing } from './listing.js';
