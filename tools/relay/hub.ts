@@ -240,6 +240,12 @@ export class HubRepair {
   private timer: NodeJS.Timeout | null = null;
   /** When each stream's replicas were last asked to change: a refusal is not asked again at every check. */
   private readonly updated = new Map<string, number>();
+  /**
+   * Each bucket's creation stamp as last seen: another one means it was lost and made again
+   * (by another machine's relay, or a put here) between two checks, with this machine's
+   * entries gone with it.
+   */
+  private readonly bucketStamps = new Map<string, string>();
 
   constructor(
     private readonly jsm: JetStreamManager,
@@ -278,9 +284,13 @@ export class HubRepair {
     for (const b of this.hooks.buckets ?? []) {
       try {
         const bi = await this.jsm.streams.info(`KV_${b}`);
+        const was = this.bucketStamps.get(b);
+        if (was !== undefined && was !== bi.created) lost = true;
+        this.bucketStamps.set(b, bi.created);
         if ((bi.config.num_replicas || 1) !== (info.config.num_replicas || 1) && may(bi.config.name)) await matchReplicas(this.jsm, bi, info.config.num_replicas || 1);
       } catch (err) {
         if (!isStreamNotFound(err)) throw err;
+        this.bucketStamps.delete(b);
         lost = true;
       }
     }
