@@ -1,10 +1,10 @@
-// The relay's directory watch (tools/relay/dir-watch.ts) over real directories, and when the
+// The directory watch (tools/bus/store/dir-watch.ts, the relay's and wake.ts's) over real directories, and when the
 // roster is looked at (tools/relay/presence.ts nextLookAt).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
-import { DirWatch } from '../../tools/relay/dir-watch.js';
+import { DirWatch } from '../../tools/bus/store/dir-watch.js';
 import { nextLookAt } from '../../tools/relay/presence.js';
 
 let bus: TempBus;

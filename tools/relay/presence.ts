@@ -9,7 +9,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type RemoteMember, type RemoteRoster, readRemoteRoster, rememberParties, writeRemoteRoster } from '../bus/presence/index.js';
 import { qualifyId } from '../wire/hosts.js';
-import { DirWatch } from './dir-watch.js';
+import { DirWatch } from '../bus/store/index.js';
 import { isMissingOnHub } from './nats-errors.js';
 
 export const PRESENCE_BUCKET = 'attend-presence';

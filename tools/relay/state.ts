@@ -19,11 +19,10 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type ChannelStore, dissolvedChannel, readChannels, updateChannels } from '../bus/channels/index.js';
 import { anchorOf, chainPath, claimProblem, isLocalNode, publishedKeysDir, readRemoteKeys, recordRemoteKeys } from '../bus/trust/index.js';
-import { scopeDir, stateDir } from '../bus/store/index.js';
+import { DirWatch, scopeDir, stateDir } from '../bus/store/index.js';
 import { isGlobalId } from '../wire/hosts.js';
 import { parseChannelName } from '../wire/names.js';
 import { applySnapshot, parseHostChannels, snapshotOf } from './channel-sync.js';
-import { DirWatch } from './dir-watch.js';
 import { isMissingOnHub } from './nats-errors.js';
 import { park } from './store.js';
 

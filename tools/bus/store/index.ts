@@ -14,5 +14,6 @@ export { listingCacheDir, removeCache, withListings } from './listing-cache.js';
 export { compareKeys, entryTime, type Key } from './listing-entry.js';
 export { createReporter, findMessage, listIds, listScopes, MAX_BODY_BYTES, MAX_FILE_BYTES, type Message, readMessage, readScopes, type Reporter, SIGNAL_EXT, silentReporter, type Unreadable, unreadableDirs, writeSignals } from './messages.js';
 export { countQuarantined } from './quarantine.js';
+export { DirWatch } from './dir-watch.js';
 export { type Wake, wakeOnChange } from './wake.js';
 export { checkRoot, checkRootPath, DIR_MODE, ensureDir, ensureRoot, FILE_MODE } from './root.js';

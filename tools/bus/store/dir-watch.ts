@@ -1,8 +1,9 @@
-// A directory the relay wants to hear about without polling it (the session records, the
-// presence directory, the channel store, the published keys), which may not exist yet on a
-// fresh machine: while it is missing, the nearest ancestor that exists is watched for the
-// next step towards it, and the watch moves down as the directories appear. What a watch
-// cannot see (a process that died, a heartbeat gone stale) is still the caller's slow poll.
+// A directory to hear about without polling it (the relay's session records, presence
+// directory, channel store and published keys; every reader that waits, through wake.ts),
+// which may not exist yet on a fresh machine: while it is missing, the nearest ancestor that
+// exists is watched for the next step towards it, and the watch moves down as the
+// directories appear. What a watch cannot see (a process that died, a heartbeat gone stale)
+// is still the caller's slow poll.
 
 import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
@@ -19,6 +20,8 @@ export class DirWatch {
   constructor(
     private readonly dir: string,
     private readonly onChange: (name: string | null) => void,
+    /** Whether the watch alone keeps the process running (a reader that waits on nothing else). */
+    private readonly persistent = false,
   ) {
     this.arm();
   }
@@ -61,7 +64,7 @@ export class DirWatch {
       // The entry of `d` on the way down to the directory (null: `d` is the directory).
       const step = d === this.dir ? null : this.stepFrom(d);
       try {
-        const w = watch(d, { persistent: false }, (_event, name) => {
+        const w = watch(d, { persistent: this.persistent }, (_event, name) => {
           if (this.w !== w) return;
           // The watched directory itself removed (said as an event on its own name): move up.
           if (name !== null && String(name) === basename(d) && !existsSync(d)) return this.rearm();
@@ -69,9 +72,13 @@ export class DirWatch {
           if (name !== null && String(name) !== step) return;
           this.rearm();
         });
+        // A watch that fails is gone: said as a change, so a caller that re-arms (ensure) at
+        // each change watches again at once.
         w.on('error', () => {
           w.close();
-          if (this.w === w) this.w = null;
+          if (this.w !== w) return;
+          this.w = null;
+          this.onChange(null);
         });
         // Made between the failed watch below and this one: the caller's poll (ensure) finds it.
         this.w = w;
