@@ -19,6 +19,7 @@ import fastifyCsrf from '@fastify/csrf-protection';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { type Message, wakeOnChange } from '../bus/store/index.js';
 import { type Peer, presenceDir } from '../bus/presence/index.js';
+import { pidRuns } from '../identity/system.js';
 import { createChatActions } from '../chat/actions.js';
 import { createBusSource } from '../chat/bus-source.js';
 import { peerStatus } from '../chat/peer-status.js';
@@ -265,15 +266,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
     }
     return `${mark.records}|${mark.beats}`;
   };
-  const running = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  };
-  const anyDied = (peers: readonly Peer[]) => peers.some((p) => p.record?.pid !== undefined && !running(p.record.pid));
+  const anyDied = (peers: readonly Peer[]) => peers.some((p) => p.record?.pid !== undefined && !pidRuns(p.record.pid));
   let rosterRead = { at: -Infinity, pids: -Infinity, mark: '', peers: [] as Peer[] };
   const readPeers = (): Peer[] => {
     const at = Date.now();
@@ -370,7 +363,7 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
       'content-security-policy',
       `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
     );
-    const session = SessionResponse.parse({ me: me.id, meName: neutralize(names().name(me.id)), csrf: reply.generateCsrf() });
+    const session = sessionOf(reply);
     reply.header('cache-control', 'no-store');
     return reply.type('text/html; charset=utf-8').send(PAGE(nonce, JSON.stringify(PageBoot.parse({ session, events: firstEvents() }))));
   });
@@ -382,14 +375,16 @@ export async function startWebServer(opts: WebOptions): Promise<WebServer> {
 
   app.get('/api/session', async (req, reply) => {
     if (!authed(req)) return refuse(reply, 401, 'not logged in');
-    return SessionResponse.parse({ me: me.id, meName: neutralize(names().name(me.id)), csrf: reply.generateCsrf() });
+    return sessionOf(reply);
   });
 
+  const meName = () => neutralize(names().name(me.id));
+  const sessionOf = (reply: FastifyReply) => SessionResponse.parse({ me: me.id, meName: meName(), csrf: reply.generateCsrf() });
   // What a new stream begins with, and what the page is served with (PageBoot). A page that
   // opens gets a few screens of the newest, not all the server keeps: its first paint
   // validates and draws each one (scripts/bench/web.mjs).
   const firstEvents = (): WebEvent[] => [
-    { type: 'hello', me: me.id, meName: neutralize(names().name(me.id)) },
+    { type: 'hello', me: me.id, meName: meName() },
     { type: 'history', messages: recent.slice(-FIRST_SHOWN), hasOlder: hasOlder || recent.length > FIRST_SHOWN },
     { type: 'roster', ...roster },
     { type: 'status', text: status },
