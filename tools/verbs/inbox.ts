@@ -3,8 +3,8 @@
 
 import type { VerbCtx } from './context.js';
 import { busError, notFoundError, refusedError, usageError, verbHint } from '../wire/errors.js';
-import { type Gate, type HeldCheck, type HeldRun, UNCHECKED, createGate, createHeldCheck, trustDirOf, trustStamp } from '../bus/trust/index.js';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { type Gate, type HeldCheck, type HeldRun, UNCHECKED, createGate, createHeldCheck, delegationsStamp, lineageStamp, trustDirOf, trustStamp } from '../bus/trust/index.js';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SETTLE_MS, scopeDir } from '../bus/store/index.js';
 import { scopeName } from '../wire/display.js';
@@ -103,14 +103,16 @@ interface InboxPage {
  * `--held` (the owner's look at every directory) and what must see everything use it; the
  * listings below read only what they show.
  */
+/** Held messages are never shown to a model (spec §7): only the person who owns the bus lists them. */
+function heldForThePersonOnly(who: { kind: string }): void {
+  if (who.kind !== 'human') throw refusedError('held messages are shown only to the person who owns the bus, never to a session', 'run attend inbox --held in your own terminal');
+}
+
 export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {}): Message[] {
   const root = ctx.root();
   const who = ctx.identity();
-  // Held messages are never shown to a model (spec §7): only the person who owns the bus
-  // lists them, and they list every directory, since what is held sits in sessions' trays.
-  if (opts.held && who.kind !== 'human') {
-    throw refusedError('held messages are shown only to the person who owns the bus, never to a session', 'run attend inbox --held in your own terminal');
-  }
+  // They list every directory, since what is held sits in sessions' trays.
+  if (opts.held) heldForThePersonOnly(who);
   const gate = openGate(ctx);
   const seen = new Set<string>();
   const out: Message[] = [];
@@ -134,24 +136,6 @@ export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {
  * trust inputs and the policy decide what is held: when their stamp moves, it starts again
  * from nothing. A held message deleted since (cleanup) is dropped when it would be shown.
  */
-/** The lineage and the delegations, which decide what is held besides the trust inputs: their directories' change times. */
-function dirsStamp(root: string): string {
-  const t = (p: string) => {
-    try {
-      return String(statSync(p).mtimeMs);
-    } catch {
-      return '-';
-    }
-  };
-  let dels: string[] = [];
-  try {
-    dels = readdirSync(join(root, 'delegations')).sort();
-  } catch {
-    // none
-  }
-  return [t(join(root, 'lineage')), t(join(root, 'delegations')), ...dels.map((d) => t(join(root, 'delegations', d)))].join(',');
-}
-
 export function createHeldWatch(): { list(ctx: VerbCtx, limit: number): Message[] } {
   let stamp: string | null = null;
   // Per directory: the newest entry time seen, and the ids looked at within GRACE of it (a
@@ -166,9 +150,10 @@ export function createHeldWatch(): { list(ctx: VerbCtx, limit: number): Message[
   return {
     list(ctx, limit) {
       const root = ctx.root();
-      if (ctx.identity().kind !== 'human') throw refusedError('held messages are shown only to the person who owns the bus, never to a session', 'run attend inbox --held in your own terminal');
+      heldForThePersonOnly(ctx.identity());
       const gate = openGate(ctx);
-      const now = `${trustStamp(root, trustDirOf(ctx.paths.keysDir))}|${dirsStamp(root)}`;
+      // What decides what is held: the trust inputs and policy, the lineage, the delegations.
+      const now = [trustStamp(root, trustDirOf(ctx.paths.keysDir)), lineageStamp(root), delegationsStamp(root)].join('|');
       if (now !== stamp) {
         stamp = now;
         seen.clear();

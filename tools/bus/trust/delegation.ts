@@ -5,13 +5,13 @@
 //
 //   <root>/delegations/<principal>/<delegate>.json   the newest delegation for the pair
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { WIDE_CLASS } from '../../wire/envelope.js';
 import { idTime } from '../../wire/ids.js';
 import { type Delegation, decodeKeyId, delegationSigningBytes, destinationOf, scopeCovers } from '../../wire/sign.js';
 import type { Scope } from '../../wire/envelope.js';
-import { writeFileAtomic } from '../store/atomic.js';
+import { fileStamp, writeFileAtomic } from '../store/atomic.js';
 import { refusedError, usageError } from '../../wire/errors.js';
 import { anchorOf, localAnchor } from './anchors.js';
 import { signBytes, verifyBytes } from './ed25519.js';
@@ -24,9 +24,25 @@ export interface SignedDelegation extends Delegation {
   sig: string;
 }
 
+function delegationsDir(root: string): string {
+  return join(root, 'delegations');
+}
+
 export function delegationFile(root: string, principal: string, delegate: string): string {
   if (!NODE_FILE.test(principal) || !NODE_FILE.test(delegate)) throw usageError('not a node id that can hold a delegation');
-  return join(root, 'delegations', principal, `${delegate}.json`);
+  return join(delegationsDir(root), principal, `${delegate}.json`);
+}
+
+/** Changes when a delegation is given or taken back (its principal's directory), for a reader that keeps what it decided. */
+export function delegationsStamp(root: string): string {
+  const dir = delegationsDir(root);
+  let principals: string[] = [];
+  try {
+    principals = readdirSync(dir).sort();
+  } catch {
+    // none given yet
+  }
+  return [fileStamp(dir), ...principals.map((p) => fileStamp(join(dir, p)))].join(',');
 }
 
 /** Parse `2h`, `30m`, `90s`, `1d`. */

@@ -5,12 +5,17 @@ import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { WIDE_CLASS } from '../../wire/envelope.js';
 import type { Lineage } from '../../wire/permit.js';
-import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
+import { fileStamp, readTextIfAny, writeFileAtomic } from '../store/atomic.js';
 
 const NODE_FILE = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,127}$/;
 
 function lineageDir(root: string): string {
   return join(root, 'lineage');
+}
+
+/** Changes when a parent is recorded (a new file in the lineage directory), for a reader that keeps what it decided. */
+export function lineageStamp(root: string): string {
+  return fileStamp(lineageDir(root));
 }
 
 /** Record a node's parent unless one is recorded already (a parent does not change). */
