@@ -9,7 +9,7 @@ import { rememberParties } from '../bus/presence/index.js';
 import { localizeId, splitQualified } from '../wire/hosts.js';
 import type { ImporterDeps, Result } from './importer.js';
 import type { Sender } from './inbound.js';
-import { isStreamOrConsumerNotFound } from './nats-errors.js';
+import { isStreamOrConsumerNotFound, isTimeout } from './nats-errors.js';
 import type { RelayStatus } from './store.js';
 import { STREAM_NAME, consumerFilters, durableName, parseSubject } from './subjects.js';
 
@@ -29,6 +29,18 @@ const PULL_EXPIRES_MS = 30_000;
  */
 const PULL_HEARTBEAT_MS = 1_000;
 const PULL_HEARTBEAT_LONE_MS = 10_000;
+/**
+ * How long the loops' JetStream client waits for the hub to answer a request (the consumer's
+ * info, asked for at each start of a pull): while a cluster elects a consumer's leader the
+ * request goes unanswered, and with the client's default of 5 s a question asked just
+ * before the election ended waited out those 5 s after it (a failover took 8.9 s where the
+ * election took 4.7 s). Asked again after a second, the new leader is found within a second
+ * of its election.
+ */
+export const CONSUMER_ASK_TIMEOUT_MS = 1_000;
+/** After a failed start of a pull: how long before the next (a timeout has waited already). */
+const RETRY_MS = 500;
+const RETRY_AFTER_TIMEOUT_MS = 50;
 
 /** The idle heartbeat of a pull: short on a cluster, slow on a lone server. */
 export function pullHeartbeatMs(clustered: boolean): number {
@@ -98,7 +110,8 @@ export class InboundLoops {
         // server, every second on a cluster, not a request every 2 s. The
         // client's own answer to missed heartbeats is a consumer info retried only every
         // `expires` (while a cluster elects a leader that would be 30 s), so the loop takes
-        // them itself: the iterator is stopped and the consumer asked for again every 500 ms.
+        // them itself: the iterator is stopped and the consumer asked for again (each question
+        // waits CONSUMER_ASK_TIMEOUT_MS at most, so a leader elected meanwhile is found at once).
         const iter = await c.consume({ max_messages: 1024, expires: PULL_EXPIRES_MS, idle_heartbeat: pullHeartbeatMs(d.clustered?.() ?? true) });
         void d.stopped.then(() => iter.stop());
         this.iterators.add(iter);
@@ -112,7 +125,7 @@ export class InboundLoops {
         if (d.stopping()) break;
         d.status.lastError = `consume ${suffix}: ${(err as Error).message}`;
         if (isStreamOrConsumerNotFound(err)) d.repair();
-        await sleep(500);
+        await sleep(isTimeout(err) ? RETRY_AFTER_TIMEOUT_MS : RETRY_MS);
       }
     }
   }

@@ -17,7 +17,7 @@ import { type RemoteMember, remoteHostOf } from '../bus/presence/index.js';
 import { ensureRoot } from '../bus/store/index.js';
 import { HubRepair, type HubSettings, STREAM_MAX_AGE_MS, connectUntil, replicasFor, retry, watchConnection } from './hub.js';
 import { Importer } from './importer.js';
-import { InboundBacklog, InboundLoops, importOutcomes } from './inbound-loop.js';
+import { CONSUMER_ASK_TIMEOUT_MS, InboundBacklog, InboundLoops, importOutcomes } from './inbound-loop.js';
 import { Outbox } from './outbound.js';
 import { OutboundLoop } from './outbound-loop.js';
 import { OwnWrites } from './own-writes.js';
@@ -180,7 +180,7 @@ export async function runRelay(deps: RelayDeps): Promise<void> {
   state = new SharedState(nc, host, root, deps.keysDir, () => new Map(deps.localMembers().map((m) => [m.id, m.name])), log, replicas, () => repair.repair());
   const stateReady = state.start(isStopping);
   const importer = new Importer({ root, self: host, imported, now, state, trace, own, ...importOutcomes({ root, status, senders, host, now, log }) });
-  const inbound = new InboundLoops({ js: jetstream(nc), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped, clustered: () => Boolean(nc.info?.cluster) });
+  const inbound = new InboundLoops({ js: jetstream(nc, { timeout: CONSUMER_ASK_TIMEOUT_MS }), host, importer, status, repair: () => repair.repair(), ready: stateReady, stopping: isStopping, stopped: deps.stopped, clustered: () => Boolean(nc.info?.cluster) });
   const loops = inbound.start();
 
   presence = new Presence(nc, host, deps.presenceTtlS ?? 30, root, now, deps.localMembers, log, replicas, deps.rosterDirs, () => repair.repair());
