@@ -162,10 +162,10 @@ describe('a wake in flight', () => {
     expect(next.lines.some((l) => l.includes('may repeat'))).toBe(false);
   });
 
-  it('lands its confirm in a log the in-flight append compacted', () => {
+  it('compacts the log once the wake in flight is settled, off the path to the line: its confirm is the ledger', () => {
     const who = me();
     wake(who);
-    // Empty lines (readers pass over them) past the compaction size: the next append compacts.
+    // Empty lines (readers pass over them) past the compaction size: the next wake's settling compacts.
     appendFileSync(ledgerFile(bus.root, who.id), '\n'.repeat(LOG_COMPACT_BYTES));
     const a = put(bus.root, ids(), { scope: TRAY, to: who.id, body: 'after the compaction' });
     expect(wake(who).ids).toEqual([a]);

@@ -217,17 +217,24 @@ export function appendLedger(root: string, ledger: Ledger, ids?: string[], by?: 
   // append; for a wake in flight, after its settling's sync.
   if (made !== undefined && ids === undefined) syncDirs(made);
   // Where the state byte is: in the line just appended (after its leading newline).
-  let flight: Flight | undefined = ids === undefined ? undefined : { file, ino: st.ino, offset: at + 1 + bytes - fromEnd, ...(made !== undefined ? { dirs: made } : {}) };
-  if (st.size <= LOG_COMPACT_BYTES) return { stamp: statStamp(st), ...(flight ? { flight } : {}) };
-  // Compaction is a saving, never a condition of the append, which has landed: on a full disk
-  // the log stays long and the next append tries again.
+  // A wake in flight is shown right after this: its log is compacted once it is settled
+  // (settleFlight), so the compaction's syncs stay off the path from a message to the model.
+  if (ids !== undefined) return { stamp: statStamp(st), flight: { file, ino: st.ino, offset: at + 1 + bytes - fromEnd, ...(made !== undefined ? { dirs: made } : {}) } };
+  if (st.size <= LOG_COMPACT_BYTES) return { stamp: statStamp(st) };
+  return { stamp: compact(file, line) ?? statStamp(st) };
+}
+
+/**
+ * The log rewritten as its last line `line`, once it passed LOG_COMPACT_BYTES; its new
+ * fileStamp. Compaction is a saving, never a condition of the append, which has landed: on
+ * a full disk the log stays long (undefined) and the next append tries again.
+ */
+function compact(file: string, line: string): string | undefined {
   try {
     writeFileAtomic(file, `${line}\n`, { syncDir: true });
-    const now = statSync(file);
-    if (flight) flight = { ...flight, ino: now.ino, offset: bytes - fromEnd };
-    return { stamp: statStamp(now), ...(flight ? { flight } : {}) };
+    return statStamp(statSync(file));
   } catch {
-    return { stamp: statStamp(st), ...(flight ? { flight } : {}) };
+    return undefined;
   }
 }
 
@@ -256,14 +263,17 @@ export function settleFlight(f: Flight, st: 'c' | 'x'): string {
     const was = readAll(fd, 1, f.offset);
     if (was[0] !== 0x66 /* f */) throw new Error('the wake in flight is not where it was written');
     if (writeSync(fd, st, f.offset) !== 1) throw new Error('short write');
-    const stamp = statStamp(fstatSync(fd));
+    const now = fstatSync(fd);
     try {
       syncLog(fd);
       if (f.dirs !== undefined) syncDirs(f.dirs);
     } catch {
       // settled for every reader; durable with the next cycle's append
+      return statStamp(now);
     }
-    return stamp;
+    // The compaction appendLedger left for the settling: the settled line is the ledger.
+    const last = now.size > LOG_COMPACT_BYTES ? lastLine(fd, now.size) : null;
+    return (last !== null ? compact(f.file, last) : undefined) ?? statStamp(now);
   } catch (err) {
     throw writeError(f.file, err);
   } finally {

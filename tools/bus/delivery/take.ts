@@ -220,11 +220,10 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): Cycle {
     }
     // In flight: what was never going to be shown is consumed, `consume` is not yet (the
     // watermark stops below it, the index keeps it known), and the line names it and its owner.
-    const before = structuredCopy(ledger);
     recordConsumed(ledger, dirs, auto, now);
     const { stamp: flown, flight } = appendLedger(root, ledger, consume, opts.conduit);
     return {
-      settle: (unshown: string[]) => settle(root, { file, ledger, before, dirs, auto, consume, flown, flight: flight!, now, warn: opts.warn, ...(opts.conduit !== undefined ? { by: opts.conduit } : {}) }, unshown, written),
+      settle: (unshown: string[]) => settle(root, { file, ledger, dirs, consume, flown, flight: flight!, now, warn: opts.warn, ...(opts.conduit !== undefined ? { by: opts.conduit } : {}) }, unshown, written),
     };
   };
   return { pending, record };
@@ -232,12 +231,14 @@ function openCycle(root: string, who: Identity, opts: TakeOptions): Cycle {
 
 interface InFlightCycle {
   file: string;
-  /** The ledger as the in-flight line wrote it. */
+  /**
+   * The ledger as the in-flight line wrote it (what was never going to be shown consumed
+   * already): the wake's shown ids are recorded onto it, all or a part. Recording the two in
+   * turn moves the watermarks as recording them together would, without a copy of the ledger
+   * per wake (its consumed set holds the grace window's every id).
+   */
   ledger: Ledger;
-  /** The ledger before that record, to record again with part of the wake (a part shown). */
-  before: Ledger;
   dirs: DirListing[];
-  auto: string[];
   consume: string[];
   flown: string;
   flight: Flight;
@@ -270,11 +271,13 @@ function settle(root: string, c: InFlightCycle, unshown: string[], written: () =
     }
     return;
   }
+  let recorded = false;
   if (shown.length > 0) {
-    recordConsumed(c.before, c.dirs, [...c.auto, ...shown], c.now);
-    noteVia(c.before, c.by, shown);
+    recordConsumed(c.ledger, c.dirs, shown, c.now);
+    noteVia(c.ledger, c.by, shown);
+    recorded = true;
     try {
-      keep(c.file, writeLedger(root, c.before), c.before);
+      keep(c.file, writeLedger(root, c.ledger), c.ledger);
       written();
       return;
     } catch {
@@ -282,18 +285,13 @@ function settle(root: string, c: InFlightCycle, unshown: string[], written: () =
     }
   }
   try {
-    // Withdrawn: the in-flight line stands as the ledger, its wake pending again.
-    keep(c.file, settleFlight(c.flight, 'x'), c.ledger);
+    // Withdrawn: the in-flight line stands as the ledger, its wake pending again. The ledger
+    // in hand holds the part that could not be written, so the next cycle reads the log.
+    const stamp = settleFlight(c.flight, 'x');
+    if (!recorded) keep(c.file, stamp, c.ledger);
   } catch (err) {
     c.warn(`attend: a wake that was not shown could not be withdrawn (${(err as Error).message}); it is offered again when this process ends`);
   }
-}
-
-/** A copy to record again; its late-arrival record keeps no prototype (parseLedger). */
-function structuredCopy(l: Ledger): Ledger {
-  const c = structuredClone(l);
-  if (c.late) c.late = Object.assign(Object.create(null) as Record<string, number>, c.late);
-  return c;
 }
 
 /**

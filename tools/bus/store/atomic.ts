@@ -200,6 +200,13 @@ export interface AtomicFile {
 
 /** Files written before any is synced, at most this many descriptors open at once. */
 const BATCH_FDS = 256;
+/**
+ * A batch this small (one message and its signature: what a relay imports one at a time)
+ * is made and synced on the calling thread: a trip through libuv's thread pool costs more
+ * than the wait it would share (issue 25: a tenth of a millisecond each way, on the path of
+ * every message from the hub to the model), and there is nothing to overlap.
+ */
+const ON_THREAD_FILES = 2;
 
 function fsyncAsync(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
@@ -212,7 +219,8 @@ function fsyncAsync(fd: number): Promise<void> {
  * is synced, so the renames too are durable when this resolves (`afterRename` runs just before
  * those syncs: a hint such as an index line, which need not wait for them). The syncs run concurrently
  * (libuv's thread pool), so the filesystem commits them together instead of once per file,
- * and the event loop is never blocked waiting for the disk.
+ * and the event loop is not blocked waiting for the disk; only a batch of ON_THREAD_FILES
+ * is made and synced on the calling thread (its directory's sync still goes to the pool).
  *
  * On a failure before the renames nothing is renamed and every temporary is removed; a
  * failure part-way through the renames leaves the files renamed so far (each complete and
@@ -236,7 +244,8 @@ export async function writeFilesAtomic(files: AtomicFile[], opts: { afterRename?
       // for the filesystem's journal, and a busy disk makes each one cost a millisecond or
       // more; side by side they share the waits instead of queueing on the event loop.
       const chunk = files.slice(at, at + BATCH_FDS);
-      const opened = await Promise.allSettled(chunk.map((f) => openTempAsync(f.path, dirname(f.path))));
+      const onThread = files.length <= ON_THREAD_FILES;
+      const opened = onThread ? chunk.map((f) => settledNow(() => openTemp(f.path, dirname(f.path)))) : await Promise.allSettled(chunk.map((f) => openTempAsync(f.path, dirname(f.path))));
       opened.forEach((r, j) => {
         if (r.status === 'fulfilled') open.push({ fd: r.value.fd, f: chunk[j]!, tmp: r.value.tmp });
       });
@@ -253,7 +262,7 @@ export async function writeFilesAtomic(files: AtomicFile[], opts: { afterRename?
           throw writeError(f.path, err);
         }
       }
-      const synced = await Promise.allSettled(open.map((o) => fsyncAsync(o.fd)));
+      const synced = onThread ? open.map((o) => settledNow(() => fsyncSync(o.fd))) : await Promise.allSettled(open.map((o) => fsyncAsync(o.fd)));
       const bad = synced.findIndex((r) => r.status === 'rejected');
       if (bad >= 0) throw writeError(open[bad]!.f.path, (synced[bad] as PromiseRejectedResult).reason);
       while (open.length > 0) {
@@ -338,6 +347,15 @@ async function openTempAsync(path: string, dir: string): Promise<{ fd: number; t
     }
   } catch (err) {
     throw writeError(path, err);
+  }
+}
+
+/** `fn()` now, settled as Promise.allSettled reports each of its promises. */
+function settledNow<T>(fn: () => T): PromiseSettledResult<T> {
+  try {
+    return { status: 'fulfilled', value: fn() };
+  } catch (reason) {
+    return { status: 'rejected', reason };
   }
 }
 
