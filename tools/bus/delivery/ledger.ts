@@ -55,7 +55,8 @@ export function readLedger(root: string, sid: string): LedgerRead {
 
 function addConsumed(ledger: Ledger, ids: string[]): void {
   const have = new Set(ledger.above);
-  for (const id of ids) if (!have.has(id)) ledger.above.push(id);
+  // A new list, never the old one changed in place (plan.ts keeps which lists are ascending).
+  ledger.above = [...ledger.above, ...ids.filter((id) => !have.has(id))];
   // A given-back id a wake then showed is consumed again, not pending (Ledger.back).
   if (ledger.back) {
     const taken = new Set(ids);

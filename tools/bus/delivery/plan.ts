@@ -291,7 +291,7 @@ export function planPending(
   /** One message through the gate: null when held or unreadable (consumed), undefined when not checked yet (left pending). */
   read: (scope: Scope, id: string) => Message | null | undefined,
 ): PendingPlan {
-  const consumed = new Set(ledger.above);
+  const consumed = consumedAbove(ledger.above);
   const marks = ledger.marks;
   const isConsumed = (dir: string, id: string) => consumed.has(id) || (marks[dir] !== undefined && id < marks[dir]!);
   const auto: string[] = [];
@@ -406,7 +406,10 @@ export function planPending(
  */
 export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Iterable<string>, now: number): void {
   const took = new Set(consumed);
-  const set = new Set([...ledger.above, ...took]);
+  const above = sortedUnique(ledger.above);
+  const was = consumedAbove(above);
+  const added = [...took].filter((id) => !was.has(id)).sort();
+  const set = { has: (id: string) => took.has(id) || was.has(id) };
   const listed = new Map(dirs.map((d) => [d.dirName, d.ids]));
   advanceMarks(ledger, listed, set, now);
   const marks = ledger.marks;
@@ -427,7 +430,9 @@ export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Ite
   const current = new Set(dirs.map((d) => d.dirName));
   for (const dir of Object.keys(marks)) if (!current.has(dir)) delete marks[dir];
   const floor = Object.values(marks).reduce<string | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined) ?? '';
-  ledger.above = [...set].filter((id) => id >= floor).sort();
+  const all = mergeSorted(above, added);
+  ledger.above = all.slice(lowerBound(all, floor));
+  ascending.add(ledger.above);
   if (ledger.late) {
     for (const [id, at] of Object.entries(ledger.late)) if (now - at > LEDGER_GRACE_MS || at > now) delete ledger.late[id];
     if (Object.keys(ledger.late).length === 0) delete ledger.late;
@@ -453,7 +458,7 @@ export function noteBack(ledger: Ledger, back: readonly BackEntry[]): void {
  * watermark passed is found by the next full listing (DirListing.late), so the watermark
  * need not wait for one and the consumed set stays as small as the grace window.
  */
-function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: Set<string>, now: number): void {
+function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: { has(id: string): boolean }, now: number): void {
   for (const [dir, ids] of listed) {
     const old = ledger.marks[dir];
     let next = idFloor(now - LEDGER_GRACE_MS);
@@ -468,3 +473,63 @@ function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: S
   }
 }
 
+
+/*
+ * The consumed set above the watermarks holds every id of the grace window (LEDGER_GRACE_MS):
+ * at a high rate, thousands. Every cycle asks it about a few ids and adds a few, so it is
+ * kept ascending and each once (as recordConsumed writes it) and searched, not made into a
+ * Set and sorted again each time (issue 25: that was a third of a millisecond per wake, on
+ * the path to the line, with 1,500 ids in the window).
+ */
+
+/**
+ * The lists recordConsumed made, ascending and each once. A ledger's `above` is replaced,
+ * never changed in place, so a list found here still is; comparing its ids to find that out
+ * cost as much as the sort (long shared prefixes).
+ */
+const ascending = new WeakSet<readonly string[]>();
+
+/** `ids` ascending, each once: as given when it already is (a ledger read from disk may be in any order). */
+function sortedUnique(ids: string[]): string[] {
+  if (ascending.has(ids)) return ids;
+  let out = ids;
+  for (let i = 1; i < ids.length; i++) {
+    if (!(ids[i - 1]! < ids[i]!)) {
+      out = [...new Set(ids)].sort();
+      break;
+    }
+  }
+  ascending.add(out);
+  return out;
+}
+
+/** The first place in ascending `ids` whose id is not below `id`. */
+function lowerBound(ids: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Membership in a ledger's `above` (any order; searched once it is ascending). */
+function consumedAbove(above: string[]): { has(id: string): boolean } {
+  const sorted = sortedUnique(above);
+  return { has: (id) => sorted[lowerBound(sorted, id)] === id };
+}
+
+/** Two ascending lists, each once, as one (new ids mostly sort after all the others). */
+function mergeSorted(a: readonly string[], b: readonly string[]): string[] {
+  if (b.length === 0) return a as string[];
+  if (a.length === 0 || a[a.length - 1]! < b[0]!) return [...a, ...b];
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(a[i]! < b[j]! ? a[i++]! : b[j++]!);
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  return out;
+}
