@@ -473,7 +473,6 @@ function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: {
   }
 }
 
-
 /*
  * The consumed set above the watermarks holds every id of the grace window (LEDGER_GRACE_MS):
  * at a high rate, thousands. Every cycle asks it about a few ids and adds a few, so it is
