@@ -49,6 +49,30 @@ describe('writeFilesAtomic', () => {
   });
 });
 
+describe('writeFilesAtomic, a batch of one or two (made and synced on the calling thread) and a larger one', () => {
+  it.each([1, 2, 3])('%i file(s) into a directory not made yet: written whole, with their time, the directory made', async (n) => {
+    const dir = join(bus.root, 'signals', `new-${n}`, 'deeper');
+    const files = Array.from({ length: n }, (_, i) => ({ path: join(dir, `m${i}.signal`), data: `line ${i}\n`, mtimeMs: 1_700_000_000_000 + i }));
+    let seen: string[] | null = null;
+    await writeFilesAtomic(files, { afterRename: () => (seen = readdirSync(dir).sort()) });
+    expect(seen).toEqual(files.map((_, i) => `m${i}.signal`));
+    expect(readdirSync(dir).sort()).toEqual(files.map((_, i) => `m${i}.signal`));
+    expect(readFileSync(join(dir, `m${n - 1}.signal`), 'utf8')).toBe(`line ${n - 1}\n`);
+    expect(Math.round(statSync(join(dir, 'm0.signal')).mtimeMs)).toBe(1_700_000_000_000);
+  });
+
+  it.each([1, 2, 3])('%i file(s), one of them under a path that is a file: rejects naming it, renames nothing, leaves no temporaries', async (n) => {
+    const ok = join(bus.root, 'signals', `ok-${n}`);
+    mkdirSync(ok, { recursive: true });
+    const notDir = join(bus.root, 'signals', `plain-${n}`);
+    writeFileSync(notDir, 'a file, not a directory\n');
+    const files = [...Array.from({ length: n - 1 }, (_, i) => ({ path: join(ok, `m${i}.signal`), data: 'x\n' })), { path: join(notDir, 'y.signal'), data: 'y\n' }];
+    await expect(writeFilesAtomic(files)).rejects.toThrow(/cannot write .*y\.signal/);
+    expect(readdirSync(ok)).toEqual([]);
+    expect(readFileSync(notDir, 'utf8')).toBe('a file, not a directory\n');
+  });
+});
+
 describe('index lines for a batch, and the tail', () => {
   it('a batch appended at once keeps the chain explained; the tail reads what was appended', () => {
     const dir = join(bus.root, 'signals', '_broadcast');

@@ -316,7 +316,7 @@ export async function writeFilesAtomic(files: AtomicFile[], opts: { afterRename?
  * pid and a counter). Throws a bus error naming `path`.
  */
 function openTemp(path: string, dir: string): { fd: number; tmp: string; made?: string | undefined } {
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
+  const tmp = tempFor(path, dir);
   try {
     try {
       return { fd: openSync(tmp, 'wx', FILE_MODE), tmp };
@@ -330,23 +330,22 @@ function openTemp(path: string, dir: string): { fd: number; tmp: string; made?: 
   }
 }
 
-function openAsync(path: string): Promise<number> {
-  return new Promise((resolve, reject) => open(path, 'wx', FILE_MODE, (err, fd) => (err ? reject(err) : resolve(fd))));
+/** A temporary's name for `path` in `dir` that no other writer uses (this process's pid and a counter). */
+function tempFor(path: string, dir: string): string {
+  return join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
 }
 
-/** openTemp through the thread pool (writeFilesAtomic makes a batch's temporaries side by side). */
+/**
+ * openTemp through the thread pool (writeFilesAtomic makes a batch's temporaries side by
+ * side). A directory that is missing is openTemp's to make: the rare case waits on this thread.
+ */
 async function openTempAsync(path: string, dir: string): Promise<{ fd: number; tmp: string; made?: string | undefined }> {
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpCounter}.tmp`);
+  const tmp = tempFor(path, dir);
   try {
-    try {
-      return { fd: await openAsync(tmp), tmp };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      const made = ensureDir(dir);
-      return { fd: await openAsync(tmp), tmp, made };
-    }
+    return { fd: await new Promise<number>((resolve, reject) => open(tmp, 'wx', FILE_MODE, (err, fd) => (err ? reject(err) : resolve(fd)))), tmp };
   } catch (err) {
-    throw writeError(path, err);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw writeError(path, err);
+    return openTemp(path, dir);
   }
 }
 
