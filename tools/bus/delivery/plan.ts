@@ -432,7 +432,7 @@ export function recordConsumed(ledger: Ledger, dirs: DirListing[], consumed: Ite
   const floor = Object.values(marks).reduce<string | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined) ?? '';
   const all = mergeSorted(above, added);
   ledger.above = all.slice(lowerBound(all, floor));
-  ascending.add(ledger.above);
+  ascending.set(ledger.above, ledger.above);
   if (ledger.late) {
     for (const [id, at] of Object.entries(ledger.late)) if (now - at > LEDGER_GRACE_MS || at > now) delete ledger.late[id];
     if (Object.keys(ledger.late).length === 0) delete ledger.late;
@@ -482,15 +482,18 @@ function advanceMarks(ledger: Ledger, listed: Map<string, string[]>, consumed: {
  */
 
 /**
- * The lists recordConsumed made, ascending and each once. A ledger's `above` is replaced,
- * never changed in place, so a list found here still is; comparing its ids to find that out
- * cost as much as the sort (long shared prefixes).
+ * Each list seen, with its ids ascending and each once (itself when it already was; every
+ * list recordConsumed makes). A ledger's `above` is replaced, never changed in place, so what
+ * is found here still holds; comparing the ids to find that out again cost as much as the
+ * sort (long shared prefixes), and a list read from disk in another order is sorted once per
+ * cycle, not once by the plan and again by each record.
  */
-const ascending = new WeakSet<readonly string[]>();
+const ascending = new WeakMap<readonly string[], string[]>();
 
 /** `ids` ascending, each once: as given when it already is (a ledger read from disk may be in any order). */
 function sortedUnique(ids: string[]): string[] {
-  if (ascending.has(ids)) return ids;
+  const known = ascending.get(ids);
+  if (known !== undefined) return known;
   let out = ids;
   for (let i = 1; i < ids.length; i++) {
     if (!(ids[i - 1]! < ids[i]!)) {
@@ -498,7 +501,8 @@ function sortedUnique(ids: string[]): string[] {
       break;
     }
   }
-  ascending.add(out);
+  ascending.set(ids, out);
+  ascending.set(out, out);
   return out;
 }
 
