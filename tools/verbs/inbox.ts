@@ -98,16 +98,16 @@ interface InboxPage {
   unreadable?: Unreadable[];
 }
 
-/**
- * Every message of the receive set the caller may see, oldest first: a full read. Only
- * `--held` (the owner's look at every directory) and what must see everything use it; the
- * listings below read only what they show.
- */
 /** Held messages are never shown to a model (spec §7): only the person who owns the bus lists them. */
 function heldForThePersonOnly(who: { kind: string }): void {
   if (who.kind !== 'human') throw refusedError('held messages are shown only to the person who owns the bus, never to a session', 'run attend inbox --held in your own terminal');
 }
 
+/**
+ * Every message of the receive set the caller may see, oldest first: a full read. Only
+ * `--held` (the owner's look at every directory) and what must see everything use it; the
+ * listings below read only what they show.
+ */
 export function readInbox(ctx: VerbCtx, opts: { held?: boolean | undefined } = {}): Message[] {
   const root = ctx.root();
   const who = ctx.identity();
