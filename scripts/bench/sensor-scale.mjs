@@ -7,7 +7,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { busLib, fakeSession, pct, rssMiB, startSensor, watches } from './latency.mjs';
+import { busLib, fakeSession, pct, person, rssMiB, startSensor, watches } from './latency.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -37,7 +37,8 @@ async function measure(bin, parent, n) {
   const tmp = mkdtempSync(join(parent, `sscale-${n}-`));
   const s = fakeSession(tmp, `sscale-${n}`);
   const { writeSignal, createIdFactory } = await busLib(bin);
-  const env = (body) => ({ from: 'external:old@pts-1', project: 'p', cwd: '/p', fromKind: 'human', fromId: 'old', to: '*', body });
+  // As the bus's person: any other human is a stranger, whose lines are held, never shown (issue 20 §3).
+  const env = (body) => ({ from: `external:${person}@pts-1`, project: 'p', cwd: '/p', fromKind: 'human', fromId: person, to: '*', body });
   try {
     let clock = Date.now() - 3_600_000;
     const old = createIdFactory({ now: () => clock, pid: 4343, random: Math.random });

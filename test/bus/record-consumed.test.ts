@@ -53,7 +53,8 @@ describe('recordConsumed', () => {
           { scope: { kind: 'tray', key: 'k' }, dirName: 'k', ids: listed.filter((_, i) => i % 2 === 0) },
         ];
         const ledger = newLedger('s', NOW);
-        ledger.above = [...before].reverse(); // as a ledger read from disk may hold them
+        // As a ledger read from disk may hold them: out of order, one twice (a folded wake).
+        ledger.above = [...before, ...before.slice(0, 1)].reverse();
         ledger.marks = { _broadcast: idFloor(NOW - 50_000), gone: idFloor(NOW - 40_000) };
         const want = reference(ledger.above, ledger.marks, dirs, now);
         if (twice) {
