@@ -198,4 +198,38 @@ describe('OutboundLoop', () => {
     expect(saved).toEqual(cursor);
     expect(Object.keys(saved.dirs).sort()).toEqual(['@ops', '_broadcast']);
   });
+
+  it('a message written among many directories is found by a look at its own directory, not at every one', async () => {
+    await ensureStream(hub().jsm);
+    const { outbox, pub } = fixture();
+    for (let i = 0; i < 30; i++) writeLocal(bus.root, `filler ${i}`, { kind: 'channel', name: `d${i}` });
+    const looks: (number | 'all')[] = [];
+    const scan = outbox.scan.bind(outbox);
+    outbox.scan = (now, only) => {
+      const found = scan(now, only);
+      if (found.length > 0) looks.push(only === undefined ? 'all' : only.size);
+      return found;
+    };
+    const loop = new OutboundLoop({ root: bus.root, host: 'alpha', now: Date.now, outbox });
+    const board = new StatusBoard(bus.root, Date.now, { pid: process.pid, host: 'alpha', hub: hub().url, parked: 0 }, () => loop.backlog);
+    board.status.connected = true;
+    let stopping = false;
+    let idle = 0;
+    const running = loop.run({ pub, keys: { ensureKey: async () => {} }, board, repair: () => {}, idle: async () => void idle++, trace: null, stopping: () => stopping });
+    try {
+      await waitFor(() => board.status.published === 30, { what: 'the fillers' });
+      await waitFor(() => idle > 0, { what: 'an idle round' });
+      looks.length = 0;
+      writeLocal(bus.root, 'in d7', { kind: 'channel', name: 'd7' });
+      await waitFor(() => board.status.published === 31, { what: 'the message in @d7' });
+      // Found by a round that looked at @d7 alone (the poll, which looks everywhere, is 10 s off).
+      expect(looks).toEqual([1]);
+      expect(await streamCount()).toBe(31);
+    } finally {
+      stopping = true;
+      loop.wake.wake();
+      await running;
+      pub.close();
+    }
+  });
 });

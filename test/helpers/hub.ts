@@ -6,9 +6,6 @@ import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import { type NatsConnection, connect } from '@nats-io/transport-node';
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { type NatsServer, startNats } from './nats.js';
-import { writeSignals } from '../../tools/bus/store/index.js';
-import type { Scope } from '../../tools/wire/envelope.js';
-import { createIdFactory } from '../../tools/wire/ids.js';
 
 export interface Hub {
   server: NatsServer;
@@ -39,14 +36,7 @@ export function useHub(): () => Hub {
   };
 }
 
-const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
-
-/** A message from a local person, written as attend writes one (index line included); its id. */
-export function writeLocal(root: string, body: string, scope: Scope = { kind: 'open' }, from = 'ann'): string {
-  const id = newId();
-  writeSignals(root, [scope], id, { from: `external:${from}@pts/1`, project: 'work', cwd: '/work', fromKind: 'human', fromId: from, to: '*', body });
-  return id;
-}
+export { writeLocal } from './write-local.js';
 
 /** waitFor (test/helpers/bus.ts) for a predicate that asks the hub: polled until it holds. */
 export async function waitForHub<T>(fn: () => Promise<T | undefined | null | false>, opts: { timeoutMs?: number; what?: string } = {}): Promise<T> {

@@ -6,7 +6,7 @@
 // waits for the reconnect (which wakes the loop), and a publish that failed is looked at
 // again on the next scan until the hub acknowledges it.
 
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
 import { ensureDir, signalsDir } from '../bus/store/index.js';
 import { isMissingOnHub, isTooLarge } from './nats-errors.js';
@@ -191,6 +191,13 @@ interface OutboundDeps {
   own?: Pick<OwnWrites, 'isOwn'>;
 }
 
+/** The directory names of the paths a wake gave (each one under signals/). */
+function namesOf(paths: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>();
+  for (const p of paths) out.add(basename(p));
+  return out;
+}
+
 /** What the loop needs once the hub is there. */
 interface OutboundRun {
   pub: Pick<Publisher, 'publishAll'>;
@@ -252,14 +259,19 @@ export class OutboundLoop {
     } catch {
       // the bus is unusable for a moment: the poll tries to watch it again
     }
+    let watched = false;
     while (!r.stopping()) {
       // Every round yields to I/O and timers: a round made only of resolved promises (the
       // hub away, publishes failing at once) must never starve the client's reconnect.
       await yieldToIo();
-      this.wake.clear();
-      let watched = this.wake.watch(signalsDir(root));
-      const pending = outbox.scan(now());
-      for (const d of outbox.dirNames) watched = this.wake.watch(join(signalsDir(root), d)) && watched;
+      const woken = this.wake.clear();
+      // A round woken by some directories' events looks at those; the poll, a new directory
+      // and anything else look everywhere (and watch what is new).
+      const pending = woken === 'all' ? outbox.scan(now()) : outbox.scan(now(), namesOf(woken));
+      if (woken === 'all') {
+        watched = this.wake.top(signalsDir(root));
+        for (const d of outbox.dirNames) watched = this.wake.watch(join(signalsDir(root), d)) && watched;
+      }
       if (pending.length > 0 && !status.connected) {
         // The hub is away: publishing now only waits for timeouts. Keep them for the
         // reconnect (which wakes this loop); the local bus goes on as ever.

@@ -117,20 +117,39 @@ export class Outbox {
     return Math.max(this.cursor.since, (this.cursor.dirs[dir] ?? this.cursor.since) - SLACK_MS);
   }
 
-  /** When a directory whose changes the index left unexplained is due for a full listing. */
-  recheckAt = Number.POSITIVE_INFINITY;
+  /** Directories whose changes the index left unexplained: when each is due for a full listing. */
+  private readonly rechecks = new Map<string, number>();
+  /** Directories with ids to look at again (a publish failed). */
+  private readonly retrying = new Set<string>();
+  /** The next scan looks at every directory (the first, and after a rewind). */
+  private everywhere = true;
 
-  /** New local messages to publish, oldest first per directory. */
-  scan(now: number): Pending[] {
+  /** When a directory whose changes the index left unexplained is due for a full listing. */
+  get recheckAt(): number {
+    let at = Number.POSITIVE_INFINITY;
+    for (const t of this.rechecks.values()) if (t < at) at = t;
+    return at;
+  }
+
+  /**
+   * New local messages to publish, oldest first per directory. `only`: the directories to
+   * look at (by name; those with a failed publish to try again are looked at too), for a
+   * scan woken by their events; without it, every directory under signals/ is listed and
+   * looked at. A message costs the relay one directory's look, however many trays and
+   * channels the bus has.
+   */
+  scan(now: number, only?: ReadonlySet<string>): Pending[] {
     const out: Pending[] = [];
-    this.recheckAt = Number.POSITIVE_INFINITY;
     let names: string[];
-    try {
-      names = readdirSync(signalsDir(this.root)).sort();
-    } catch {
-      return out;
-    }
-    this.dirNames = names.filter((n) => scopeOfDirName(n) !== null);
+    if (only === undefined || this.everywhere) {
+      try {
+        names = readdirSync(signalsDir(this.root)).sort();
+      } catch {
+        return out;
+      }
+      this.everywhere = false;
+      this.dirNames = names.filter((n) => scopeOfDirName(n) !== null);
+    } else names = [...new Set([...only, ...this.retrying])].sort();
     for (const dir of names) {
       if (!scopeOfDirName(dir)) continue;
       const path = join(signalsDir(this.root), dir);
@@ -140,8 +159,9 @@ export class Outbox {
         this.dirs.set(dir, st);
       }
       const floor = this.floor(dir);
-      const candidates = this.candidates(path, st, now);
+      const candidates = this.candidates(dir, path, st, now);
       st.again.clear();
+      this.retrying.delete(dir);
       for (const id of candidates) {
         if (st.done.has(id) || this.inflight.has(`${dir}/${id}`)) continue;
         if (this.imported.has(dir, id)) {
@@ -188,10 +208,11 @@ export class Outbox {
    * unexplained for UNEXPLAINED_MS (`recheckAt` tells the caller when to scan again for that;
    * tools/bus/store/follower.ts followTail).
    */
-  private candidates(path: string, st: DirState, now: number): string[] {
+  private candidates(dir: string, path: string, st: DirState, now: number): string[] {
     const f = followTail(path, st.follow, { now, patience: UNEXPLAINED_MS, every: CHECK_MS });
+    if (f.via === 'index' && f.recheckAt !== undefined) this.rechecks.set(dir, f.recheckAt);
+    else this.rechecks.delete(dir);
     if (f.via !== 'index') return f.ids;
-    if (f.recheckAt !== undefined) this.recheckAt = Math.min(this.recheckAt, f.recheckAt);
     return [...new Set([...f.ids, ...st.again])].sort();
   }
 
@@ -212,6 +233,7 @@ export class Outbox {
     this.inflight.delete(`${p.dir}/${p.id}`);
     // The index already moved past it: remember it for the next scan.
     this.dirs.get(p.dir)?.again.add(p.id);
+    this.retrying.add(p.dir);
   }
 
   get inflightCount(): number {
@@ -232,6 +254,9 @@ export class Outbox {
    */
   rewind(since: number): void {
     this.dirs.clear();
+    this.rechecks.clear();
+    this.retrying.clear();
+    this.everywhere = true;
     for (const d of Object.keys(this.cursor.dirs)) this.cursor.dirs[d] = Math.min(this.cursor.dirs[d]!, since);
     this.cursorChanged = true;
   }
