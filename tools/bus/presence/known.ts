@@ -17,7 +17,7 @@ import { fileStamp } from '../store/atomic.js';
 import { namesFile, readKnownEntries } from './names.js';
 import type { Peer } from './peer.js';
 import { readRegistry } from './registry.js';
-import { readRemoteRoster, remoteMembers } from './remote.js';
+import { readRemoteRoster, remoteHosts, remoteMembers } from './remote.js';
 
 export interface KnownOptions {
   /** The person who owns the bus (the Unix user): always addressable. */
@@ -98,6 +98,5 @@ export function remoteHostOf(root: string, id: string): string | undefined {
   if (q) return q.host;
   // An unqualified id that is not a session's is this machine's own (a local username).
   if (!isGlobalId(id)) return undefined;
-  for (const [h, v] of Object.entries(readRemoteRoster(root).hosts)) if (v.members.some((m) => m.id === id)) return h;
-  return readKnownEntries(root)[id]?.host;
+  return remoteHosts(root).get(id) ?? readKnownEntries(root)[id]?.host;
 }

@@ -7,7 +7,7 @@
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
+import { fileStamp, readTextIfAny, writeFileAtomic } from '../store/atomic.js';
 import { ensureDir } from '../store/root.js';
 import type { Peer } from './peer.js';
 import type { Reach } from '../../wire/display.js';
@@ -54,6 +54,24 @@ export function readRemoteRoster(root: string): RemoteRoster {
     // none yet, or torn by hand: nobody remote
   }
   return { updated: 0, hosts: {} };
+}
+
+/** The last roster indexed by member (remoteHosts): its file, that file's stamp, the index. */
+let indexed: { file: string; stamp: string; hosts: ReadonlyMap<string, string> } | undefined;
+
+/**
+ * Which host each remote member is on (the first host that lists it), parsed once per change
+ * of the roster file: the relay asks for every message to a tray, and a roster of a hundred
+ * sessions elsewhere is a JSON file worth not parsing per message. Callers must not change it.
+ */
+export function remoteHosts(root: string): ReadonlyMap<string, string> {
+  const file = remoteFile(root);
+  const stamp = fileStamp(file);
+  if (indexed && indexed.file === file && indexed.stamp === stamp) return indexed.hosts;
+  const hosts = new Map<string, string>();
+  for (const [h, v] of Object.entries(readRemoteRoster(root).hosts)) for (const m of Array.isArray(v?.members) ? v.members : []) if (!hosts.has(m.id)) hosts.set(m.id, h);
+  indexed = { file, stamp, hosts };
+  return hosts;
 }
 
 export function writeRemoteRoster(root: string, roster: RemoteRoster): void {
