@@ -131,8 +131,12 @@ export async function names(bin) {
   return import(pathToFileURL(join(tools, 'wire/names.js')).href);
 }
 
-/** `n` sends one at a time, A → a session on B, each timed until its line on B's sensor. */
-async function measure(bin, tmp, n) {
+/**
+ * `n` sends one at a time, A → a session on B, each timed until its line on B's sensor.
+ * `dirs`: that many other trays on A's bus first, a message in each (other projects'), which
+ * A's relay follows too.
+ */
+async function measure(bin, tmp, n, { dirs = 0 } = {}) {
   const hub = await startHub(tmp);
   const a = machineEnv(tmp, 'alpha');
   const bTmp = join(tmp, 'bravo');
@@ -145,6 +149,10 @@ async function measure(bin, tmp, n) {
   const { writeSignal, createIdFactory } = await busLib(bin);
   const { attendKey } = await names(bin);
   const newId = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random });
+  for (let d = 0; d < dirs; d++) {
+    const cwd = `/srv/project-${d}`;
+    writeSignal(a.root, { kind: 'tray', key: attendKey(cwd) }, newId(), { from: `external:${person}@pts-1`, project: `project-${d}`, cwd, fromKind: 'human', fromId: person, to: `nobody-${d}`, body: 'another project' });
+  }
   const procs = [];
   const sensor = startSensor(bin, s);
   procs.push(sensor.proc);
@@ -204,6 +212,16 @@ export default async function ({ bin, tmp, quick }) {
   const base = baselineBin ? await measure(baselineBin, join(tmp, 'baseline'), n) : null;
   const cur = await measure(bin, join(tmp, 'current'), n);
   const row = (what, r) => `| ${what} | ${pct(r.samples, 50).toFixed(1)} ms | ${pct(r.samples, 99).toFixed(1)} ms | ${r.samples[r.samples.length - 1].toFixed(1)} ms | ${pct(r.toSensor, 50).toFixed(1)} / ${pct(r.toSensor, 99).toFixed(1)} ms | ${r.cpu.map((c) => c.toFixed(2)).join(' / ')} ms | p50 ≤ 3 ms, p99 ≤ 10 ms |`;
+  // Growth: the same path with other projects' trays on A's bus, each build in turn per size.
+  const sizes = quick ? [0, 100] : [0, 100, 1000];
+  const perSize = quick ? 100 : 300;
+  const growth = [];
+  for (const dirs of sizes) {
+    const b = baselineBin ? await measure(baselineBin, join(tmp, `baseline-${dirs}`), perSize, { dirs }) : null;
+    const c = await measure(bin, join(tmp, `current-${dirs}`), perSize, { dirs });
+    growth.push({ dirs, b, c });
+  }
+  const cell = (r) => `${pct(r.samples, 50).toFixed(1)} / ${pct(r.samples, 99).toFixed(1)} ms, relay A ${r.cpu[0].toFixed(2)} ms`;
   return {
     title: 'Cross-machine send → remote Monitor line latency',
     markdown: [
@@ -213,6 +231,12 @@ export default async function ({ bin, tmp, quick }) {
       '|---|---|---|---|---|---|---|',
       ...(base ? [row('baseline', base)] : []),
       row(base ? 'this build' : 'attend relay', cur),
+      '',
+      `The same path with other projects' trays on A's bus (a message in each, which A's relay follows too), ${perSize} messages per size, each build in turn on a hub of its own: p50 / p99 send → line, and relay A's CPU per message. A relay whose per-message work grows with the directories under signals/ shows it here.`,
+      '',
+      `| other trays on A | ${baselineBin ? 'baseline | ' : ''}this build |`,
+      `|---|${baselineBin ? '---|' : ''}---|`,
+      ...growth.map((g) => `| ${g.dirs.toLocaleString('en-US')} | ${g.b ? `${cell(g.b)} | ` : ''}${cell(g.c)} |`),
     ].join('\n'),
   };
 }
