@@ -1,16 +1,17 @@
 // Where the relay's outbound side looks (tools/relay/outbound.ts Outbox.scan, wake.ts): a
 // message costs it its own directory's look, not one per tray and channel on the bus; a
 // failed publish, a rewind and the poll still look where they must. Over a real bus.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type TempBus, useTempBus } from '../helpers/temp-bus.js';
+import { type TempBus, useTempBus, waitFor } from '../helpers/temp-bus.js';
 import { Outbox } from '../../tools/relay/outbound.js';
 import { ImportedSet } from '../../tools/relay/store.js';
 import { Wake } from '../../tools/relay/wake.js';
 import { writeLocal } from '../helpers/write-local.js';
 import { appendIndexMany, dirStamp } from '../../tools/bus/store/index.js';
 import type { Scope } from '../../tools/wire/envelope.js';
+import { createIdFactory } from '../../tools/wire/ids.js';
 
 let bus: TempBus;
 useTempBus((b) => (bus = b));
@@ -82,6 +83,32 @@ async function looksUntil(w: Wake, dir: string, pending: Promise<void>): Promise
     expect(Date.now() - t0).toBeLessThan(5_000);
   }
 }
+
+describe('Outbox.recheckAt', () => {
+  it('a directory whose change the index leaves unexplained is due for a look, until it is gone', async () => {
+    writeLocal(bus.root, 'a1', chan('a'));
+    writeLocal(bus.root, 'b1', chan('b'));
+    const o = outbox();
+    for (const p of o.scan(Date.now())) o.done(p);
+    expect(o.recheckAt).toBe(Number.POSITIVE_INFINITY);
+    // A file put in @a by hand: no index line explains it.
+    const id = createIdFactory({ now: Date.now, pid: process.pid, random: Math.random })();
+    writeFileSync(join(bus.root, 'signals', '@a', `${id}.signal`), 'external:ann@pts/1|work|/work|to:*|by hand\n');
+    // Once the change is older than a line on its way would be (SETTLE_MS), looks at @a
+    // alone say when it is due for a full listing (its file is offered then, not before).
+    const t0 = Date.now();
+    await waitFor(() => found(o, new Set(['@a'])).length === 0 && o.recheckAt < Number.POSITIVE_INFINITY, { what: '@a due for a listing' });
+    expect(o.recheckAt).toBeGreaterThanOrEqual(t0);
+    // A look at @b alone keeps @a's due time.
+    found(o, new Set(['@b']));
+    expect(o.recheckAt).toBeLessThan(Number.POSITIVE_INFINITY);
+    // @a is removed (a dissolved channel): the next look everywhere drops it, so the loop
+    // does not wake for it again and again.
+    rmSync(join(bus.root, 'signals', '@a'), { recursive: true });
+    found(o);
+    expect(o.recheckAt).toBe(Number.POSITIVE_INFINITY);
+  });
+});
 
 describe('Wake: where a round looks', () => {
   it('the first round, the poll and a plain wake look everywhere; a directory\'s own events look there', async () => {

@@ -149,6 +149,10 @@ export class Outbox {
       }
       this.everywhere = false;
       this.dirNames = names.filter((n) => scopeOfDirName(n) !== null);
+      // A directory gone since (a dissolved channel, a cleanup) is due for nothing.
+      const present = new Set(this.dirNames);
+      for (const d of this.rechecks.keys()) if (!present.has(d)) this.rechecks.delete(d);
+      for (const d of this.retrying) if (!present.has(d)) this.retrying.delete(d);
     } else names = [...new Set([...only, ...this.retrying])].sort();
     for (const dir of names) {
       if (!scopeOfDirName(dir)) continue;
