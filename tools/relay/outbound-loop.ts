@@ -266,12 +266,11 @@ export class OutboundLoop {
       await yieldToIo();
       const woken = this.wake.clear();
       // A round woken by some directories' events looks at those; the poll, a new directory
-      // and anything else look everywhere (and watch what is new).
+      // and anything else look everywhere (and watch what is new: signals/ itself first, so a
+      // directory made while the scan lists is seen).
+      if (woken === 'all') watched = this.wake.top(signalsDir(root));
       const pending = woken === 'all' ? outbox.scan(now()) : outbox.scan(now(), namesOf(woken));
-      if (woken === 'all') {
-        watched = this.wake.top(signalsDir(root));
-        for (const d of outbox.dirNames) watched = this.wake.watch(join(signalsDir(root), d)) && watched;
-      }
+      if (woken === 'all') for (const d of outbox.dirNames) watched = this.wake.watch(join(signalsDir(root), d)) && watched;
       if (pending.length > 0 && !status.connected) {
         // The hub is away: publishing now only waits for timeouts. Keep them for the
         // reconnect (which wakes this loop); the local bus goes on as ever.
