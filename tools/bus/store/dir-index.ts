@@ -34,7 +34,7 @@ export const RECONCILE_MS = 10 * 60_000;
 /** The directory's mtime in ns as a decimal string, or '-' when it cannot be read. */
 export function dirStamp(dir: string): string {
   try {
-    return statSync(dir, { bigint: true }).mtimeNs.toString();
+    return statSync(dir, { bigint: true, throwIfNoEntry: false })?.mtimeNs.toString() ?? '-';
   } catch {
     return '-';
   }

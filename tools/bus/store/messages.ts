@@ -95,12 +95,14 @@ export function scopeDirProblem(dir: string): string | null {
   for (const d of [dirname(dir), dir]) {
     let st;
     try {
-      st = lstatSync(d);
+      // Missing is the common case (a session's own tray before its first mail): no throw for it.
+      st = lstatSync(d, { throwIfNoEntry: false });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return null;
       return d === dir ? errnoText(code) : `${d}: ${errnoText(code)}`;
     }
+    if (st === undefined) return null;
     if (st.isSymbolicLink()) return d === dir ? 'a symbolic link (refused, like a symlinked bus root)' : `${d} is a symbolic link (refused, like a symlinked bus root)`;
     if (!st.isDirectory()) return d === dir ? 'not a directory' : `${d} is not a directory`;
   }

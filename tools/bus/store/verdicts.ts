@@ -15,10 +15,9 @@
 // like the listing: deleted with it (cleanup, dissolve); one that does not parse, or was kept
 // under another stamp, is empty.
 
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { idTime } from '../../wire/ids.js';
-import { writeFileAtomic } from './atomic.js';
+import { readTextIfAny, writeFileAtomic } from './atomic.js';
 import { listingCacheDir } from './listing-cache.js';
 import { type Key, compareKeys } from './listing-entry.js';
 import { ensureDir } from './root.js';
@@ -87,7 +86,9 @@ export function openVerdicts(root: string, dirName: string, stamp: string): Verd
   const held = new Map<string, string>();
   let runs: HeldRun[] = [];
   try {
-    const o = JSON.parse(readFileSync(join(cdir, FILE), 'utf8')) as { v?: unknown; stamp?: unknown; held?: unknown; runs?: unknown };
+    // Read on every delivery cycle, and absent until something was held: no throw for that.
+    const text = readTextIfAny(join(cdir, FILE));
+    const o = (text === null ? {} : JSON.parse(text)) as { v?: unknown; stamp?: unknown; held?: unknown; runs?: unknown };
     // Kept under other trust inputs (a key appeared or rotated, the policy changed): decided again.
     if (o.v === VERSION && o.stamp === stamp) {
       if (typeof o.held === 'object' && o.held !== null) for (const [id, r] of Object.entries(o.held)) if (typeof r === 'string') held.set(id, r);

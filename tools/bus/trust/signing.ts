@@ -2,7 +2,7 @@
 // the keys from tools/bus/trust/keys.ts. A signer is made per invocation and loads the node's key
 // only when the first message is signed, so commands that never write pay nothing.
 
-import { readFileSync } from 'node:fs';
+import { readTextIfAny } from '../store/atomic.js';
 import type { Envelope, Scope } from '../../wire/envelope.js';
 import { isGlobalId } from '../../wire/hosts.js';
 import { idTime } from '../../wire/ids.js';
@@ -185,7 +185,8 @@ function firstKey(a: Anchor): ChainKey | undefined {
 export function checkSignature(root: string, m: { id: string; scope: Scope; path: string; envelope: Envelope; fromId: string }, lookup: KeyLookup = keyLookupFor(root)): SigCheck {
   let text: string | null = null;
   try {
-    text = readFileSync(sidecarPath(m.path), 'utf8');
+    // An unsigned message has none: asked without a throw (every reader checks every message).
+    text = readTextIfAny(sidecarPath(m.path));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return { sig: 'bad', sigReason: `cannot read the signature (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
   }

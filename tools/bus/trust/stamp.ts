@@ -10,9 +10,9 @@
 // as much as `attend allow`. A stamp that cannot be read is '-', which matches no stamp a
 // verdict was kept under once a record existed: unreadable means decide again, never reuse.
 
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../store/atomic.js';
+import { readTextIfAny, writeFileAtomic } from '../store/atomic.js';
 import { ensureDir } from '../store/root.js';
 import { policyFile } from './policy.js';
 
@@ -51,7 +51,7 @@ export function trustStamp(root: string, trustDir: string | undefined): string {
   let token = '-';
   if (trustDir !== undefined) {
     try {
-      token = readFileSync(join(trustDir, STAMP), 'utf8').trim() || '-';
+      token = readTextIfAny(join(trustDir, STAMP))?.trim() || '-';
     } catch {
       // no record changed since the stamp began (or none was ever made): '-'
     }
