@@ -110,13 +110,19 @@ describe('Outbox.recheckAt', () => {
   });
 });
 
+/** signals/ with two channel directories in it, @a and @b: their paths. */
+function twoDirs(): { top: string; a: string; b: string } {
+  const top = join(bus.root, 'signals');
+  const a = join(top, '@a');
+  const b = join(top, '@b');
+  mkdirSync(a, { recursive: true });
+  mkdirSync(b, { recursive: true });
+  return { top, a, b };
+}
+
 describe('Wake: where a round looks', () => {
   it('the first round, the poll and a plain wake look everywhere; a directory\'s own events look there', async () => {
-    const top = join(bus.root, 'signals');
-    const a = join(top, '@a');
-    const b = join(top, '@b');
-    mkdirSync(a, { recursive: true });
-    mkdirSync(b, { recursive: true });
+    const { top, a, b } = twoDirs();
     const w = new Wake();
     try {
       expect(w.clear()).toBe('all');
@@ -152,11 +158,7 @@ describe('Wake: where a round looks', () => {
   });
 
   it('a rename in one directory and a line in another: both are looked at, and nothing else', async () => {
-    const top = join(bus.root, 'signals');
-    const a = join(top, '@a');
-    const b = join(top, '@b');
-    mkdirSync(a, { recursive: true });
-    mkdirSync(b, { recursive: true });
+    const { top, a, b } = twoDirs();
     const w = new Wake();
     try {
       w.top(top);
