@@ -268,9 +268,12 @@ export class OutboundLoop {
       // A round woken by some directories' events looks at those; the poll, a new directory
       // and anything else look everywhere (and watch what is new: signals/ itself first, so a
       // directory made while the scan lists is seen).
-      if (woken === 'all') watched = this.wake.top(signalsDir(root));
-      const pending = woken === 'all' ? outbox.scan(now()) : outbox.scan(now(), namesOf(woken));
-      if (woken === 'all') for (const d of outbox.dirNames) watched = this.wake.watch(join(signalsDir(root), d)) && watched;
+      let pending: Pending[];
+      if (woken === 'all') {
+        watched = this.wake.top(signalsDir(root));
+        pending = outbox.scan(now());
+        for (const d of outbox.dirNames) watched = this.wake.watch(join(signalsDir(root), d)) && watched;
+      } else pending = outbox.scan(now(), namesOf(woken));
       if (pending.length > 0 && !status.connected) {
         // The hub is away: publishing now only waits for timeouts. Keep them for the
         // reconnect (which wakes this loop); the local bus goes on as ever.
