@@ -188,7 +188,7 @@ export function checkSignature(root: string, m: { id: string; scope: Scope; path
     // An unsigned message has none: asked without a throw (every reader checks every message).
     text = readTextIfAny(sidecarPath(m.path));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return { sig: 'bad', sigReason: `cannot read the signature (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+    return { sig: 'bad', sigReason: `cannot read the signature (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
   }
   if (text === null) {
     const first = firstKey(lookup.local(m.fromId));
