@@ -60,7 +60,7 @@ export class Presence {
     private readonly replicas: () => number = () => 1,
     /** Where the roster comes from (the session records, the presence directory): watched. */
     private readonly rosterDirs: string[] = [],
-    /** The bucket's watch found it missing: check the hub now (hub.ts HubRepair.repair). */
+    /** A put or the bucket's watch found it missing: check the hub now (hub.ts HubRepair.repair). */
     private readonly onMissing: () => void = () => {},
   ) {}
 
@@ -103,8 +103,11 @@ export class Presence {
         lastMembers = json;
         lastPut = this.now();
       } catch (err) {
-        // The hub is away: the next beat. A hub that lost its store has no bucket: make it again.
+        // The hub is away: the next beat. A hub that lost its store has no bucket: make it
+        // again, and ask for the hub check now, which finds what else went with it (the state
+        // bucket, whose watch hears nothing and which nothing else puts to at rest).
         if (isMissingOnHub(err)) {
+          this.onMissing();
           try {
             this.kv = await this.open();
           } catch {
